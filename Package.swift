@@ -1,0 +1,54 @@
+// swift-tools-version: 6.1
+import PackageDescription
+
+// Dependencies point one way:
+// sampler → SamplerKit → {JACKBackend, SoundFiles, Patches, Scheduling} → SamplerCore.
+let package = Package(
+    name: "sampler",
+    platforms: [.macOS(.v15)],
+    products: [
+        .library(name: "SamplerKit", targets: ["SamplerKit"]),
+        .library(name: "SamplerCore", targets: ["SamplerCore"]),
+        .executable(name: "sampler", targets: ["sampler"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-numerics", from: "1.0.0"),
+        .package(url: "https://github.com/ordo-one/malloc-interposer", from: "1.6.0"),
+    ],
+    targets: [
+        // C libraries.
+        .target(name: "CJACK", path: "Sources/CJACK", linkerSettings: [.linkedLibrary("jack")]),
+        .systemLibrary(name: "CSndFile", path: "Sources/CSndFile", pkgConfig: "sndfile"),
+        .systemLibrary(name: "CSampleRate", path: "Sources/CSampleRate", pkgConfig: "samplerate"),
+
+        // Pure Swift engine: everything the real-time thread runs.
+        // Whole-module compilation in every configuration, so the real-time checker sees the bodies
+        // of every function the render path calls, whichever file holds them.
+        .target(name: "SamplerCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")],
+                swiftSettings: [.unsafeFlags(["-wmo"])]),
+        .target(name: "SoundFiles", dependencies: ["SamplerCore", "CSndFile", "CSampleRate"]),
+        .target(name: "Patches", dependencies: ["SamplerCore"]),
+        .target(name: "Scheduling", dependencies: ["SamplerCore"]),
+        .target(name: "JACKBackend", dependencies: ["SamplerCore", "CJACK"]),
+        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
+        .executableTarget(name: "sampler", dependencies: [
+            "SamplerKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
+        // An independent JACK client that records ports with their device-clock frames; used by the
+        // integration tests to check what really left the engine's ports.
+        .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
+
+        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore"]),
+        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles"]),
+        .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
+        .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit"]),
+        .testTarget(name: "AllocationTests", dependencies: [
+            "SamplerCore", "JACKBackend", "SamplerKit",
+            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+        ]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SamplerKit", "JACKBackend"]),
+    ],
+    swiftLanguageModes: [.v5]
+)

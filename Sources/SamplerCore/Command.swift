@@ -1,0 +1,155 @@
+/// Left/right factors for one pan position, precomputed on the control thread for both kinds of
+/// source, so that the render thread never evaluates a pan law.
+public struct PanGains: BitwiseCopyable, Equatable, Sendable {
+    public var monoLeft: Float, monoRight: Float
+    public var stereoLeft: Float, stereoRight: Float
+
+    /// The factors for `pan` in -1…1 (see `PanLaw`).
+    public init(pan: Float) {
+        (monoLeft, monoRight) = PanLaw.mono(pan: pan)
+        (stereoLeft, stereoRight) = PanLaw.stereo(pan: pan)
+    }
+
+    public static let center = PanGains(pan: 0)
+}
+
+/// An instruction from the control thread to the render thread, applied on an exact frame.
+///
+/// Every command carries the device-clock frame it takes effect on (`Command.immediately` for
+/// "as soon as the render thread sees it"). The render thread applies it at that frame inside
+/// whatever period contains it, so starts, stops, seeks and fades are all sample-exact.
+/// Plain data: copying it never allocates or retains.
+public struct Command: BitwiseCopyable, Sendable {
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
+        /// Start `sound` on `player` from `position`, replacing whatever the player was playing.
+        case start
+        /// Stop the player (with a fade of `fadeFrames` when non-zero). The position is kept.
+        case stop
+        /// Ramp the player's gain to `level` over `fadeFrames` (0 = at once).
+        case setGain
+        /// Set the player's pan.
+        case setPan
+        /// Set how many more times the player's sound repeats (-1 = forever).
+        case setLoops
+        /// Hold the voice where it is; `resume` continues from the same frame.
+        case pause
+        case resume
+        /// Move the voice to `position` inside its sound.
+        case seek
+        /// Stop every player at once.
+        case stopAll
+    }
+
+    /// The frame meaning "as soon as possible": never reported as late.
+    public static let immediately: Frame = .min
+
+    public var kind: Kind
+    public var player: Int32
+    /// Device-clock frame the command takes effect on.
+    public var frame: Frame
+    public var sound: Int32 = -1
+    /// A frame inside the sound (start and seek).
+    public var position: Frame = 0
+    /// Extra repeats: 0 = play once, N = N more times, -1 = forever.
+    public var loops: Int32 = 0
+    /// Linear gain (start and setGain).
+    public var level: Float = 1
+    public var pan: PanGains = .center
+    /// Length of a gain ramp or stop fade, in frames.
+    public var fadeFrames: Int32 = 0
+    /// A value the caller chooses, echoed in the events this command causes.
+    public var tag: UInt32 = 0
+
+    public init(kind: Kind, player: Int32, frame: Frame) {
+        self.kind = kind
+        self.player = player
+        self.frame = frame
+    }
+
+    /// Starts `sound` on `player` at device frame `frame`.
+    public static func start(player: Int, sound: SoundID, at frame: Frame, from position: Frame = 0,
+                             loops: Int = 0, gain: Gain = .unity, pan: PanGains = .center, tag: UInt32 = 0) -> Command {
+        var c = Command(kind: .start, player: Int32(player), frame: frame)
+        c.sound = sound.rawValue
+        c.position = position
+        c.loops = Int32(clamping: loops)
+        c.level = gain.linear
+        c.pan = pan
+        c.tag = tag
+        return c
+    }
+
+    /// Stops `player` at `frame`, fading out over `fadeFrames`.
+    public static func stop(player: Int, at frame: Frame = immediately, fadeFrames: Int = 0) -> Command {
+        var c = Command(kind: .stop, player: Int32(player), frame: frame)
+        c.fadeFrames = Int32(clamping: fadeFrames)
+        return c
+    }
+
+    /// Ramps `player`'s gain to `gain` over `fadeFrames`, starting at `frame`.
+    public static func setGain(player: Int, _ gain: Gain, fadeFrames: Int = 0, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .setGain, player: Int32(player), frame: frame)
+        c.level = gain.linear
+        c.fadeFrames = Int32(clamping: fadeFrames)
+        return c
+    }
+
+    /// Sets `player`'s pan at `frame`.
+    public static func setPan(player: Int, _ pan: Float, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .setPan, player: Int32(player), frame: frame)
+        c.pan = PanGains(pan: pan)
+        return c
+    }
+
+    /// Sets `player`'s remaining repeats at `frame`.
+    public static func setLoops(player: Int, _ loops: Int, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .setLoops, player: Int32(player), frame: frame)
+        c.loops = Int32(clamping: loops)
+        return c
+    }
+
+    /// Moves `player` to `position` in its sound at `frame`.
+    public static func seek(player: Int, to position: Frame, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .seek, player: Int32(player), frame: frame)
+        c.position = position
+        return c
+    }
+}
+
+/// Something the render thread reports back to the control thread.
+public struct Event: BitwiseCopyable, Sendable, Equatable {
+    public enum Kind: UInt8, Sendable, BitwiseCopyable {
+        /// A voice started; `value` is the command's tag.
+        case started
+        /// A voice wrapped to its first frame; `value` is the number of repeats left (-1 = forever).
+        case looped
+        /// A voice played its last frame; `frame` is the first frame after it.
+        case finished
+        /// A voice was stopped by a command.
+        case stopped
+        /// A start whose frame had passed played at once; `value` is how many frames late it was.
+        case lateStart
+        /// A command was dropped because the render thread's schedule was full; `value` is its frame.
+        case commandDropped
+    }
+
+    public var kind: Kind
+    public var player: Int32
+    /// The device-clock frame where it happened.
+    public var frame: Frame
+    public var value: Int64
+
+    @inlinable
+    public init(kind: Kind, player: Int32, frame: Frame, value: Int64 = 0) {
+        self.kind = kind
+        self.player = player
+        self.frame = frame
+        self.value = value
+    }
+}
+
+/// The index of a sound registered with an `Engine`.
+public struct SoundID: Hashable, Sendable {
+    public let rawValue: Int32
+    public init(rawValue: Int32) { self.rawValue = rawValue }
+}

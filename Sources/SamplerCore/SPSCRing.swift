@@ -1,0 +1,64 @@
+import Synchronization
+
+/// A lock-free single-producer/single-consumer ring of fixed capacity.
+///
+/// Exactly one thread may push and exactly one (other) thread may pop. Neither side ever blocks
+/// or allocates: `push` returns `false` when the ring is full and `pop` returns `nil` when it is
+/// empty. Storage is allocated once, in `init`, on the control thread.
+///
+/// The producer publishes an element by storing `tail` with release ordering after writing the
+/// slot; the consumer reads `tail` with acquire ordering before reading the slot (and the reverse
+/// for `head`), so an element is never read before it is fully written nor overwritten before it
+/// has been read.
+///
+/// Non-copyable so that it lives inline in its owner and the render thread reaches it without
+/// reference counting. `push`/`pop` are `@inlinable` so that the real-time checker sees their
+/// specialized bodies inside the `@_noLocks` functions that call them.
+public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable {
+    /// The most elements the ring holds at once.
+    public let capacity: Int
+    @usableFromInline let storage: UnsafeMutablePointer<Element>
+    /// Count of elements ever popped; written by the consumer only.
+    @usableFromInline let head = Atomic<Int>(0)
+    /// Count of elements ever pushed; written by the producer only.
+    @usableFromInline let tail = Atomic<Int>(0)
+
+    /// A ring holding at most `capacity` elements (at least 1). Control thread only.
+    public init(capacity: Int) {
+        precondition(capacity >= 1, "SPSCRing capacity must be at least 1")
+        self.capacity = capacity
+        storage = .allocate(capacity: capacity)
+    }
+
+    deinit { storage.deallocate() }
+
+    /// Appends `element`; returns `false` (and changes nothing) when the ring is full.
+    /// Producer side only. Real-time safe.
+    @inlinable
+    public func push(_ element: Element) -> Bool {
+        let t = tail.load(ordering: .relaxed)
+        let h = head.load(ordering: .acquiring)
+        if t &- h >= capacity { return false }
+        (storage + t % capacity).initialize(to: element)
+        tail.store(t &+ 1, ordering: .releasing)
+        return true
+    }
+
+    /// Removes and returns the oldest element, or `nil` when the ring is empty.
+    /// Consumer side only. Real-time safe.
+    @inlinable
+    public func pop() -> Element? {
+        let h = head.load(ordering: .relaxed)
+        let t = tail.load(ordering: .acquiring)
+        if h == t { return nil }
+        let element = storage[h % capacity]
+        head.store(h &+ 1, ordering: .releasing)
+        return element
+    }
+
+    /// The number of elements in the ring at this instant (exact only on the producer or consumer
+    /// thread, an estimate elsewhere). Real-time safe.
+    public var count: Int {
+        tail.load(ordering: .acquiring) &- head.load(ordering: .acquiring)
+    }
+}

@@ -1,0 +1,86 @@
+/// A decoded sound held in memory: one or two channels of 32-bit float samples at a fixed rate.
+///
+/// Immutable once made. Samples are stored planar (one contiguous buffer per channel) in memory
+/// this object owns, so the mixer reads them through plain pointers without retaining anything.
+/// A `Sound` must outlive every voice that plays it; `Engine` keeps registered sounds alive.
+///
+/// Create on the control thread; read from any thread.
+public final class Sound: @unchecked Sendable {
+    /// Number of channels (1 or 2).
+    public let channelCount: Int
+    /// Length in frames (at least 1).
+    public let frameCount: Int
+    /// The rate the samples are at, in frames per second.
+    public let sampleRate: Double
+
+    /// Channel 0 (left, or the only channel of a mono sound).
+    public let left: UnsafeMutablePointer<Float>
+    /// Channel 1; the same memory as `left` for a mono sound.
+    public let right: UnsafeMutablePointer<Float>
+
+    /// Makes a sound from planar channels. Throws if there are no frames, the channels differ in
+    /// length, or there are not 1 or 2 channels.
+    public init(channels: [[Float]], sampleRate: Double) throws(SoundError) {
+        guard channels.count == 1 || channels.count == 2 else {
+            throw .unsupportedChannelCount(channels.count)
+        }
+        let frames = channels[0].count
+        guard frames > 0 else { throw .empty }
+        guard channels.allSatisfy({ $0.count == frames }) else { throw .channelLengthMismatch }
+        guard sampleRate > 0, sampleRate.isFinite else { throw .invalidSampleRate(sampleRate) }
+        self.channelCount = channels.count
+        self.frameCount = frames
+        self.sampleRate = sampleRate
+        left = .allocate(capacity: frames)
+        left.initialize(from: channels[0], count: frames)
+        if channels.count == 2 {
+            right = .allocate(capacity: frames)
+            right.initialize(from: channels[1], count: frames)
+        } else {
+            right = left
+        }
+    }
+
+    /// Makes a sound from interleaved samples (`frame0ch0, frame0ch1, frame1ch0, …`).
+    public convenience init(interleaved samples: [Float], channelCount: Int, sampleRate: Double) throws(SoundError) {
+        guard channelCount == 1 || channelCount == 2 else { throw .unsupportedChannelCount(channelCount) }
+        var planes = [[Float]](repeating: [], count: channelCount)
+        let frames = samples.count / channelCount
+        for c in 0..<channelCount {
+            planes[c].reserveCapacity(frames)
+            for f in 0..<frames { planes[c].append(samples[f * channelCount + c]) }
+        }
+        try self.init(channels: planes, sampleRate: sampleRate)
+    }
+
+    deinit {
+        if right != left { right.deallocate() }
+        left.deallocate()
+    }
+
+    /// The samples of channel `index` (0 or 1) as an array, for tests and tools.
+    public func samples(channel index: Int) -> [Float] {
+        let p = index == 0 ? left : right
+        return Array(UnsafeBufferPointer(start: p, count: frameCount))
+    }
+
+    /// Duration in seconds.
+    public var duration: Double { Double(frameCount) / sampleRate }
+}
+
+/// Why a `Sound` could not be made.
+public enum SoundError: Error, Equatable, CustomStringConvertible {
+    case empty
+    case unsupportedChannelCount(Int)
+    case channelLengthMismatch
+    case invalidSampleRate(Double)
+
+    public var description: String {
+        switch self {
+        case .empty: "the sound has zero frames"
+        case .unsupportedChannelCount(let n): "unsupported channel count \(n) (expected 1 or 2)"
+        case .channelLengthMismatch: "channels have different lengths"
+        case .invalidSampleRate(let r): "invalid sample rate \(r)"
+        }
+    }
+}

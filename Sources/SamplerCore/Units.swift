@@ -1,0 +1,48 @@
+import RealModule
+
+/// A position on the device clock or inside a sound, in sample frames.
+///
+/// Device-clock frames are absolute (frame 0 is where the clock started); positions inside a
+/// sound count from the sound's first frame. Both are 64-bit so that they never wrap in practice.
+public typealias Frame = Int64
+
+/// A linear amplitude factor (1 = unity, 0 = silence).
+public struct Gain: Hashable, Sendable {
+    /// The linear factor.
+    public var linear: Float
+
+    /// A gain from a linear factor. Negative values are clamped to 0.
+    public init(linear: Float) { self.linear = max(0, linear) }
+
+    /// A gain from decibels relative to unity (0 dB = 1.0, -6 dB ≈ 0.5). `-infinity` is silence.
+    public init(decibels: Double) {
+        self.linear = decibels == -.infinity ? 0 : Float(Double.pow(10, decibels / 20))
+    }
+
+    /// The gain in decibels (`-infinity` for silence).
+    public var decibels: Double {
+        linear <= 0 ? -.infinity : 20 * Double.log10(Double(linear))
+    }
+
+    public static let unity = Gain(linear: 1)
+}
+
+/// The pan law: how a pan position in -1…1 becomes left/right channel factors.
+///
+/// Mono sources use constant power (centre is -3 dB per side, the summed power is the same at
+/// every position). Stereo sources use a balance: centre leaves both channels at unity, moving
+/// right attenuates the left channel linearly down to silence at +1, and vice versa.
+public enum PanLaw {
+    /// Left/right factors for a mono source at `pan` (-1 = hard left, 1 = hard right).
+    public static func mono(pan: Float) -> (left: Float, right: Float) {
+        let p = Double(min(1, max(-1, pan)))
+        let theta = (p + 1) * Double.pi / 4
+        return (Float(Double.cos(theta)), Float(Double.sin(theta)))
+    }
+
+    /// Left/right factors for a stereo source with balance `pan`.
+    public static func stereo(pan: Float) -> (left: Float, right: Float) {
+        let p = min(1, max(-1, pan))
+        return (min(1, 1 - p), min(1, 1 + p))
+    }
+}

@@ -1,0 +1,87 @@
+/// A sound's samples as the render thread sees them: plain pointers into memory a `Sound` owns.
+struct SoundSlot: BitwiseCopyable {
+    var left: UnsafeMutablePointer<Float>
+    var right: UnsafeMutablePointer<Float>
+    var frames: Int64
+    var isStereo: Bool
+}
+
+/// The state of one player's voice. Owned and touched only by the render thread.
+struct Voice: BitwiseCopyable {
+    var sound: Int32 = -1
+    var isActive = false
+    var isPaused = false
+    /// Next frame to play inside the sound.
+    var position: Int64 = 0
+    /// Repeats left after the current pass (-1 = forever).
+    var loopsRemaining: Int32 = 0
+    /// Current linear gain and the ramp towards `levelTarget`.
+    var level: Float = 1
+    var levelTarget: Float = 1
+    var levelStep: Float = 0
+    /// Level when the ramp began and frames of it played so far: the level of ramp frame k is
+    /// `rampOrigin + levelStep × k`, so a ramp sounds the same however periods split it.
+    var rampOrigin: Float = 1
+    var rampElapsed: Int32 = 0
+    var rampFramesLeft: Int32 = 0
+    /// When set, the voice stops as soon as its gain ramp reaches its end (a stop with a fade).
+    var stopsAfterRamp = false
+    var pan: PanGains = .center
+    /// Peak and sum of squares of what this voice wrote since the meters were last read.
+    var peak: Float = 0
+}
+
+/// Commands waiting for their frame, kept sorted by frame (stable for equal frames), in storage
+/// allocated once. A copyable handle on unsafe storage so the render thread can use it without
+/// reference counting or exclusivity checks; `Engine` allocates and frees it. Render thread only.
+struct UnsafeCommandSchedule {
+    let capacity: Int
+    private let storage: UnsafeMutablePointer<Command>
+    /// [0] = index of the first command, [1] = number of commands.
+    private let state: UnsafeMutablePointer<Int>
+
+    static func allocate(capacity: Int) -> UnsafeCommandSchedule {
+        let state = UnsafeMutablePointer<Int>.allocate(capacity: 2)
+        state.initialize(repeating: 0, count: 2)
+        return UnsafeCommandSchedule(capacity: capacity, storage: .allocate(capacity: capacity), state: state)
+    }
+
+    func deallocate() {
+        storage.deallocate()
+        state.deallocate()
+    }
+
+    var count: Int {
+        @_noLocks @_noAllocation get { state[1] }
+    }
+
+    /// Inserts `command` after every command with a frame ≤ its frame; `false` when full.
+    @_noLocks @_noAllocation
+    func insert(_ command: Command) -> Bool {
+        let head = state[0], count = state[1]
+        if count == capacity { return false }
+        var i = count
+        while i > 0 {
+            let previous = storage[(head + i - 1) % capacity]
+            if previous.frame <= command.frame { break }
+            storage[(head + i) % capacity] = previous
+            i -= 1
+        }
+        storage[(head + i) % capacity] = command
+        state[1] = count + 1
+        return true
+    }
+
+    /// The frame of the earliest command; only valid when `count > 0`.
+    var firstFrame: Frame {
+        @_noLocks @_noAllocation get { storage[state[0]].frame }
+    }
+
+    @_noLocks @_noAllocation
+    func removeFirst() -> Command {
+        let command = storage[state[0]]
+        state[0] = (state[0] + 1) % capacity
+        state[1] -= 1
+        return command
+    }
+}
