@@ -23,10 +23,10 @@ let package = Package(
         .systemLibrary(name: "CSampleRate", path: "Sources/CSampleRate", pkgConfig: "samplerate"),
 
         // Pure Swift engine: everything the real-time thread runs.
-        // Whole-module compilation in every configuration, so the real-time checker sees the bodies
-        // of every function the render path calls, whichever file holds them.
-        .target(name: "SamplerCore", dependencies: [.product(name: "RealModule", package: "swift-numerics")],
-                swiftSettings: [.unsafeFlags(["-wmo"])]),
+        // The lock-free ring, in a module of its own so that its @inlinable generic code is
+        // specialized and checked inside the @_noLocks render path that uses it.
+        .target(name: "LockFree"),
+        .target(name: "SamplerCore", dependencies: ["LockFree", .product(name: "RealModule", package: "swift-numerics")]),
         .target(name: "SoundFiles", dependencies: ["SamplerCore", "CSndFile", "CSampleRate"]),
         .target(name: "Patches", dependencies: ["SamplerCore"]),
         .target(name: "Scheduling", dependencies: ["SamplerCore"]),
@@ -39,7 +39,7 @@ let package = Package(
         // integration tests to check what really left the engine's ports.
         .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
 
-        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore"]),
+        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore", "LockFree"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),

@@ -41,7 +41,9 @@ public struct Command: BitwiseCopyable, Sendable {
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
-    public static let immediately: Frame = .min
+    public static var immediately: Frame {
+        @_noLocks @_noAllocation get { .min }
+    }
 
     public var kind: Kind
     public var player: Int32
@@ -139,7 +141,7 @@ public struct Event: BitwiseCopyable, Sendable, Equatable {
     public var frame: Frame
     public var value: Int64
 
-    @inlinable
+    @_noLocks @_noAllocation
     public init(kind: Kind, player: Int32, frame: Frame, value: Int64 = 0) {
         self.kind = kind
         self.player = player

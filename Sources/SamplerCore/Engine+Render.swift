@@ -66,10 +66,16 @@ extension Engine {
         switch command.kind {
         case .start:
             let slot = sounds[Int(command.sound)]
-            voices[p] = Voice(sound: command.sound, isActive: true, isPaused: false,
-                              position: min(max(command.position, 0), slot.frames - 1),
-                              loopsRemaining: command.loops, level: command.level, levelTarget: command.level,
-                              pan: command.pan)
+            voices[p].sound = command.sound
+            voices[p].isActive = true
+            voices[p].isPaused = false
+            voices[p].position = min(max(command.position, 0), slot.frames - 1)
+            voices[p].loopsRemaining = command.loops
+            voices[p].level = command.level
+            voices[p].levelTarget = command.level
+            voices[p].rampFramesLeft = 0
+            voices[p].stopsAfterRamp = false
+            voices[p].pan = command.pan
             emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag)))
             if command.frame != Command.immediately && frame > command.frame {
                 lateStartCounter.add(1, ordering: .relaxed)

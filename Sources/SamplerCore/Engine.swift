@@ -1,3 +1,4 @@
+import LockFree
 import Synchronization
 
 /// The mixing engine: players, their voices, the sounds they play and the queues to and from the

@@ -24,12 +24,14 @@ public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable
     @usableFromInline let tail = Atomic<Int>(0)
 
     /// A ring holding at most `capacity` elements (at least 1). Control thread only.
+    @inlinable
     public init(capacity: Int) {
         precondition(capacity >= 1, "SPSCRing capacity must be at least 1")
         self.capacity = capacity
         storage = .allocate(capacity: capacity)
     }
 
+    @inlinable
     deinit { storage.deallocate() }
 
     /// Appends `element`; returns `false` (and changes nothing) when the ring is full.
@@ -58,6 +60,7 @@ public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable
 
     /// The number of elements in the ring at this instant (exact only on the producer or consumer
     /// thread, an estimate elsewhere). Real-time safe.
+    @inlinable
     public var count: Int {
         tail.load(ordering: .acquiring) &- head.load(ordering: .acquiring)
     }

@@ -1,0 +1,46 @@
+import Testing
+import Foundation
+import SamplerCore
+import LockFree
+
+@Suite struct SPSCRingTests {
+    @Test(arguments: [1, 2, 3, 7, 8, 64])
+    func fillsToCapacityThenRefusesAtEveryWrapPosition(capacity: Int) {
+        let ring = SPSCRing<Int>(capacity: capacity)
+        var next = 0, expected = 0
+        // Shift the start position through every slot, filling and draining each time.
+        for shift in 0...capacity {
+            for _ in 0..<capacity { let pushed = ring.push(next); #expect(pushed); next += 1 }
+            let overfilled = ring.push(-1)
+            #expect(!overfilled)
+            let count = ring.count
+            #expect(count == capacity)
+            for _ in 0..<capacity { let v = ring.pop(); #expect(v == expected); expected += 1 }
+            let empty = ring.pop()
+            #expect(empty == nil)
+            if ring.push(next) { next += 1 }
+            let v = ring.pop()
+            #expect(v == expected, "shift \(shift)"); expected += 1
+        }
+    }
+
+    final class Box: @unchecked Sendable { let ring = SPSCRing<Int>(capacity: 16) }
+
+    @Test func keepsFIFOOrderAcrossThreads() {
+        let box = Box()
+        let n = 200_000
+        let producer = Thread {
+            var i = 0
+            while i < n { if box.ring.push(i) { i += 1 } }
+        }
+        producer.start()
+        var expected = 0, wrong = 0
+        while expected < n {
+            if let v = box.ring.pop() {
+                if v != expected { wrong += 1 }
+                expected = v + 1
+            }
+        }
+        #expect(wrong == 0)
+    }
+}
