@@ -30,7 +30,7 @@ let package = Package(
         .target(name: "SoundFiles", dependencies: ["SamplerCore", "CSndFile", "CSampleRate"]),
         .target(name: "Patches", dependencies: ["SamplerCore"]),
         .target(name: "Scheduling", dependencies: ["SamplerCore"]),
-        .target(name: "JACKBackend", dependencies: ["SamplerCore", "CJACK"]),
+        .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "CJACK"]),
         .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
         .executableTarget(name: "sampler", dependencies: [
             "SamplerKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),

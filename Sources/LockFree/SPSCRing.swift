@@ -46,6 +46,30 @@ public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable
         return true
     }
 
+    /// Appends up to `count` elements made by `element(i)` for i in 0..<count, as many as fit;
+    /// returns how many were appended. Producer side only. Real-time safe when `element` is.
+    @inlinable
+    public func push(count: Int, _ element: (Int) -> Element) -> Int {
+        let t = tail.load(ordering: .relaxed)
+        let h = head.load(ordering: .acquiring)
+        let n = min(count, capacity - (t &- h))
+        for i in 0..<n { (storage + (t &+ i) % capacity).initialize(to: element(i)) }
+        tail.store(t &+ n, ordering: .releasing)
+        return n
+    }
+
+    /// Removes up to `count` of the oldest elements, passing each to `body` with its index;
+    /// returns how many were removed. Consumer side only.
+    @inlinable
+    public func pop(upTo count: Int, _ body: (Int, Element) -> Void) -> Int {
+        let h = head.load(ordering: .relaxed)
+        let t = tail.load(ordering: .acquiring)
+        let n = min(count, t &- h)
+        for i in 0..<n { body(i, storage[(h &+ i) % capacity]) }
+        head.store(h &+ n, ordering: .releasing)
+        return n
+    }
+
     /// Removes and returns the oldest element, or `nil` when the ring is empty.
     /// Consumer side only. Real-time safe.
     @inlinable

@@ -1,1 +1,117 @@
-print("capture")
+// sampler-capture: an independent JACK client that records ports together with the device-clock
+// frame of the first recorded sample, so tests can check on which absolute frame a sound left
+// another client's ports.
+//
+//   sampler-capture --server NAME --ports a:out_L,a:out_R --frames N --out FILE
+//
+// It connects the given ports to its inputs, prints "ready" once connected, records N frames
+// from the next period on, writes FILE and exits. File layout (little-endian): "SCAP", UInt32
+// channel count, Int64 frame time of the first sample (32-bit JACK frame time, zero-extended),
+// Int64 frame count, Float64 sample rate, then each channel's Float32 samples in turn.
+import CJACK
+import Foundation
+import Synchronization
+
+final class Recorder: @unchecked Sendable {
+    var client: OpaquePointer?
+    var ports: [OpaquePointer] = []
+    let buffers: [UnsafeMutablePointer<Float>]
+    let capacity: Int
+    var recorded = 0
+    var firstFrame: UInt32 = 0
+    let armed = Atomic<Bool>(false)
+    let done = Atomic<Bool>(false)
+
+    init(channels: Int, frames: Int) {
+        capacity = frames
+        buffers = (0..<channels).map { _ in
+            let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+            p.initialize(repeating: 0, count: frames)
+            return p
+        }
+    }
+
+    func process(_ n: UInt32) -> Int32 {
+        guard armed.load(ordering: .acquiring), !done.load(ordering: .relaxed), let client else { return 0 }
+        if recorded == 0 { firstFrame = jack_last_frame_time(client) }
+        let count = min(Int(n), capacity - recorded)
+        for (i, port) in ports.enumerated() {
+            let src = jack_port_get_buffer(port, n)!.assumingMemoryBound(to: Float.self)
+            (buffers[i] + recorded).update(from: src, count: count)
+        }
+        recorded += count
+        if recorded == capacity { done.store(true, ordering: .releasing) }
+        return 0
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(("sampler-capture: " + message + "\n").data(using: .utf8)!)
+    exit(2)
+}
+
+var server: String?
+var sources: [String] = []
+var frames = 0
+var outPath = ""
+var args = CommandLine.arguments.dropFirst().makeIterator()
+while let a = args.next() {
+    switch a {
+    case "--server": server = args.next()
+    case "--ports": sources = (args.next() ?? "").split(separator: ",").map(String.init)
+    case "--frames": frames = Int(args.next() ?? "") ?? 0
+    case "--out": outPath = args.next() ?? ""
+    default: fail("unknown option \(a)")
+    }
+}
+guard !sources.isEmpty, frames > 0, !outPath.isEmpty else { fail("usage: --server NAME --ports A,B --frames N --out FILE") }
+
+var status = jack_status_t(0)
+let client: OpaquePointer? = "capture".withCString { name in
+    if let server { return server.withCString { sampler_jack_client_open(name, $0, 1, &status) } }
+    return sampler_jack_client_open(name, nil, 1, &status)
+}
+guard let client else { fail("cannot connect to JACK server \(server ?? "default")") }
+let recorder = Recorder(channels: sources.count, frames: frames)
+recorder.client = client
+for i in sources.indices {
+    guard let p = jack_port_register(client, "in_\(i)", JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsInput.rawValue), 0) else {
+        fail("cannot register port")
+    }
+    recorder.ports.append(p)
+}
+jack_set_process_callback(client, { n, arg in
+    Unmanaged<Recorder>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
+}, Unmanaged.passUnretained(recorder).toOpaque())
+guard jack_activate(client) == 0 else { fail("cannot activate") }
+
+let ownName = String(cString: jack_get_client_name(client))
+for (i, source) in sources.enumerated() {
+    // The source client may still be starting: wait for its port (up to 10 s).
+    var waited = 0
+    while jack_port_by_name(client, source) == nil {
+        if waited >= 1000 { fail("no port \(source)") }
+        usleep(10_000); waited += 1
+    }
+    guard jack_connect(client, source, "\(ownName):in_\(i)") == 0 else { fail("cannot connect \(source)") }
+}
+recorder.armed.store(true, ordering: .releasing)
+print("ready"); fflush(stdout)
+let rate = Double(jack_get_sample_rate(client))
+let deadline = Date().addingTimeInterval(Double(frames) / rate * 3 + 10)
+while !recorder.done.load(ordering: .acquiring) {
+    if Date() > deadline { fail("timed out waiting for \(frames) frames") }
+    usleep(20_000)
+}
+jack_deactivate(client)
+jack_client_close(client)
+
+var data = Data("SCAP".utf8)
+func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
+append(UInt32(sources.count).littleEndian)
+append(Int64(recorder.firstFrame).littleEndian)
+append(Int64(frames).littleEndian)
+append(rate.bitPattern.littleEndian)
+for b in recorder.buffers { data.append(UnsafeBufferPointer(start: b, count: frames)) }
+do { try data.write(to: URL(fileURLWithPath: outPath)) } catch { fail("cannot write \(outPath): \(error)") }
+print("done"); fflush(stdout)

@@ -1,0 +1,149 @@
+import CJACK
+import Foundation
+import SamplerCore
+
+/// A JACK client that plays an `Engine` through two output ports, `out_L` and `out_R`.
+///
+/// Control thread only (all members); the engine's render runs on JACK's process thread.
+/// Keep the client alive while it is active; `close()` (or deinit) deactivates and closes it.
+public final class JACKClient: @unchecked Sendable {
+    public let engine: Engine
+    /// The name JACK gave the client (it may add a suffix if the name was taken).
+    public let name: String
+    private let context: ProcessContext
+    private var client: OpaquePointer?
+    private let unmanagedContext: Unmanaged<ProcessContext>
+
+    /// Opens a client on `serverName` (nil: `JACK_DEFAULT_SERVER` or the default server) and
+    /// registers its output ports. Never starts a server. Throws `.serverNotRunning` if none answers.
+    public init(name: String = "sampler", serverName: String? = nil, engine: Engine,
+                recordTap: RecordTap? = nil) throws(JACKError) {
+        self.engine = engine
+        silenceJACKLibraryMessages()
+        var status = jack_status_t(0)
+        let opened: OpaquePointer? = name.withCString { cname in
+            if let serverName {
+                return serverName.withCString { sampler_jack_client_open(cname, $0, 1, &status) }
+            }
+            return sampler_jack_client_open(cname, nil, 1, &status)
+        }
+        guard let opened else {
+            if status.rawValue & JackServerFailed.rawValue != 0 {
+                throw .serverNotRunning(server: serverName ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"])
+            }
+            throw .clientOpenFailed(status: status.rawValue)
+        }
+        client = opened
+        self.name = String(cString: jack_get_client_name(opened))
+        context = ProcessContext(engine: engine)
+        context.client = opened
+        context.recordTap = recordTap
+        unmanagedContext = Unmanaged.passUnretained(context)
+        let arg = unmanagedContext.toOpaque()
+
+        func register(_ port: String) throws(JACKError) -> OpaquePointer {
+            guard let p = jack_port_register(opened, port, JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsOutput.rawValue), 0)
+            else { throw .portRegistrationFailed(port) }
+            return p
+        }
+        do {
+            context.leftPort = try register("out_L")
+            context.rightPort = try register("out_R")
+        } catch {
+            jack_client_close(opened)
+            client = nil
+            throw error
+        }
+        jack_set_process_callback(opened, processCallback, arg)
+        jack_set_xrun_callback(opened, xrunCallback, arg)
+        jack_set_buffer_size_callback(opened, bufferSizeCallback, arg)
+        jack_on_info_shutdown(opened, shutdownCallback, arg)
+    }
+
+    deinit { close() }
+
+    /// The server's sample rate in frames per second.
+    public var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }
+    /// The server's period size in frames.
+    public var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
+    /// Full names of the two output ports.
+    public var outputPortNames: [String] { ["\(name):out_L", "\(name):out_R"] }
+
+    /// Starts processing. After this the engine renders on JACK's thread.
+    public func activate() throws(JACKError) {
+        guard let client, jack_activate(client) == 0 else { throw .activationFailed }
+    }
+
+    /// The physical playback ports (sound-card outputs), in JACK's order.
+    public func physicalPlaybackPorts() -> [String] {
+        guard let client else { return [] }
+        let flags = UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue)
+        guard let list = jack_get_ports(client, nil, JACK_DEFAULT_AUDIO_TYPE, flags) else { return [] }
+        defer { jack_free(UnsafeMutableRawPointer(list)) }
+        var names: [String] = []
+        var i = 0
+        while let p = list[i] { names.append(String(cString: p)); i += 1 }
+        return names
+    }
+
+    /// Connects out_L and out_R to `ports` (one for each; a single port gets both).
+    public func connectOutputs(to ports: [String]) throws(JACKError) {
+        guard let client else { return }
+        for (i, port) in ports.prefix(2).enumerated() {
+            guard jack_port_by_name(client, port) != nil else { throw .noSuchPort(port) }
+            let from = outputPortNames[i]
+            let result = jack_connect(client, from, port)
+            if result != 0 && result != EEXIST { throw .connectFailed(from: from, to: port) }
+        }
+        if ports.count == 1 {
+            let result = jack_connect(client, outputPortNames[1], ports[0])
+            if result != 0 && result != EEXIST { throw .connectFailed(from: outputPortNames[1], to: ports[0]) }
+        }
+    }
+
+    /// The device clock now: the frame being heard about now, as a 64-bit frame count on the same
+    /// clock the engine's periods are stamped with. Widened from JACK's 32-bit `jack_frame_time`.
+    public func currentFrame() -> Frame {
+        guard let client else { return engine.renderedFrame }
+        let raw = jack_frame_time(client)
+        if engine.periodCount == 0 { return Frame(raw) }
+        let last = engine.lastPeriodStart
+        return last + Frame(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: last)))
+    }
+
+    /// The first frame no period has been rendered for yet: the earliest frame a command sent now
+    /// can still reach on time is one period later than this.
+    public var nextPeriodStart: Frame { engine.renderedFrame }
+
+    /// Xruns JACK reported since the client opened.
+    public var xrunCount: Int { context.xruns.load(ordering: .relaxed) }
+    /// True once the server has shut down or thrown the client out.
+    public var isShutDown: Bool { context.shutDown.load(ordering: .acquiring) }
+    /// Buffer-size changes seen while running.
+    public var bufferSizeChangeCount: Int { context.bufferSizeChanges.load(ordering: .relaxed) }
+
+    /// The output ports' playback latency range in frames (min, max), from JACK.
+    public var playbackLatency: (min: Int, max: Int) {
+        guard let port = context.leftPort else { return (0, 0) }
+        var range = jack_latency_range_t()
+        jack_port_get_latency_range(port, JackPlaybackLatency, &range)
+        return (Int(range.min), Int(range.max))
+    }
+
+    /// Deactivates and closes the client. Idempotent. After a server shutdown only the close is
+    /// attempted (the server is gone; JACK still frees the client's resources).
+    public func close() {
+        guard let c = client else { return }
+        client = nil
+        if !isShutDown { jack_deactivate(c) }
+        jack_client_close(c)
+        context.client = nil
+    }
+}
+
+/// libjack prints its own diagnostics ("Cannot connect to server socket…") to stderr; this
+/// program reports errors itself, in one line, so those are dropped.
+private func silenceJACKLibraryMessages() {
+    jack_set_error_function { _ in }
+    jack_set_info_function { _ in }
+}

@@ -1,0 +1,67 @@
+import CJACK
+import SamplerCore
+import Synchronization
+
+/// What the JACK process callback needs, reachable from its `void *` argument without locks.
+/// The clock fields are written by the process thread only.
+final class ProcessContext: @unchecked Sendable {
+    let engine: Engine
+    var client: OpaquePointer?
+    var leftPort: OpaquePointer?
+    var rightPort: OpaquePointer?
+    var recordTap: RecordTap?
+
+    /// The 64-bit device clock: JACK's 32-bit frame counter widened across its wraps.
+    private var clockBase: Int64 = 0
+    private var lastRaw: UInt32 = 0
+    private var clockStarted = false
+
+    let xruns = Atomic<Int>(0)
+    let shutDown = Atomic<Bool>(false)
+    let bufferSizeChanges = Atomic<Int>(0)
+
+    init(engine: Engine) { self.engine = engine }
+
+    /// One period: fetch the port buffers and the period's first frame, then let the engine
+    /// render straight into the ports. Runs on JACK's real-time thread. Its only C calls are
+    /// JACK's RT-safe `jack_port_get_buffer` and `jack_last_frame_time`; the mixing itself is
+    /// the engine's checked `@_noLocks` render.
+    func process(frames: UInt32) -> Int32 {
+        guard let client, let leftPort, let rightPort,
+              let l = jack_port_get_buffer(leftPort, frames), let r = jack_port_get_buffer(rightPort, frames)
+        else { return 0 }
+        let raw = jack_last_frame_time(client)
+        if clockStarted {
+            clockBase &+= Int64(raw &- lastRaw)
+        } else {
+            clockBase = Int64(raw)
+            clockStarted = true
+        }
+        lastRaw = raw
+        let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
+        engine.render(frameCount: Int(frames), periodStart: clockBase, left: left, right: right)
+        if let recordTap { recordTap.write(left: left, right: right, count: Int(frames)) }
+        return 0
+    }
+}
+
+// The C callbacks recover the context from the opaque argument without retaining it (the
+// JACKClient owns it for the client's whole life).
+let processCallback: JackProcessCallback = { frames, arg in
+    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(frames: frames) }
+}
+
+let xrunCallback: JackXRunCallback = { arg in
+    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.xruns.add(1, ordering: .relaxed) }
+    return 0
+}
+
+let bufferSizeCallback: JackBufferSizeCallback = { _, arg in
+    // Nothing to reallocate: the engine renders blocks of any size into the port buffers.
+    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.bufferSizeChanges.add(1, ordering: .relaxed) }
+    return 0
+}
+
+let shutdownCallback: JackInfoShutdownCallback = { _, _, arg in
+    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.shutDown.store(true, ordering: .releasing) }
+}

@@ -1,0 +1,59 @@
+import CSndFile
+
+/// Why a sound file could not be read or written, with the file it concerns.
+///
+/// `description` is one line a user can act on: `"<file>: <what is wrong>"`.
+public struct SoundFileError: Error, Equatable, CustomStringConvertible {
+    public enum Reason: Equatable, Sendable {
+        /// Nothing exists at the path.
+        case missing
+        /// The file exists but cannot be opened (a directory, no permission, an I/O error).
+        case notReadable(String)
+        /// libsndfile does not recognise the contents; carries its `sf_strerror` message.
+        case notAudio(String)
+        /// The file decodes to zero frames.
+        case empty
+        /// The file has a channel count other than 1 or 2.
+        case unsupportedChannelCount(Int)
+        /// libsamplerate refused the conversion; carries its message.
+        case resampleFailed(String)
+        /// The file could not be created or written; carries the reason.
+        case writeFailed(String)
+    }
+
+    /// The path or name the error concerns, as the caller gave it; empty when there is none
+    /// (`Resampler` used on its own).
+    public var file: String
+    public var reason: Reason
+
+    public init(file: String, reason: Reason) {
+        self.file = file
+        self.reason = reason
+    }
+
+    public var description: String {
+        file.isEmpty ? problem : "\(file): \(problem)"
+    }
+
+    private var problem: String {
+        switch reason {
+        case .missing: "no such file"
+        case .notReadable(let why): "cannot read the file (\(why))"
+        case .notAudio(let why): "not an audio file libsndfile can read (\(why))"
+        case .empty: "the file has zero frames"
+        case .unsupportedChannelCount(let n): "unsupported channel count \(n) (expected 1 or 2)"
+        case .resampleFailed(let why): "resampling failed (\(why))"
+        case .writeFailed(let why): "cannot write the file (\(why))"
+        }
+    }
+}
+
+extension SoundFileError {
+    /// The message of libsndfile's error for `handle`, or of the last failed open when `nil`.
+    ///
+    /// libsndfile keeps the error of a failed open in one process-wide variable, so two opens
+    /// failing at the same moment on different threads may see each other's message.
+    static func libsndfileMessage(_ handle: OpaquePointer?) -> String {
+        String(cString: sf_strerror(handle))
+    }
+}

@@ -1,0 +1,145 @@
+import CSndFile
+import Foundation
+import SamplerCore
+
+/// Decodes sound files (anything libsndfile reads: WAV, AIFF, FLAC, Ogg Vorbis, …) into `Sound`s,
+/// converting them to one sample rate at load time so that playback never resamples.
+///
+/// Formats with a header are recognised from their contents. Headerless data needs the type hint
+/// `"raw"` (or a name ending in `.raw`): it is read as little-endian 32-bit float, mono, at the
+/// target rate (48 kHz when there is no target).
+///
+/// Control thread only.
+public struct SoundFileLoader: Sendable {
+    /// The rate every loaded sound is converted to; `nil` keeps each file's own rate.
+    public var targetSampleRate: Double?
+
+    /// Control thread only.
+    public init(targetSampleRate: Double? = nil) {
+        self.targetSampleRate = targetSampleRate
+    }
+
+    /// Loads the sound file at `path`. Errors name `path` as given. Control thread only.
+    public func load(path: String) throws(SoundFileError) -> Sound {
+        var isDirectory: ObjCBool = false
+        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
+            throw SoundFileError(file: path, reason: .missing)
+        }
+        guard !isDirectory.boolValue else {
+            throw SoundFileError(file: path, reason: .notReadable("it is a directory"))
+        }
+        guard FileManager.default.isReadableFile(atPath: path) else {
+            throw SoundFileError(file: path, reason: .notReadable("permission denied"))
+        }
+        return try decode(file: path, typeHint: nil) { info in
+            sf_open(path, Int32(SFM_READ), info)
+        }
+    }
+
+    /// Loads a sound file held in memory. `name` is only used in errors (and, when `typeHint`
+    /// is nil, its extension serves as the hint). Control thread only.
+    public func load(bytes: [UInt8], name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
+        let result: Result<Sound, SoundFileError> = bytes.withUnsafeBytes { buffer in
+            Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint) }
+        }
+        return try result.get()
+    }
+
+    /// Loads a sound file held in memory; see `load(bytes:name:typeHint:)`. Control thread only.
+    public func load(data: Data, name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
+        let result: Result<Sound, SoundFileError> = data.withUnsafeBytes { buffer in
+            Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint) }
+        }
+        return try result.get()
+    }
+
+    private func load(buffer: UnsafeRawBufferPointer, name: String, typeHint: String?) throws(SoundFileError) -> Sound {
+        guard buffer.count > 0 else {
+            throw SoundFileError(file: name, reason: .notAudio("no bytes"))
+        }
+        let memory = MemoryFile(bytes: buffer)
+        return try withExtendedLifetime(memory) { () throws(SoundFileError) -> Sound in
+            try decode(file: name, typeHint: typeHint, open: memory.open)
+        }
+    }
+
+    /// Opens with `open`, reads every frame as float, and makes a planar `Sound` at the target rate.
+    private func decode(
+        file: String, typeHint: String?, open: (UnsafeMutablePointer<SF_INFO>) -> OpaquePointer?
+    ) throws(SoundFileError) -> Sound {
+        var info = SF_INFO()
+        if Self.isRaw(typeHint: typeHint, name: file) {
+            info.format = Int32(SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE)
+            info.channels = 1
+            info.samplerate = Int32((targetSampleRate ?? 48_000).rounded())
+        }
+        guard let handle = open(&info) else {
+            let message = SoundFileError.libsndfileMessage(nil)
+            let system = sf_error(nil) == Int32(SF_ERR_SYSTEM)
+            throw SoundFileError(file: file, reason: system ? .notReadable(message) : .notAudio(message))
+        }
+        defer { sf_close(handle) }
+
+        let channelCount = Int(info.channels)
+        guard channelCount == 1 || channelCount == 2 else {
+            throw SoundFileError(file: file, reason: .unsupportedChannelCount(channelCount))
+        }
+        let fileRate = Double(info.samplerate)
+        var planes = try Self.readPlanar(handle, channelCount: channelCount, expectedFrames: info.frames, file: file)
+        guard !planes[0].isEmpty else { throw SoundFileError(file: file, reason: .empty) }
+
+        var rate = fileRate
+        if let target = targetSampleRate, target != fileRate {
+            do {
+                planes = try Resampler.resample(planes, from: fileRate, to: target)
+            } catch {
+                throw SoundFileError(file: file, reason: error.reason)
+            }
+            rate = target
+        }
+        do {
+            return try Sound(channels: planes, sampleRate: rate)
+        } catch {
+            switch error {
+            case .empty: throw SoundFileError(file: file, reason: .empty)
+            case .unsupportedChannelCount(let n): throw SoundFileError(file: file, reason: .unsupportedChannelCount(n))
+            default: throw SoundFileError(file: file, reason: .notAudio(error.description))
+            }
+        }
+    }
+
+    /// Reads until libsndfile returns no more frames (the header's frame count is not trusted:
+    /// truncated files hold fewer) and splits the interleaved samples into one array per channel.
+    private static func readPlanar(
+        _ handle: OpaquePointer, channelCount: Int, expectedFrames: sf_count_t, file: String
+    ) throws(SoundFileError) -> [[Float]] {
+        let chunkFrames = 65_536
+        var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
+        var planes = [[Float]](repeating: [], count: channelCount)
+        if expectedFrames > 0, expectedFrames < sf_count_t(Int32.max) {
+            for c in 0..<channelCount { planes[c].reserveCapacity(Int(expectedFrames)) }
+        }
+        while true {
+            let read = chunk.withUnsafeMutableBufferPointer { buffer in
+                Int(sf_readf_float(handle, buffer.baseAddress, sf_count_t(chunkFrames)))
+            }
+            guard read > 0 else { break }
+            chunk.withUnsafeBufferPointer { buffer in
+                for c in 0..<channelCount {
+                    for f in 0..<read { planes[c].append(buffer[f * channelCount + c]) }
+                }
+            }
+        }
+        let error = sf_error(handle)
+        guard error == Int32(SF_ERR_NO_ERROR) else {
+            throw SoundFileError(file: file, reason: .notAudio(SoundFileError.libsndfileMessage(handle)))
+        }
+        return planes
+    }
+
+    private static func isRaw(typeHint: String?, name: String) -> Bool {
+        var hint = (typeHint ?? (name as NSString).pathExtension).lowercased()
+        if hint.hasPrefix(".") { hint.removeFirst() }
+        return hint == "raw"
+    }
+}

@@ -1,0 +1,44 @@
+import SoundFiles
+import Testing
+
+struct ResamplerTests {
+    @Test func equalRatesReturnTheInput() throws {
+        let input = [Signal.noise(frames: 100, seed: 11), Signal.noise(frames: 100, seed: 12)]
+        #expect(try Resampler.resample(input, from: 44_100, to: 44_100) == input)
+    }
+
+    @Test(arguments: [
+        (44_100, 48_000.0, 44_100.0), (1, 44_100, 48_000), (7, 48_000, 44_100), (1_001, 22_050, 96_000),
+        (12_345, 96_000, 44_100), (3, 48_000, 8_000), (480, 48_000, 47_999),
+    ] as [(Int, Double, Double)])
+    func outputLengthIsTheRoundedRatio(frames: Int, from source: Double, to target: Double) throws {
+        let output = try Resampler.resample([Signal.noise(frames: frames, seed: 13)], from: source, to: target)
+        #expect(output[0].count == Int((Double(frames) * target / source).rounded()))
+    }
+
+    @Test func channelsAreConvertedIndependently() throws {
+        let silent = [Float](repeating: 0, count: 1_000)
+        let tone = Signal.sine(frequency: 100, rate: 8_000, frames: 1_000)
+        let output = try Resampler.resample([silent, tone], from: 8_000, to: 16_000)
+        #expect(output[0].allSatisfy { $0 == 0 })
+        #expect(abs(Signal.zeroCrossings(output[1]) - 25) <= 1)
+    }
+
+    @Test func conversionIsDeterministic() throws {
+        let input = [Signal.noise(frames: 5_000, seed: 14)]
+        let a = try Resampler.resample(input, from: 44_100, to: 48_000)
+        let b = try Resampler.resample(input, from: 44_100, to: 48_000)
+        #expect(a == b)
+    }
+
+    @Test func aRatioBeyondLibsamplerateIsAnError() {
+        #expect(throws: SoundFileError(file: "", reason: .resampleFailed(
+            "ratio 0.001 (100000.0 Hz → 100.0 Hz) is outside libsamplerate's 1/256…256"))) {
+            try Resampler.resample([[0, 1]], from: 100_000, to: 100)
+        }
+    }
+
+    @Test func aNonPositiveRateIsAnError() {
+        #expect(throws: SoundFileError.self) { try Resampler.resample([[0, 1]], from: 0, to: 48_000) }
+    }
+}

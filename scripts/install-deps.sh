@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# Installs the Debian packages the build, the demo and the tests need, if any is missing.
+# Runs `apt-get update` only when something has to be installed.
+set -euo pipefail
+packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev sox)
+[ "${WITH_KLICK:-0}" = 1 ] && packages+=(klick)
+missing=()
+for p in "${packages[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "installing: ${missing[*]}"
+    sudo=""
+    [ "$(id -u)" -ne 0 ] && sudo="sudo"
+    $sudo apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+if ! command -v swift >/dev/null; then
+    echo "error: swift is not on PATH (Swift 6.1 or later is needed: https://www.swift.org/install/linux/)" >&2
+    exit 1
+fi
