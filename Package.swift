@@ -44,11 +44,13 @@ let package = Package(
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit"]),
+        // Shared by the test targets that need a real JACK server and an external capture.
+        .target(name: "JACKTestSupport", dependencies: ["SamplerCore"], path: "Tests/JACKTestSupport"),
         .testTarget(name: "AllocationTests", dependencies: [
-            "SamplerCore", "JACKBackend", "SamplerKit",
+            "SamplerCore", "JACKBackend", "SamplerKit", "JACKTestSupport",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
-        .testTarget(name: "IntegrationTests", dependencies: ["SamplerKit", "JACKBackend"]),
+        .testTarget(name: "IntegrationTests", dependencies: ["SamplerKit", "JACKBackend", "JACKTestSupport"]),
     ],
     swiftLanguageModes: [.v5]
 )

@@ -1,0 +1,43 @@
+import SamplerCore
+import Scheduling
+
+/// Moves triggers from a schedule into the engine's command queue ahead of time, window by window:
+/// everything before a horizon is sent, so the render thread has each start before its frame
+/// comes. The same feeder drives the live engine and the offline renderer, which is why both
+/// produce the same frames. Control thread only.
+public struct CommandFeeder {
+    private var source: any TriggerSource
+    private let makeCommand: (Trigger) -> Command
+    /// Triggers that did not fit in the command queue (the queue was full).
+    public private(set) var droppedCount = 0
+    /// Triggers sent so far.
+    public private(set) var sentCount = 0
+    private var pending: Trigger?
+
+    public init(source: any TriggerSource, makeCommand: @escaping (Trigger) -> Command) {
+        self.source = source
+        self.makeCommand = makeCommand
+    }
+
+    /// Where the schedule ends, if it does.
+    public var endFrame: Frame? { source.endFrame }
+
+    /// Sends every trigger before `horizon` to `engine`. When the command queue is full the
+    /// trigger is kept and retried on the next call rather than lost, unless its frame has
+    /// already been rendered.
+    public mutating func feed(_ engine: Engine, before horizon: Frame) {
+        if let p = pending {
+            if engine.send(makeCommand(p)) { pending = nil; sentCount += 1 } else { return }
+        }
+        var blocked: Trigger?
+        var sent = 0, dropped = 0
+        let makeCommand = self.makeCommand
+        source.produce(before: horizon) { trigger in
+            if blocked != nil { dropped += 1; return }
+            if engine.send(makeCommand(trigger)) { sent += 1 } else { blocked = trigger }
+        }
+        sentCount += sent
+        droppedCount += dropped
+        pending = blocked
+    }
+}

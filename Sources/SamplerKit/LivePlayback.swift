@@ -1,0 +1,152 @@
+import Foundation
+import JACKBackend
+import Patches
+import SamplerCore
+import Scheduling
+import SoundFiles
+
+/// Plays a patch live on a JACK server until a duration passes, the user interrupts, or the server
+/// goes away: opens the client, loads the sounds at the server's rate, starts the pattern one
+/// period ahead on the device clock and keeps the engine's command queue fed ahead of time.
+///
+/// Control thread only. `run` blocks the calling thread; it waits for SIGINT/SIGTERM with
+/// `sigtimedwait` (the signals are blocked in every thread), so no signal handler runs.
+public final class LivePlayback {
+    public struct Options {
+        public var clientName = "sampler"
+        public var serverName: String?
+        /// nil: connect to the first two physical playback ports; []: connect nothing.
+        public var connections: [String]?
+        public var duration: Double?
+        public var tempo: Double?
+        public var recordPath: String?
+        public var showStatus = false
+        public init() {}
+    }
+
+    /// What happened, for the caller to report.
+    public struct Summary {
+        public var renderedSeconds: Double
+        public var startsSent: Int
+        public var lateStarts: Int
+        public var xruns: Int
+        public var serverShutDown: Bool
+        public var originFrame: Frame
+        public var sampleRate: Double
+        public var bufferSize: Int
+    }
+
+    private let patch: Patch
+    private let options: Options
+
+    public init(patch: Patch, options: Options) {
+        self.patch = patch
+        self.options = options
+    }
+
+    /// Blocks SIGINT and SIGTERM in the calling thread (and so in every thread it starts later),
+    /// so that `run` can wait for them synchronously. Call first thing in `main`.
+    public static func blockTerminationSignals() {
+        var set = sigset_t()
+        sigemptyset(&set)
+        sigaddset(&set, SIGINT)
+        sigaddset(&set, SIGTERM)
+        pthread_sigmask(SIG_BLOCK, &set, nil)
+    }
+
+    public func run(log: (String) -> Void) throws -> Summary {
+        let engine = Engine(configuration: .init(maxPlayers: max(patch.players.count, 1)))
+        let tap = options.recordPath == nil ? nil : RecordTap()
+        let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap)
+        let rate = client.sampleRate
+        let instrument = try PatchInstrument(patch: patch, sampleRate: rate, engine: engine)
+        var writer: WAVFileWriter?
+        if let path = options.recordPath, let tap {
+            let w = try WAVFileWriter(path: path, sampleRate: Int(rate), channelCount: 2, format: .float32)
+            writer = w
+            tap.start { l, r in try? w.write(left: l, right: r, frameCount: l.count) }
+        }
+        try client.activate()
+        defer {
+            client.close()
+            tap?.stop()
+            writer?.close()
+        }
+        if let wanted = options.connections {
+            if !wanted.isEmpty { try client.connectOutputs(to: wanted) }
+        } else {
+            let physical = client.physicalPlaybackPorts()
+            if !physical.isEmpty { try client.connectOutputs(to: Array(physical.prefix(2))) }
+        }
+
+        // Wait (on a condition, bounded) for the first period, so the device clock is running.
+        let startWait = Date()
+        while engine.periodCount == 0 && !client.isShutDown {
+            if Date().timeIntervalSince(startWait) > 5 { throw SamplerError("the JACK server is not running its process cycle") }
+            usleep(1_000)
+        }
+        let period = Frame(client.bufferSize)
+        // One period ahead of the first frame not yet rendered: the command reaches the render
+        // thread before that period begins.
+        let origin = engine.renderedFrame + period
+        var feeder: CommandFeeder
+        if let sequencer = instrument.sequencer(origin: origin, tempo: options.tempo) {
+            feeder = CommandFeeder(source: sequencer, makeCommand: instrument.command)
+        } else {
+            feeder = CommandFeeder(source: OneShot(players: patch.players.count, frame: origin), makeCommand: instrument.command)
+        }
+        let lookahead = Frame(rate * 0.1) + 2 * period
+        let endFrame = options.duration.map { origin + Frame(($0 * rate).rounded()) }
+        log("playing \(patch.file) on JACK at \(Int(rate)) Hz, \(client.bufferSize) frames per period, as \(client.name)")
+
+        var signals = sigset_t()
+        sigemptyset(&signals)
+        sigaddset(&signals, SIGINT)
+        sigaddset(&signals, SIGTERM)
+        var tick = timespec(tv_sec: 0, tv_nsec: 10_000_000)
+        var lastStatus = Date.distantPast
+        var late = 0
+        while true {
+            if client.isShutDown { break }
+            let rendered = engine.renderedFrame
+            if let endFrame, rendered >= endFrame { break }
+            var horizon = rendered + lookahead
+            if let endFrame { horizon = min(horizon, endFrame) }
+            feeder.feed(engine, before: horizon)
+            engine.drainEvents { if $0.kind == .lateStart { late += 1 } }
+            if options.showStatus, Date().timeIntervalSince(lastStatus) > 0.25 {
+                lastStatus = Date()
+                let t = Double(rendered - origin) / rate
+                let line = String(format: "\r%8.2f s  voices %3d  late %d  xruns %d ", max(0, t),
+                                  engine.activeVoiceCount, late, client.xrunCount)
+                FileHandle.standardOutput.write(line.data(using: .utf8)!)
+            }
+            if sigtimedwait(&signals, nil, &tick) > 0 { break }
+        }
+        if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
+        return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
+                       startsSent: feeder.sentCount, lateStarts: engine.lateStartCount, xruns: client.xrunCount,
+                       serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,
+                       bufferSize: client.bufferSize)
+    }
+}
+
+/// Starts every player once, on one frame (a patch without a pattern).
+public struct OneShot: TriggerSource {
+    let players: Int
+    let frame: Frame
+    private var done = false
+
+    public init(players: Int, frame: Frame) {
+        self.players = players
+        self.frame = frame
+    }
+
+    public var endFrame: Frame? { nil }
+
+    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+        guard !done, frame < horizon else { return }
+        done = true
+        for p in 0..<players { body(Trigger(frame: frame, player: p)) }
+    }
+}

@@ -1,0 +1,60 @@
+import SamplerCore
+import SoundFiles
+
+/// Renders an engine to memory or a file without JACK, period by period, through exactly the
+/// code path the live engine uses (`Engine.render` fed by a `CommandFeeder`).
+///
+/// Control thread only.
+public struct OfflineRenderer {
+    public let engine: Engine
+    public let sampleRate: Double
+    /// Frames per rendered block (the "period"); the output does not depend on it.
+    public let blockSize: Int
+
+    public init(engine: Engine, sampleRate: Double, blockSize: Int = 256) {
+        precondition(blockSize > 0)
+        self.engine = engine
+        self.sampleRate = sampleRate
+        self.blockSize = blockSize
+    }
+
+    /// Renders `frameCount` frames from device frame `start`, feeding `feeder` one block ahead, and
+    /// hands each block to `sink`.
+    public func render(frameCount: Int, from start: Frame = 0, feeder: inout CommandFeeder?,
+                       sink: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) rethrows {
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: blockSize)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: blockSize)
+        defer { left.deallocate(); right.deallocate() }
+        var done = 0
+        while done < frameCount {
+            let n = min(blockSize, frameCount - done)
+            let blockStart = start + Frame(done)
+            feeder?.feed(engine, before: blockStart + Frame(n))
+            engine.render(frameCount: n, periodStart: blockStart, left: left, right: right)
+            engine.drainEvents { _ in }
+            try sink(left, right, n)
+            done += n
+        }
+    }
+
+    /// Renders into arrays (for tests and small jobs).
+    public func renderToMemory(frameCount: Int, feeder: inout CommandFeeder?) -> (left: [Float], right: [Float]) {
+        var l: [Float] = [], r: [Float] = []
+        l.reserveCapacity(frameCount); r.reserveCapacity(frameCount)
+        render(frameCount: frameCount, feeder: &feeder) { a, b, n in
+            l.append(contentsOf: UnsafeBufferPointer(start: a, count: n))
+            r.append(contentsOf: UnsafeBufferPointer(start: b, count: n))
+        }
+        return (l, r)
+    }
+
+    /// Renders into a WAV file at `path` (32-bit float unless `format` says otherwise).
+    public func renderToFile(path: String, frameCount: Int, feeder: inout CommandFeeder?,
+                             format: WAVSampleFormat = .float32) throws {
+        let writer = try WAVFileWriter(path: path, sampleRate: Int(sampleRate), channelCount: 2, format: format)
+        try render(frameCount: frameCount, feeder: &feeder) { l, r, n in
+            try writer.write(left: l, right: r, frameCount: n)
+        }
+        writer.close()
+    }
+}

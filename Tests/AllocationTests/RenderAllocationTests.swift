@@ -1,0 +1,93 @@
+import Foundation
+import JACKBackend
+import JACKTestSupport
+import MallocInterposerSwift
+import SamplerCore
+import Testing
+
+/// The render path allocates nothing. malloc-interposer counts every allocation in the process,
+/// on every thread, so these tests run in their own `swift test` invocation (see the Makefile)
+/// and one at a time.
+@Suite(.serialized) struct RenderAllocationTests {
+    init() { MallocInterposerSwift.initialize() }
+
+    @Test func renderingThousandsOfPeriodsWithDozensOfVoicesAllocatesNothing() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 64))
+        let mono = try engine.register(Sound(channels: [(0..<700).map { Float($0 % 50) / 50 }], sampleRate: 48000))
+        let stereo = try engine.register(Sound(channels: [[Float](repeating: 0.1, count: 333), [Float](repeating: 0.2, count: 333)], sampleRate: 48000))
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { left.deallocate(); right.deallocate() }
+        let periods = 4000
+
+        MallocInterposerSwift.reset()
+        for period in 0..<periods {
+            let start = Frame(period * 256)
+            // Keep dozens of voices busy: starts, fades, stops and seeks inside the periods. The
+            // commands are sent, and events drained, outside the counted region: that is the
+            // control side; only the render call is counted.
+            if period % 8 == 0 {
+                for p in 0..<48 {
+                    _ = engine.send(.start(player: p, sound: p % 2 == 0 ? mono : stereo, at: start + Frame(p * 5),
+                                           loops: p % 3 == 0 ? -1 : 1, pan: .center))
+                }
+                _ = engine.send(.setGain(player: 3, Gain(linear: 0.2), fadeFrames: 500, at: start + 17))
+                _ = engine.send(.stop(player: 5, at: start + 100, fadeFrames: 64))
+                _ = engine.send(.seek(player: 6, to: 10, at: start + 200))
+            }
+            MallocInterposerSwift.hook()
+            engine.render(frameCount: 256, periodStart: start, left: left, right: right)
+            MallocInterposerSwift.unhook()
+            engine.drainEvents { _ in }
+        }
+
+        let stats = MallocInterposerSwift.getStatistics()
+        #expect(stats.mallocCount == 0)
+        #expect(engine.periodCount == periods)
+        #expect(engine.activeVoiceCount > 10)
+    }
+
+    @Test func theCounterSeesAllocations() {
+        // The counting itself works: without this, a zero above could mean nothing was counted.
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        var arrays: [[Int]] = []
+        for i in 0..<100 { arrays.append([i, i + 1]) }
+        MallocInterposerSwift.unhook()
+        #expect(MallocInterposerSwift.getStatistics().mallocCount >= 100)
+        #expect(arrays.count == 100)
+    }
+
+    @Test func theRealJACKCallbackPathAllocatesNothing() throws {
+        let server = try JACKServer(period: 64)
+        defer { server.stop() }
+        let engine = Engine(configuration: .init(maxPlayers: 64))
+        let sound = try engine.register(Sound(channels: [(0..<4000).map { Float($0 % 100) / 100 }], sampleRate: 48000))
+        let tap = RecordTap(capacity: 1 << 20)
+        let client = try JACKClient(name: "alloc", serverName: server.name, engine: engine, recordTap: tap)
+        defer { client.close() }
+        try client.activate()
+        #expect(waitUntil(timeout: 5) { engine.periodCount > 10 })
+        // Commands are sent before counting starts (sending is the control side); they take
+        // effect inside the counted periods.
+        let from = engine.renderedFrame + 4 * 64
+        for p in 0..<48 {
+            engine.send(.start(player: p, sound: sound, at: from + Frame(p * 37), loops: -1))
+        }
+        for i in 0..<200 {
+            engine.send(.setGain(player: i % 48, Gain(linear: 0.5), fadeFrames: 100, at: from + Frame(i * 97)))
+        }
+        let target = engine.periodCount + 3000
+
+        MallocInterposerSwift.reset()
+        MallocInterposerSwift.hook()
+        // Wait on the period counter; usleep and the atomic load do not allocate.
+        while engine.periodCount < target { usleep(2_000) }
+        MallocInterposerSwift.unhook()
+
+        let stats = MallocInterposerSwift.getStatistics()
+        #expect(stats.mallocCount == 0, "allocations while JACK ran 3,000 periods: \(stats.mallocCount)")
+        #expect(engine.activeVoiceCount == 48)
+        #expect(tap.droppedFrameCount == 0)
+    }
+}

@@ -1,0 +1,89 @@
+import Foundation
+import SamplerCore
+
+/// A recording made by the independent `sampler-capture` JACK client: what really left the
+/// ports under test, with the device frame of its first sample.
+public struct Capture {
+    public let firstFrame: Int64
+    public let sampleRate: Double
+    public let channels: [[Float]]
+
+    /// Absolute device frames where a sound begins in `channel`: the first sample whose magnitude
+    /// exceeds `threshold` after at least `quietGap` samples at or below it.
+    public func onsets(channel: Int, threshold: Float = 0.02, quietGap: Int = 8) -> [Int64] {
+        var result: [Int64] = []
+        var quiet = quietGap
+        for (i, x) in channels[channel].enumerated() {
+            if abs(x) > threshold {
+                if quiet >= quietGap { result.append(firstFrame + Int64(i)) }
+                quiet = 0
+            } else {
+                quiet += 1
+            }
+        }
+        return result
+    }
+
+    /// The sample at absolute device frame `frame`.
+    public func sample(channel: Int, at frame: Int64) -> Float {
+        channels[channel][Int(frame - firstFrame)]
+    }
+}
+
+/// A running `sampler-capture` process recording `ports`.
+public final class CaptureProcess {
+    private let process = Process()
+    private let output = Pipe()
+    private let file: URL
+
+    /// Starts recording `frames` frames of `ports` on `server`; returns once the capture client
+    /// has connected to every port (it prints "ready").
+    public init(server: JACKServer, ports: [String], frames: Int) throws {
+        file = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString).bin")
+        process.executableURL = productsDirectory.appendingPathComponent("sampler-capture")
+        process.arguments = ["--server", server.name, "--ports", ports.joined(separator: ","),
+                             "--frames", "\(frames)", "--out", file.path]
+        process.standardOutput = output
+        process.standardError = FileHandle.standardError
+        try process.run()
+        guard readLine() == "ready" else { throw TestFailure("sampler-capture did not get ready") }
+    }
+
+    private func readLine() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = output.fileHandleForReading.readData(ofLength: 1)
+            if chunk.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if chunk[0] == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(chunk[0])
+        }
+    }
+
+    /// Waits for the recording to finish and reads it.
+    public func finish() throws -> Capture {
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestFailure("sampler-capture failed") }
+        let data = try Data(contentsOf: file)
+        try? FileManager.default.removeItem(at: file)
+        return data.withUnsafeBytes { raw in
+            let channels = Int(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
+            let first = raw.loadUnaligned(fromByteOffset: 8, as: Int64.self)
+            let frames = Int(raw.loadUnaligned(fromByteOffset: 16, as: Int64.self))
+            let rate = Double(bitPattern: raw.loadUnaligned(fromByteOffset: 24, as: UInt64.self))
+            var planes: [[Float]] = []
+            for c in 0..<channels {
+                let base = 32 + c * frames * 4
+                planes.append((0..<frames).map { raw.loadUnaligned(fromByteOffset: base + $0 * 4, as: Float.self) })
+            }
+            return Capture(firstFrame: first, sampleRate: rate, channels: planes)
+        }
+    }
+
+    deinit { if process.isRunning { process.terminate() } }
+}
+
+/// A click with an attack on its very first sample that dies out within 6 frames, so onsets a
+/// few frames apart stay distinct in a capture.
+public func shortClick() throws -> Sound {
+    try Sound(channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+}
