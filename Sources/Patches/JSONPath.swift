@@ -1,0 +1,47 @@
+/// A location inside a JSON document, written the way a user would point at it: `players[2].pan`.
+struct JSONPath: Hashable, Sendable, CustomStringConvertible {
+    enum Component: Hashable, Sendable {
+        case key(String)
+        case index(Int)
+    }
+
+    private(set) var components: [Component] = []
+
+    /// The document's root (described as the empty string).
+    static let root = JSONPath()
+
+    func appending(key: String) -> JSONPath {
+        var copy = self
+        copy.components.append(.key(key))
+        return copy
+    }
+
+    func appending(index: Int) -> JSONPath {
+        var copy = self
+        copy.components.append(.index(index))
+        return copy
+    }
+
+    var description: String {
+        var text = ""
+        for component in components {
+            switch component {
+            case .index(let index):
+                text += "[\(index)]"
+            case .key(let key) where Self.isPlainKey(key):
+                text += text.isEmpty ? key : ".\(key)"
+            case .key(let key):
+                // Keys with spaces or dots would make the dotted form ambiguous.
+                text += "[\(JSONValue.quoted(key))]"
+            }
+        }
+        return text
+    }
+
+    private static func isPlainKey(_ key: String) -> Bool {
+        guard let first = key.unicodeScalars.first, first == "_" || first.properties.isAlphabetic else {
+            return false
+        }
+        return key.unicodeScalars.allSatisfy { $0 == "_" || $0 == "-" || $0.properties.isAlphabetic || ("0"..."9").contains($0) }
+    }
+}

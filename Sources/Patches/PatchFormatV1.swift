@@ -1,0 +1,119 @@
+import Foundation
+
+/// Version 1 of the patch file format:
+///
+/// ```json
+/// {
+///   "version": 1,
+///   "tempo": 120,
+///   "sounds": { "kick": "../Samples/kick.wav" },
+///   "players": [ { "id": "kick", "sound": "kick", "gainDb": -3, "pan": 0, "loops": 0 } ],
+///   "pattern": { "stepsPerBeat": 4, "beatsPerBar": 4, "steps": [["kick"], [], ["kick"], []] }
+/// }
+/// ```
+enum PatchFormatV1 {
+    static let keys = ["version", "tempo", "sounds", "players", "pattern"]
+    static let playerKeys = ["id", "sound", "gain", "gainDb", "pan", "loops"]
+    static let patternKeys = ["stepsPerBeat", "beatsPerBar", "steps"]
+
+    static let tempoRange = NumberRange.above(0, atMost: 1000)
+    static let gainRange = NumberRange.between(0, 16)
+    static let gainDbRange = NumberRange.between(-120, 24)
+    static let panRange = NumberRange.between(-1, 1)
+    static let loopsRange = NumberRange.atLeast(-1)
+    static let stepsPerBeatRange = NumberRange.between(1, 64)
+    static let beatsPerBarRange = NumberRange.between(1, 64)
+
+    static func decode(_ root: JSONObjectNode, file: String, baseDirectory: URL) throws(PatchError) -> Patch {
+        try root.rejectUnknownKeys(allowed: keys)
+        let tempo = try root.required("tempo").number(in: tempoRange)
+        let sounds = try decodeSounds(root.required("sounds"), baseDirectory: baseDirectory)
+        let players = try decodePlayers(root.required("players"), soundIDs: sounds.map(\.id))
+        let pattern = try root.optional("pattern").map { node throws(PatchError) in
+            try decodePattern(node, playerIDs: players.map(\.id))
+        }
+        return Patch(version: 1, tempo: tempo, sounds: sounds, players: players, pattern: pattern, file: file)
+    }
+
+    /// `{ "id": "path", … }`, sorted by id.
+    private static func decodeSounds(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [SoundEntry] {
+        var sounds: [SoundEntry] = []
+        for (id, pathNode) in try node.object().entries {
+            let path = try pathNode.nonEmptyString()
+            sounds.append(SoundEntry(id: id, path: path, resolvedPath: resolve(path, against: baseDirectory)))
+        }
+        return sounds.sorted { $0.id < $1.id }
+    }
+
+    private static func resolve(_ path: String, against directory: URL) -> String {
+        if path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL.path
+    }
+
+    private static func decodePlayers(_ node: JSONNode, soundIDs: [String]) throws(PatchError) -> [PlayerEntry] {
+        let elements = try node.array()
+        guard !elements.isEmpty else { throw node.error("expected at least one player, got an empty array") }
+        var players: [PlayerEntry] = []
+        var firstUse: [String: JSONPath] = [:]
+        for element in elements {
+            let object = try element.object(allowedKeys: playerKeys)
+            let idNode = try object.required("id")
+            let id = try idNode.nonEmptyString()
+            if let first = firstUse[id] {
+                throw idNode.error("duplicate player id \(JSONValue.quoted(id)) (first used by \(first))")
+            }
+            firstUse[id] = element.path
+
+            let soundNode = try object.required("sound")
+            let sound = try soundNode.string()
+            guard soundIDs.contains(sound) else {
+                throw soundNode.error(
+                    "unknown sound \(JSONValue.quoted(sound)) (expected one of: \(soundIDs.joined(separator: ", ")))")
+            }
+
+            var gain = 1.0
+            switch (object.optional("gain"), object.optional("gainDb")) {
+            case (_?, _?):
+                throw object.error("give either \"gain\" or \"gainDb\", not both")
+            case (let linear?, nil):
+                gain = try linear.number(in: gainRange)
+            case (nil, let decibels?):
+                gain = pow(10, try decibels.number(in: gainDbRange) / 20)
+            case (nil, nil):
+                break
+            }
+            let pan = try object.optional("pan")?.number(in: panRange) ?? 0
+            let loops = try object.optional("loops")?.integer(in: loopsRange) ?? 0
+            players.append(PlayerEntry(id: id, sound: sound, gain: gain, pan: pan, loops: loops))
+        }
+        return players
+    }
+
+    private static func decodePattern(_ node: JSONNode, playerIDs: [String]) throws(PatchError) -> Pattern {
+        let object = try node.object(allowedKeys: patternKeys)
+        let stepsPerBeat = try object.optional("stepsPerBeat")?.integer(in: stepsPerBeatRange) ?? 4
+        let beatsPerBar = try object.optional("beatsPerBar")?.integer(in: beatsPerBarRange) ?? 4
+        let stepsNode = try object.required("steps")
+        let stepNodes = try stepsNode.array()
+        guard !stepNodes.isEmpty else { throw stepsNode.error("expected at least one step, got an empty array") }
+
+        var steps: [[Int]] = []
+        for stepNode in stepNodes {
+            var step: [Int] = []
+            for playerNode in try stepNode.array() {
+                let id = try playerNode.string()
+                guard let index = playerIDs.firstIndex(of: id) else {
+                    throw playerNode.error(
+                        "unknown player \(JSONValue.quoted(id)) (expected one of: \(playerIDs.joined(separator: ", ")))")
+                }
+                // Triggering one player twice at the same instant would only restart it.
+                guard !step.contains(index) else {
+                    throw playerNode.error("player \(JSONValue.quoted(id)) appears twice in this step")
+                }
+                step.append(index)
+            }
+            steps.append(step)
+        }
+        return Pattern(stepsPerBeat: stepsPerBeat, beatsPerBar: beatsPerBar, steps: steps)
+    }
+}
