@@ -19,6 +19,6 @@ echo "what it plays is recorded to out/demo.wav"
 jackd -n "$name" -d dummy -r 48000 -p 256 >out/jackd-demo.log 2>&1 &
 jackd_pid=$!
 trap 'kill "$jackd_pid" 2>/dev/null; wait "$jackd_pid" 2>/dev/null || true' EXIT
-JACK_DEFAULT_SERVER="$name" jack_wait -w -t 5 >/dev/null
+JACK_DEFAULT_SERVER="$name" jack_wait -w -t 5 >/dev/null 2>&1
 "$bin" play --patch "$patch" --duration "$duration" --server "$name" --record out/demo.wav
 echo "stopped the dummy server (pid $jackd_pid); listen with: play out/demo.wav"

@@ -93,7 +93,14 @@ for (i, source) in sources.enumerated() {
         if waited >= 1000 { fail("no port \(source)") }
         usleep(10_000); waited += 1
     }
-    guard jack_connect(client, source, "\(ownName):in_\(i)") == 0 else { fail("cannot connect \(source)") }
+    // A port that has just appeared may not accept connections for a moment: retry briefly.
+    var result = jack_connect(client, source, "\(ownName):in_\(i)")
+    var tries = 0
+    while result != 0 && result != EEXIST && tries < 200 {
+        usleep(10_000); tries += 1
+        result = jack_connect(client, source, "\(ownName):in_\(i)")
+    }
+    guard result == 0 || result == EEXIST else { fail("cannot connect \(source) (error \(result))") }
 }
 recorder.armed.store(true, ordering: .releasing)
 print("ready"); fflush(stdout)

@@ -42,6 +42,9 @@ public final class WAVFileWriter {
         guard let handle = sf_open(path, Int32(SFM_WRITE), &info) else {
             throw failed(SoundFileError.libsndfileMessage(nil))
         }
+        // The PEAK chunk libsndfile adds to float files carries a timestamp: without it, the same
+        // render gives the same bytes every time.
+        sf_command(handle, Int32(SFC_SET_ADD_PEAK_CHUNK), nil, Int32(SF_FALSE))
         if format != .float32 {
             // Without this, a sample just above 1.0 wraps to a full-scale negative value.
             sf_command(handle, Int32(SFC_SET_CLIPPING), nil, Int32(SF_TRUE))

@@ -8,6 +8,12 @@ public struct Capture {
     public let sampleRate: Double
     public let channels: [[Float]]
 
+    public init(firstFrame: Int64, sampleRate: Double, channels: [[Float]]) {
+        self.firstFrame = firstFrame
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
     /// Absolute device frames where a sound begins in `channel`: the first sample whose magnitude
     /// exceeds `threshold` after at least `quietGap` samples at or below it.
     public func onsets(channel: Int, threshold: Float = 0.02, quietGap: Int = 8) -> [Int64] {

@@ -76,3 +76,49 @@ public func run(_ path: String, _ arguments: [String], environment: [String: Str
 public var productsDirectory: URL {
     URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent()
 }
+
+/// What a finished program printed and how it exited.
+public struct ProgramResult {
+    public let status: Int32
+    public let stdout: String
+    public let stderr: String
+    public let seconds: Double
+}
+
+/// Runs the package's `sampler` binary with `arguments` to completion (killing it after
+/// `timeout` seconds, which then fails the expectation on its status).
+public func runSampler(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> ProgramResult {
+    let p = Process()
+    p.executableURL = productsDirectory.appendingPathComponent("sampler")
+    p.arguments = arguments
+    p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+    let out = Pipe(), err = Pipe()
+    p.standardOutput = out
+    p.standardError = err
+    let started = Date()
+    try p.run()
+    let killer = DispatchWorkItem { if p.isRunning { p.terminate() } }
+    DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
+    // Read both pipes to the end (the program exits when done; its pipes then close).
+    let group = DispatchGroup()
+    var outData = Data(), errData = Data()
+    DispatchQueue.global().async(group: group) { outData = out.fileHandleForReading.readDataToEndOfFile() }
+    DispatchQueue.global().async(group: group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
+    p.waitUntilExit()
+    group.wait()
+    killer.cancel()
+    return ProgramResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
+                         stderr: String(decoding: errData, as: UTF8.self), seconds: Date().timeIntervalSince(started))
+}
+
+/// A fresh temporary directory.
+public func temporaryDirectory() throws -> URL {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sampler-test-\(UUID().uuidString)")
+    try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    return url
+}
+
+/// The package's root directory (for Patches/ and Samples/).
+public var packageRoot: URL {
+    URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+}

@@ -1,0 +1,70 @@
+import Foundation
+import JACKTestSupport
+import Testing
+
+/// Bad input gets one clear line on stderr and a non-zero exit, never a crash or a hang.
+@Suite struct CommandLineErrorTests {
+    func expectError(_ args: [String], status: Int32, _ message: String, environment: [String: String] = [:]) throws {
+        let r = try runSampler(args, environment: environment, timeout: 20)
+        #expect(r.status == status, "\(args): exit \(r.status), stderr: \(r.stderr)")
+        let lines = r.stderr.split(separator: "\n")
+        #expect(lines.count == 1, "\(args): expected one line, got: \(r.stderr)")
+        #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
+    }
+
+    @Test func unknownOptionNamesIt() throws {
+        try expectError(["--bogus"], status: 64, "sampler: error: Unknown option '--bogus'")
+    }
+
+    @Test func badOptionValuesSayWhatWasExpected() throws {
+        try expectError(["--tempo", "0"], status: 64, "--tempo must be a number greater than 0 and at most 1000, got 0.0")
+        try expectError(["--tempo", "fast"], status: 64, "--tempo")
+        try expectError(["play", "--duration", "0"], status: 64, "--duration must be a positive number of seconds, got 0.0")
+        try expectError(["play", "--connect", "a,b,c"], status: 64, "--connect expects one or two port names")
+        try expectError(["play", "--no-connect", "--connect", "a"], status: 64, "--no-connect and --connect cannot be used together")
+        try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--format", "mp3"], status: 64,
+                        "--format must be float32, pcm24 or pcm16, got \"mp3\"")
+        try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--rate", "100"], status: 64,
+                        "--rate must be between 8000 and 384000 Hz, got 100")
+    }
+
+    @Test func missingPatchFileIsNamed() throws {
+        try expectError(["validate", "/nonexistent/p.json"], status: 1, "sampler: error: /nonexistent/p.json: cannot read the file (no such file)")
+    }
+
+    @Test func wrongPatchValueNamesTheJSONPath() throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("drums.json")
+        try """
+        {"version": 1, "tempo": 120, "sounds": {"k": "k.wav"},
+         "players": [{"id": "a", "sound": "k"}, {"id": "b", "sound": "k"}, {"id": "c", "sound": "k", "pan": "left"}]}
+        """.write(to: file, atomically: true, encoding: .utf8)
+        try expectError(["validate", file.path], status: 1, "\(file.path): players[2].pan: expected a number between -1 and 1, got \"left\"")
+        try expectError(["render", "--patch", file.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path],
+                        status: 1, "players[2].pan")
+    }
+
+    @Test func missingAndCorruptSoundFilesAreNamed() throws {
+        let dir = try temporaryDirectory()
+        let patch = dir.appendingPathComponent("kit.json")
+        try #"{"version": 1, "tempo": 100, "sounds": {"kick": "kick.wav"}, "players": [{"id": "k", "sound": "kick"}]}"#
+            .write(to: patch, atomically: true, encoding: .utf8)
+        let sound = dir.appendingPathComponent("kick.wav").path
+        try expectError(["validate", patch.path], status: 1, "sounds.kick: \(sound): no such file")
+        try Data((0..<4096).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 7) }).write(to: URL(fileURLWithPath: sound))
+        try expectError(["validate", patch.path], status: 1, "sounds.kick: \(sound): not an audio file")
+        try expectError(["render", "--patch", patch.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path],
+                        status: 1, "sounds.kick: \(sound): not an audio file")
+    }
+
+    @Test func unwritableRenderOutputIsNamed() throws {
+        try expectError(["render", "--patch", packageRoot.appendingPathComponent("Patches/drums.json").path,
+                         "--duration", "1", "--out", "/nonexistent/dir/out.wav"], status: 1, "/nonexistent/dir/out.wav")
+    }
+
+    @Test func noJACKServerExplainsHowToStartOne() throws {
+        let name = "sampler-absent-\(getpid())"
+        try expectError(["play", "--patch", packageRoot.appendingPathComponent("Patches/drums.json").path, "--server", name,
+                         "--duration", "1"], status: 1, "no JACK server \"\(name)\" is running: start one")
+    }
+}

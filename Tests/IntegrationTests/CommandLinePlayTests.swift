@@ -1,0 +1,107 @@
+import Foundation
+import JACKTestSupport
+import SoundFiles
+import Testing
+
+/// Makes a directory with a short-click WAV and a one-player patch that clicks every beat.
+func clickPatch(bpm: Double) throws -> URL {
+    let dir = try temporaryDirectory()
+    try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
+                            channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+    let patch = dir.appendingPathComponent("click.json")
+    try """
+    {"version": 1, "tempo": \(bpm), "sounds": {"click": "click.wav"},
+     "players": [{"id": "c", "sound": "click", "pan": -1}],
+     "pattern": {"stepsPerBeat": 1, "steps": [["c"]]}}
+    """.write(to: patch, atomically: true, encoding: .utf8)
+    return patch
+}
+
+/// The `sampler` binary as a real JACK client, captured by another client.
+@Suite(.serialized) struct CommandLinePlayTests {
+    @Test func playedBeatsAreOnTheGridAndTheRecordingEqualsTheOfflineRender() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let patch = try clickPatch(bpm: 113)
+        let dir = patch.deletingLastPathComponent()
+        let record = dir.appendingPathComponent("live.wav").path
+        // Capture first (it waits for the ports), then play.
+        let captureThread = DispatchQueue(label: "capture")
+        var capture: Result<Capture, Error>?
+        let started = DispatchSemaphore(value: 0)
+        captureThread.async {
+            capture = Result {
+                let c = try CaptureProcess(server: server, ports: ["sbin:out_L"], frames: 48000 * 5)
+                started.signal()
+                return try c.finish()
+            }
+            if case .failure = capture { started.signal() }
+        }
+        let result = try runSampler(["play", "--patch", patch.path, "--server", server.name, "--name", "sbin",
+                                     "--no-connect", "--duration", "6", "--record", record], timeout: 30)
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stdout.contains("0 late"))
+        started.wait()
+        let recording = try captureThread.sync { try capture!.get() }
+        let onsets = recording.onsets(channel: 0)
+        #expect(onsets.count >= 8)
+        let first = try #require(onsets.first)
+        let expected = (0..<onsets.count).map { first + Int64((Double($0) * 60 * 48000 / 113).rounded()) }
+        #expect(onsets == expected)
+
+        // What --record wrote from the live engine is frame-identical to `sampler render`.
+        let rendered = dir.appendingPathComponent("render.wav").path
+        let r = try runSampler(["render", "--patch", patch.path, "--duration", "5", "--out", rendered])
+        #expect(r.status == 0, "\(r.stderr)")
+        let live = try SoundFileLoader().load(path: record).samples(channel: 0)
+        let offline = try SoundFileLoader().load(path: rendered).samples(channel: 0)
+        let start = try #require(live.firstIndex { $0 != 0 })
+        let n = min(offline.count, live.count - start)
+        #expect(n > 48000 * 4)
+        #expect(Array(live[start..<(start + n)]) == Array(offline[0..<n]))
+    }
+
+    @Test func killingTheServerMidPlayStopsTheProgramWithAMessage() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let patch = try clickPatch(bpm: 120)
+        let p = Process()
+        p.executableURL = productsDirectory.appendingPathComponent("sampler")
+        p.arguments = ["play", "--patch", patch.path, "--server", server.name, "--no-connect", "--duration", "60"]
+        let out = Pipe(), err = Pipe()
+        p.standardOutput = out
+        p.standardError = err
+        try p.run()
+        defer { if p.isRunning { p.terminate() } }
+        // Wait until it plays (it prints a line when it starts).
+        let firstLine = out.fileHandleForReading.readData(ofLength: 8)
+        #expect(String(decoding: firstLine, as: UTF8.self).hasPrefix("playing"))
+        let killedAt = Date()
+        server.kill9()
+        let exited = waitUntil(timeout: 5) { !p.isRunning }
+        let seconds = Date().timeIntervalSince(killedAt)
+        #expect(exited)
+        #expect(seconds < 1.0, "took \(seconds) s to stop")
+        #expect(p.terminationStatus == 1)
+        let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(stderr.contains("sampler: error: the JACK server shut down"), "\(stderr)")
+    }
+}
+
+/// `sampler render` through the binary.
+@Suite struct CommandLineRenderTests {
+    @Test func renderPutsOnsetsOnTheExactFramesAndIsDeterministic() throws {
+        let patch = try clickPatch(bpm: 97.3)
+        let dir = patch.deletingLastPathComponent()
+        let a = dir.appendingPathComponent("a.wav").path, b = dir.appendingPathComponent("b.wav").path
+        for out in [a, b] {
+            let r = try runSampler(["render", "--patch", patch.path, "--duration", "10", "--out", out])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)))
+        let left = try SoundFileLoader().load(path: a).samples(channel: 0)
+        let capture = Capture(firstFrame: 0, sampleRate: 48000, channels: [left])
+        let expected = (0..<17).map { Int64((Double($0) * 60 * 48000 / 97.3).rounded()) }
+        #expect(capture.onsets(channel: 0) == expected)
+    }
+}
