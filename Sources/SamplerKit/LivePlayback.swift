@@ -5,9 +5,61 @@ import SamplerCore
 import Scheduling
 import SoundFiles
 
-/// Plays a patch live on a JACK server until a duration passes, the user interrupts, or the server
-/// goes away: opens the client, loads the sounds at the server's rate, starts the pattern one
-/// period ahead on the device clock and keeps the engine's command queue fed ahead of time.
+/// What `LivePlayback` plays: something that loads its sounds into an engine once the server's
+/// rate is known, and then produces timed commands from a start frame on. Control thread only.
+public protocol LiveProgram {
+    /// Players the engine needs.
+    var playerCount: Int { get }
+    /// A short name for messages ("Patches/drums.json", "metronome at 120 bpm").
+    var title: String { get }
+    /// Loads and registers the sounds at `sampleRate`.
+    mutating func prepare(engine: Engine, sampleRate: Double) throws
+    /// The commands to send, the first on or after `origin`.
+    func makeFeeder(origin: Frame) -> CommandFeeder
+    /// Extra text for the status line at device frame `frame` (e.g. "bar 3.2  120 bpm").
+    func status(at frame: Frame) -> String
+    /// Called on the control thread about every 10 ms while playing (e.g. to read keys); return
+    /// false to stop.
+    mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool
+}
+
+extension LiveProgram {
+    public func status(at frame: Frame) -> String { "" }
+    public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
+}
+
+/// A patch as a live program: its pattern from the start frame on (or every player once when it
+/// has no pattern).
+public struct PatchProgram: LiveProgram {
+    public let patch: Patch
+    public let tempo: Double?
+    private var instrument: PatchInstrument?
+
+    public init(patch: Patch, tempo: Double? = nil) {
+        self.patch = patch
+        self.tempo = tempo
+    }
+
+    public var playerCount: Int { patch.players.count }
+    public var title: String { patch.file }
+
+    public mutating func prepare(engine: Engine, sampleRate: Double) throws {
+        instrument = try PatchInstrument(patch: patch, sampleRate: sampleRate, engine: engine)
+    }
+
+    public func makeFeeder(origin: Frame) -> CommandFeeder {
+        let instrument = instrument!
+        if let sequencer = instrument.sequencer(origin: origin, tempo: tempo) {
+            return CommandFeeder(source: sequencer, makeCommand: instrument.command)
+        }
+        return CommandFeeder(source: OneShot(players: patch.players.count, frame: origin), makeCommand: instrument.command)
+    }
+}
+
+/// Plays a `LiveProgram` on a JACK server until a duration passes, the user interrupts, or the
+/// server goes away: opens the client, lets the program load its sounds at the server's rate,
+/// starts it one period ahead on the device clock and keeps the engine's command queue fed ahead
+/// of time.
 ///
 /// Control thread only. `run` blocks the calling thread; it waits for SIGINT/SIGTERM with
 /// `sigtimedwait` (the signals are blocked in every thread), so no signal handler runs.
@@ -18,7 +70,6 @@ public final class LivePlayback {
         /// nil: connect to the first two physical playback ports; []: connect nothing.
         public var connections: [String]?
         public var duration: Double?
-        public var tempo: Double?
         public var recordPath: String?
         public var showStatus = false
         public init() {}
@@ -36,11 +87,11 @@ public final class LivePlayback {
         public var bufferSize: Int
     }
 
-    private let patch: Patch
+    private var program: any LiveProgram
     private let options: Options
 
-    public init(patch: Patch, options: Options) {
-        self.patch = patch
+    public init(program: any LiveProgram, options: Options) {
+        self.program = program
         self.options = options
     }
 
@@ -55,11 +106,11 @@ public final class LivePlayback {
     }
 
     public func run(log: (String) -> Void) throws -> Summary {
-        let engine = Engine(configuration: .init(maxPlayers: max(patch.players.count, 1)))
+        let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
         let tap = options.recordPath == nil ? nil : RecordTap()
         let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap)
         let rate = client.sampleRate
-        let instrument = try PatchInstrument(patch: patch, sampleRate: rate, engine: engine)
+        try program.prepare(engine: engine, sampleRate: rate)
         var writer: WAVFileWriter?
         if let path = options.recordPath, let tap {
             let w = try WAVFileWriter(path: path, sampleRate: Int(rate), channelCount: 2, format: .float32)
@@ -89,15 +140,10 @@ public final class LivePlayback {
         // One period ahead of the first frame not yet rendered: the command reaches the render
         // thread before that period begins.
         let origin = engine.renderedFrame + period
-        var feeder: CommandFeeder
-        if let sequencer = instrument.sequencer(origin: origin, tempo: options.tempo) {
-            feeder = CommandFeeder(source: sequencer, makeCommand: instrument.command)
-        } else {
-            feeder = CommandFeeder(source: OneShot(players: patch.players.count, frame: origin), makeCommand: instrument.command)
-        }
+        var feeder = program.makeFeeder(origin: origin)
         let lookahead = Frame(rate * 0.1) + 2 * period
         let endFrame = options.duration.map { origin + Frame(($0 * rate).rounded()) }
-        log("playing \(patch.file) on JACK at \(Int(rate)) Hz, \(client.bufferSize) frames per period, as \(client.name)")
+        log("playing \(program.title) on JACK at \(Int(rate)) Hz, \(client.bufferSize) frames per period, as \(client.name)")
 
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -113,12 +159,13 @@ public final class LivePlayback {
             var horizon = rendered + lookahead
             if let endFrame { horizon = min(horizon, endFrame) }
             feeder.feed(engine, before: horizon)
+            if !program.tick(engine: engine, feeder: &feeder, frame: rendered) { break }
             engine.drainEvents { if $0.kind == .lateStart { late += 1 } }
             if options.showStatus, Date().timeIntervalSince(lastStatus) > 0.25 {
                 lastStatus = Date()
                 let t = Double(rendered - origin) / rate
-                let line = String(format: "\r%8.2f s  voices %3d  late %d  xruns %d ", max(0, t),
-                                  engine.activeVoiceCount, late, client.xrunCount)
+                let line = String(format: "\r%8.2f s  voices %3d  late %d  xruns %d  ", max(0, t),
+                                  engine.activeVoiceCount, late, client.xrunCount) + program.status(at: rendered)
                 FileHandle.standardOutput.write(line.data(using: .utf8)!)
             }
             if sigtimedwait(&signals, nil, &tick) > 0 { break }

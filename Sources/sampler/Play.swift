@@ -52,12 +52,11 @@ struct Play: ParsableCommand {
         options.clientName = name
         options.serverName = server
         options.duration = duration
-        options.tempo = patchOptions.tempo
         options.recordPath = record
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
         if noConnect { options.connections = [] }
         if let connect { options.connections = connect.split(separator: ",").map(String.init) }
-        let playback = LivePlayback(patch: patch, options: options)
+        let playback = LivePlayback(program: PatchProgram(patch: patch, tempo: patchOptions.tempo), options: options)
         let summary: LivePlayback.Summary
         do {
             summary = try playback.run { print($0) }
