@@ -38,6 +38,12 @@ public struct Command: BitwiseCopyable, Sendable {
         case seek
         /// Stop every player at once.
         case stopAll
+        /// Set the playback speed of the player to `rate` (0.25…4; pitch follows).
+        case setRate
+        /// Turn the player's meters on (`loops` = 1) or off (0).
+        case setMetering
+        /// Stop every voice and forget every pending command (after a server change).
+        case reset
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -57,8 +63,12 @@ public struct Command: BitwiseCopyable, Sendable {
     /// Linear gain (start and setGain).
     public var level: Float = 1
     public var pan: PanGains = .center
-    /// Length of a gain ramp or stop fade, in frames.
+    /// Length of a gain ramp or stop fade, in frames. On a start: when the player is still
+    /// sounding, its old voice fades out over this many frames (a declick) while the new one
+    /// starts on its exact frame.
     public var fadeFrames: Int32 = 0
+    /// Playback speed (setRate, and start).
+    public var rate: Double = 1
     /// A value the caller chooses, echoed in the events this command causes.
     public var tag: UInt32 = 0
 
@@ -70,8 +80,11 @@ public struct Command: BitwiseCopyable, Sendable {
 
     /// Starts `sound` on `player` at device frame `frame`.
     public static func start(player: Int, sound: SoundID, at frame: Frame, from position: Frame = 0,
-                             loops: Int = 0, gain: Gain = .unity, pan: PanGains = .center, tag: UInt32 = 0) -> Command {
+                             loops: Int = 0, gain: Gain = .unity, pan: PanGains = .center, rate: Double = 1,
+                             declickFrames: Int = 0, tag: UInt32 = 0) -> Command {
         var c = Command(kind: .start, player: Int32(player), frame: frame)
+        c.rate = rate
+        c.fadeFrames = Int32(clamping: declickFrames)
         c.sound = sound.rawValue
         c.position = position
         c.loops = Int32(clamping: loops)
@@ -107,6 +120,20 @@ public struct Command: BitwiseCopyable, Sendable {
     public static func setLoops(player: Int, _ loops: Int, at frame: Frame = immediately) -> Command {
         var c = Command(kind: .setLoops, player: Int32(player), frame: frame)
         c.loops = Int32(clamping: loops)
+        return c
+    }
+
+    /// Sets `player`'s playback speed at `frame` (clamped to 0.25…4).
+    public static func setRate(player: Int, _ rate: Double, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .setRate, player: Int32(player), frame: frame)
+        c.rate = min(4, max(0.25, rate))
+        return c
+    }
+
+    /// Turns `player`'s meters on or off.
+    public static func setMetering(player: Int, _ enabled: Bool) -> Command {
+        var c = Command(kind: .setMetering, player: Int32(player), frame: immediately)
+        c.loops = enabled ? 1 : 0
         return c
     }
 

@@ -28,10 +28,7 @@ extension Engine {
         if cursor < frameCount {
             mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right)
         }
-
-        var active = 0
-        for p in 0..<configuration.maxPlayers where voices[p].isActive { active += 1 }
-        activeVoiceCounter.store(active, ordering: .relaxed)
+        publishStatus(frameCount: frameCount)
         periodStartCounter.store(periodStart, ordering: .releasing)
         renderedFrameCounter.store(periodEnd, ordering: .releasing)
         periodCounter.add(1, ordering: .releasing)
@@ -52,6 +49,39 @@ extension Engine {
         if !events.push(event) { lostEventCounter.add(1, ordering: .relaxed) }
     }
 
+    /// Publishes each player's position, state and meters for the control side.
+    @_noLocks @_noAllocation
+    private func publishStatus(frameCount: Int) {
+        var active = 0
+        for p in 0..<configuration.maxPlayers {
+            let v = voices + p
+            if v.pointee.isActive { active += 1 }
+            let base = p * PlayerStatusField.stride
+            status[base + PlayerStatusField.position].store(v.pointee.position, ordering: .relaxed)
+            let flags: Int64 = (v.pointee.isActive ? 1 : 0) | (v.pointee.isPaused ? 2 : 0)
+            status[base + PlayerStatusField.flags].store(flags, ordering: .relaxed)
+            if v.pointee.isMetered {
+                let generation = status[base + PlayerStatusField.meterReset].load(ordering: .acquiring)
+                if generation != v.pointee.meterGeneration {
+                    v.pointee.meterGeneration = generation
+                    v.pointee.meterPeakLeft = 0
+                    v.pointee.meterPeakRight = 0
+                    v.pointee.meterSumLeft = 0
+                    v.pointee.meterSumRight = 0
+                    v.pointee.meterFrames = 0
+                }
+                // Every period counts, sounding or not: a stopped player's average falls.
+                v.pointee.meterFrames += Int64(frameCount)
+                status[base + PlayerStatusField.peakLeft].store(Int64(v.pointee.meterPeakLeft.bitPattern), ordering: .relaxed)
+                status[base + PlayerStatusField.peakRight].store(Int64(v.pointee.meterPeakRight.bitPattern), ordering: .relaxed)
+                status[base + PlayerStatusField.sumLeft].store(Int64(bitPattern: v.pointee.meterSumLeft.bitPattern), ordering: .relaxed)
+                status[base + PlayerStatusField.sumRight].store(Int64(bitPattern: v.pointee.meterSumRight.bitPattern), ordering: .relaxed)
+                status[base + PlayerStatusField.meterFrames].store(v.pointee.meterFrames, ordering: .releasing)
+            }
+        }
+        activeVoiceCounter.store(active, ordering: .relaxed)
+    }
+
     /// Applies `command` at device frame `frame` (its own frame, or later if it arrived late).
     @_noLocks @_noAllocation
     private func apply(_ command: Command, at frame: Frame) {
@@ -62,70 +92,93 @@ extension Engine {
             }
             return
         }
+        if case .reset = command.kind {
+            for p in 0..<configuration.maxPlayers {
+                voices[p].isActive = false
+                tails[p].isActive = false
+            }
+            while schedule.count > 0 { _ = schedule.removeFirst() }
+            return
+        }
         let p = Int(command.player)
+        let v = voices + p
         switch command.kind {
         case .start:
             let slot = sounds[Int(command.sound)]
-            voices[p].sound = command.sound
-            voices[p].isActive = true
-            voices[p].isPaused = false
-            voices[p].position = min(max(command.position, 0), slot.frames - 1)
-            voices[p].loopsRemaining = command.loops
-            voices[p].level = command.level
-            voices[p].levelTarget = command.level
-            voices[p].rampFramesLeft = 0
-            voices[p].stopsAfterRamp = false
-            voices[p].pan = command.pan
+            if command.fadeFrames > 0 && v.pointee.isActive && !v.pointee.isPaused {
+                // Declick: the old voice fades out on the player's tail while the new one starts.
+                tails[p] = v.pointee
+                startRamp(tails + p, to: 0, frames: command.fadeFrames)
+                tails[p].stopsAfterRamp = true
+            }
+            v.pointee.sound = command.sound
+            v.pointee.isActive = true
+            v.pointee.isPaused = false
+            v.pointee.position = min(max(command.position, 0), slot.frames - 1)
+            v.pointee.fraction = 0
+            v.pointee.rate = command.rate
+            v.pointee.loopsRemaining = command.loops
+            v.pointee.level = command.level
+            v.pointee.levelTarget = command.level
+            v.pointee.rampFramesLeft = 0
+            v.pointee.stopsAfterRamp = false
+            v.pointee.pan = command.pan
             emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag)))
             if command.frame != Command.immediately && frame > command.frame {
                 lateStartCounter.add(1, ordering: .relaxed)
                 emit(Event(kind: .lateStart, player: command.player, frame: frame, value: frame - command.frame))
             }
         case .stop:
-            guard voices[p].isActive else { return }
-            if command.fadeFrames > 0 {
-                startRamp(player: p, to: 0, frames: command.fadeFrames)
-                voices[p].stopsAfterRamp = true
+            guard v.pointee.isActive else { return }
+            if command.fadeFrames > 0 && !v.pointee.isPaused {
+                startRamp(v, to: 0, frames: command.fadeFrames)
+                v.pointee.stopsAfterRamp = true
             } else {
-                voices[p].isActive = false
+                v.pointee.isActive = false
                 emit(Event(kind: .stopped, player: command.player, frame: frame))
             }
         case .setGain:
-            startRamp(player: p, to: command.level, frames: command.fadeFrames)
+            startRamp(v, to: command.level, frames: command.fadeFrames)
         case .setPan:
-            voices[p].pan = command.pan
+            v.pointee.pan = command.pan
         case .setLoops:
-            voices[p].loopsRemaining = command.loops
+            v.pointee.loopsRemaining = command.loops
         case .pause:
-            voices[p].isPaused = true
+            v.pointee.isPaused = true
         case .resume:
-            voices[p].isPaused = false
+            v.pointee.isPaused = false
         case .seek:
-            if voices[p].sound >= 0 {
-                let frames = sounds[Int(voices[p].sound)].frames
-                voices[p].position = min(max(command.position, 0), frames - 1)
+            if v.pointee.sound >= 0 {
+                let frames = sounds[Int(v.pointee.sound)].frames
+                v.pointee.position = min(max(command.position, 0), frames - 1)
+                v.pointee.fraction = 0
             }
-        case .stopAll:
+        case .setRate:
+            v.pointee.rate = command.rate
+        case .setMetering:
+            v.pointee.isMetered = command.loops != 0
+        case .stopAll, .reset:
             break
         }
     }
 
     @_noLocks @_noAllocation
-    private func startRamp(player p: Int, to target: Float, frames: Int32) {
-        voices[p].levelTarget = target
+    private func startRamp(_ v: UnsafeMutablePointer<Voice>, to target: Float, frames: Int32) {
+        v.pointee.levelTarget = target
         if frames <= 0 {
-            voices[p].level = target
-            voices[p].rampFramesLeft = 0
-            voices[p].levelStep = 0
+            v.pointee.level = target
+            v.pointee.rampFramesLeft = 0
+            v.pointee.levelStep = 0
         } else {
-            voices[p].levelStep = (target - voices[p].level) / Float(frames)
-            voices[p].rampOrigin = voices[p].level
-            voices[p].rampElapsed = 0
-            voices[p].rampFramesLeft = frames
+            v.pointee.levelStep = (target - v.pointee.level) / Float(frames)
+            v.pointee.rampOrigin = v.pointee.level
+            v.pointee.rampElapsed = 0
+            v.pointee.rampFramesLeft = frames
         }
     }
 
-    /// Adds every sounding voice into `left`/`right` for block offsets `start ..< end`.
+    /// Adds every sounding voice (and every fading tail) into `left`/`right` for block offsets
+    /// `start ..< end`.
     @_noLocks @_noAllocation
     private func mixVoices(from start: Int, to end: Int, periodStart: Frame,
                            left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
@@ -133,57 +186,94 @@ extension Engine {
             // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
             if voices[p].isActive {
                 if !voices[p].isPaused {
-                    mixVoice(p, from: start, to: end, periodStart: periodStart, left: left, right: right)
+                    mixVoice(voices + p, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right)
                 }
+            }
+            if tails[p].isActive {
+                mixVoice(tails + p, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right)
             }
         }
     }
 
+    /// Mixes one voice. `player` is -1 for a tail, which reports no events.
     @_noLocks @_noAllocation
-    private func mixVoice(_ p: Int, from start: Int, to end: Int, periodStart: Frame,
+    private func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
-        let slot = sounds[Int(voices[p].sound)]
+        let slot = sounds[Int(v.pointee.sound)]
+        let metered = v.pointee.isMetered
         var out = start
         while out < end {
-            var n = min(end - out, Int(slot.frames - voices[p].position))
-            if voices[p].rampFramesLeft > 0 { n = min(n, Int(voices[p].rampFramesLeft)) }
-            let pos = Int(voices[p].position)
-            let gl = slot.isStereo ? voices[p].pan.stereoLeft : voices[p].pan.monoLeft
-            let gr = slot.isStereo ? voices[p].pan.stereoRight : voices[p].pan.monoRight
-            if voices[p].rampFramesLeft > 0 {
-                voices[p].level = Mixing.addRamped(left: slot.left + pos, right: slot.right + pos,
-                                                   into: left + out, right: right + out, count: n,
-                                                   origin: voices[p].rampOrigin, step: voices[p].levelStep,
-                                                   firstIndex: Int(voices[p].rampElapsed),
-                                                   panLeft: gl, panRight: gr)
-                voices[p].rampElapsed += Int32(n)
-                voices[p].rampFramesLeft -= Int32(n)
-                if voices[p].rampFramesLeft == 0 {
-                    voices[p].level = voices[p].levelTarget
-                    if voices[p].stopsAfterRamp {
-                        voices[p].stopsAfterRamp = false
-                        voices[p].isActive = false
-                        voices[p].position += Int64(n)
-                        emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n)))
+            var n = end - out
+            if v.pointee.rampFramesLeft > 0 { n = min(n, Int(v.pointee.rampFramesLeft)) }
+            // A metered voice is mixed into scratch memory first, so its own contribution can be
+            // measured, then added to the output.
+            if metered { n = min(n, scratchCapacity) }
+            let gl = slot.isStereo ? v.pointee.pan.stereoLeft : v.pointee.pan.monoLeft
+            let gr = slot.isStereo ? v.pointee.pan.stereoRight : v.pointee.pan.monoRight
+            let dl = metered ? scratchLeft : left + out
+            let dr = metered ? scratchRight : right + out
+            var advance: Int
+            if v.pointee.rate != 1 {
+                // Varispeed: up to `n` output frames, consuming source frames up to the end of the
+                // sound at most (then the loop logic below runs as usual).
+                if metered {
+                    dl.update(repeating: 0, count: n)
+                    dr.update(repeating: 0, count: n)
+                }
+                let produced = Mixing.addVarispeed(v, slot: slot, into: dl, right: dr, maxCount: n, panLeft: gl, panRight: gr)
+                n = produced.output
+                advance = produced.consumed
+            } else {
+                n = min(n, Int(slot.frames - v.pointee.position))
+                advance = n
+                if metered {
+                    dl.update(repeating: 0, count: n)
+                    dr.update(repeating: 0, count: n)
+                }
+                let pos = Int(v.pointee.position)
+                if v.pointee.rampFramesLeft > 0 {
+                    v.pointee.level = Mixing.addRamped(left: slot.left + pos, right: slot.right + pos,
+                                                       into: dl, right: dr, count: n,
+                                                       origin: v.pointee.rampOrigin, step: v.pointee.levelStep,
+                                                       firstIndex: Int(v.pointee.rampElapsed),
+                                                       panLeft: gl, panRight: gr)
+                } else {
+                    let level = v.pointee.level
+                    Mixing.add(left: slot.left + pos, right: slot.right + pos, into: dl, right: dr,
+                               count: n, gainLeft: level * gl, gainRight: level * gr)
+                }
+            }
+            if metered {
+                Metering.accumulate(v, left: dl, right: dr, count: n)
+                Mixing.add(left: dl, right: dr, into: left + out, right: right + out, count: n, gainLeft: 1, gainRight: 1)
+            }
+            if v.pointee.rampFramesLeft > 0 {
+                v.pointee.rampElapsed += Int32(n)
+                v.pointee.rampFramesLeft -= Int32(n)
+                if v.pointee.rampFramesLeft == 0 {
+                    v.pointee.level = v.pointee.levelTarget
+                    if v.pointee.stopsAfterRamp {
+                        v.pointee.stopsAfterRamp = false
+                        v.pointee.isActive = false
+                        v.pointee.position += Int64(advance)
+                        if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n))) }
                         return
                     }
                 }
-            } else {
-                let level = voices[p].level
-                Mixing.add(left: slot.left + pos, right: slot.right + pos, into: left + out, right: right + out,
-                           count: n, gainLeft: level * gl, gainRight: level * gr)
             }
-            voices[p].position += Int64(n)
+            v.pointee.position += Int64(advance)
             out += n
-            if voices[p].position == slot.frames {
+            if v.pointee.position >= slot.frames {
                 let wrapFrame = periodStart + Int64(out)
-                if voices[p].loopsRemaining != 0 {
-                    if voices[p].loopsRemaining > 0 { voices[p].loopsRemaining -= 1 }
-                    voices[p].position = 0
-                    emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(voices[p].loopsRemaining)))
+                if v.pointee.loopsRemaining != 0 {
+                    if v.pointee.loopsRemaining > 0 { v.pointee.loopsRemaining -= 1 }
+                    // Varispeed may step past the last frame: the overshoot carries into the loop.
+                    v.pointee.position -= slot.frames
+                    if v.pointee.position >= slot.frames { v.pointee.position = 0 }
+                    if p >= 0 { emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(v.pointee.loopsRemaining))) }
                 } else {
-                    voices[p].isActive = false
-                    emit(Event(kind: .finished, player: Int32(p), frame: wrapFrame))
+                    v.pointee.isActive = false
+                    if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: wrapFrame)) }
                     return
                 }
             }

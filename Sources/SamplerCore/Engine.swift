@@ -1,4 +1,5 @@
 import LockFree
+import RealModule
 import Synchronization
 
 /// The mixing engine: players, their voices, the sounds they play and the queues to and from the
@@ -15,6 +16,14 @@ public final class Engine: @unchecked Sendable {
     let events: SPSCRing<Event>
     let schedule: UnsafeCommandSchedule
     let voices: UnsafeMutablePointer<Voice>
+    /// Per player, a voice fading out after a declicked restart.
+    let tails: UnsafeMutablePointer<Voice>
+    /// Per player, what the render thread publishes (see `PlayerStatusField`).
+    let status: UnsafeMutablePointer<Atomic<Int64>>
+    /// Scratch memory for metered voices, `scratchCapacity` frames per channel.
+    let scratchLeft: UnsafeMutablePointer<Float>
+    let scratchRight: UnsafeMutablePointer<Float>
+    let scratchCapacity = 1024
     let sounds: UnsafeMutablePointer<SoundSlot>
     /// Sounds kept alive while the engine can play them. Control thread only.
     private var registered: [Sound] = []
@@ -35,12 +44,24 @@ public final class Engine: @unchecked Sendable {
         schedule = .allocate(capacity: configuration.scheduleCapacity)
         voices = .allocate(capacity: configuration.maxPlayers)
         voices.initialize(repeating: Voice(), count: configuration.maxPlayers)
+        tails = .allocate(capacity: configuration.maxPlayers)
+        tails.initialize(repeating: Voice(), count: configuration.maxPlayers)
+        let statusCount = configuration.maxPlayers * PlayerStatusField.stride
+        status = .allocate(capacity: statusCount)
+        for i in 0..<statusCount { (status + i).initialize(to: Atomic(0)) }
+        scratchLeft = .allocate(capacity: scratchCapacity)
+        scratchRight = .allocate(capacity: scratchCapacity)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
     }
 
     deinit {
         voices.deallocate()
+        tails.deallocate()
+        status.deinitialize(count: configuration.maxPlayers * PlayerStatusField.stride)
+        status.deallocate()
+        scratchLeft.deallocate()
+        scratchRight.deallocate()
         sounds.deallocate()
         schedule.deallocate()
     }
@@ -80,6 +101,38 @@ public final class Engine: @unchecked Sendable {
         while let event = events.pop() { body(event) }
     }
 
+    /// Where `player` is in its sound (frames) at the end of the last rendered period.
+    public func position(ofPlayer player: Int) -> Frame {
+        status[player * PlayerStatusField.stride + PlayerStatusField.position].load(ordering: .relaxed)
+    }
+
+    /// Whether `player` was sounding (started, not finished or stopped) at the end of the last
+    /// period; a paused player counts as sounding.
+    public func isActive(player: Int) -> Bool {
+        status[player * PlayerStatusField.stride + PlayerStatusField.flags].load(ordering: .relaxed) & 1 != 0
+    }
+
+    /// Whether `player` was paused at the end of the last period.
+    public func isPaused(player: Int) -> Bool {
+        status[player * PlayerStatusField.stride + PlayerStatusField.flags].load(ordering: .relaxed) & 2 != 0
+    }
+
+    /// The meters of `player` accumulated since the previous call (or since metering was turned
+    /// on), then starts a new accumulation. Metering must be on (`Command.setMetering`).
+    /// Control thread only.
+    public func takeMeters(ofPlayer player: Int) -> MeterReading {
+        let base = player * PlayerStatusField.stride
+        let frames = status[base + PlayerStatusField.meterFrames].load(ordering: .acquiring)
+        let reading = MeterReading(
+            peakLeft: Float(bitPattern: UInt32(truncatingIfNeeded: status[base + PlayerStatusField.peakLeft].load(ordering: .relaxed))),
+            peakRight: Float(bitPattern: UInt32(truncatingIfNeeded: status[base + PlayerStatusField.peakRight].load(ordering: .relaxed))),
+            sumOfSquaresLeft: Double(bitPattern: UInt64(bitPattern: status[base + PlayerStatusField.sumLeft].load(ordering: .relaxed))),
+            sumOfSquaresRight: Double(bitPattern: UInt64(bitPattern: status[base + PlayerStatusField.sumRight].load(ordering: .relaxed))),
+            frames: frames)
+        status[base + PlayerStatusField.meterReset].add(1, ordering: .releasing)
+        return reading
+    }
+
     /// The device frame just after the last rendered period: nothing before it can still change.
     public var renderedFrame: Frame { renderedFrameCounter.load(ordering: .acquiring) }
     /// The device frame of the first sample of the last rendered period.
@@ -104,5 +157,28 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
         switch self {
         case .tooManySounds(let n): "too many sounds (the engine holds at most \(n))"
         }
+    }
+}
+
+/// Levels one player produced over a stretch of periods.
+public struct MeterReading: Equatable, Sendable {
+    public var peakLeft: Float
+    public var peakRight: Float
+    public var sumOfSquaresLeft: Double
+    public var sumOfSquaresRight: Double
+    public var frames: Int64
+
+    /// Mean power of channel 0 or 1 in dBFS (-160 for silence, 0 for a full-scale square wave).
+    public func averagePower(channel: Int) -> Double {
+        let sum = channel == 0 ? sumOfSquaresLeft : sumOfSquaresRight
+        guard frames > 0, sum > 0 else { return -160 }
+        return max(-160, 10 * Double.log10(sum / Double(frames)))
+    }
+
+    /// Peak of channel 0 or 1 in dBFS (-160 for silence).
+    public func peakPower(channel: Int) -> Double {
+        let peak = Double(channel == 0 ? peakLeft : peakRight)
+        guard peak > 0 else { return -160 }
+        return max(-160, 20 * Double.log10(peak))
     }
 }

@@ -27,8 +27,19 @@ struct Voice: BitwiseCopyable {
     /// When set, the voice stops as soon as its gain ramp reaches its end (a stop with a fade).
     var stopsAfterRamp = false
     var pan: PanGains = .center
-    /// Peak and sum of squares of what this voice wrote since the meters were last read.
-    var peak: Float = 0
+    /// Playback speed (1 = as recorded); pitch follows speed. `fraction` is the position between
+    /// `position` and the next frame when the rate is not 1.
+    var rate: Double = 1
+    var fraction: Double = 0
+    /// Metering: when on, the render thread accumulates the peak and the sum of squares of what
+    /// this player contributes, per channel, and publishes them every period.
+    var isMetered = false
+    var meterPeakLeft: Float = 0
+    var meterPeakRight: Float = 0
+    var meterSumLeft: Double = 0
+    var meterSumRight: Double = 0
+    var meterFrames: Int64 = 0
+    var meterGeneration: Int64 = 0
 }
 
 /// Commands waiting for their frame, kept sorted by frame (stable for equal frames), in storage

@@ -34,6 +34,11 @@ import Testing
                 _ = engine.send(.setGain(player: 3, Gain(linear: 0.2), fadeFrames: 500, at: start + 17))
                 _ = engine.send(.stop(player: 5, at: start + 100, fadeFrames: 64))
                 _ = engine.send(.seek(player: 6, to: 10, at: start + 200))
+                // Varispeed, meters and declicked restarts take their own paths through the mixer.
+                _ = engine.send(.setRate(player: 7, 1.37, at: start + 30))
+                _ = engine.send(.setMetering(player: 8, period % 16 == 0))
+                _ = engine.send(.start(player: 9, sound: mono, at: start + 250, declickFrames: 64))
+                if period % 16 == 0 { _ = engine.takeMeters(ofPlayer: 8) }
             }
             MallocInterposerSwift.hook()
             engine.render(frameCount: 256, periodStart: start, left: left, right: right)
