@@ -13,6 +13,10 @@ public final class JACKClient: @unchecked Sendable {
     private let context: ProcessContext
     private var client: OpaquePointer?
     private let unmanagedContext: Unmanaged<ProcessContext>
+    let routeLog = RouteLog()
+
+    /// The open client handle, nil once closed.
+    var handle: OpaquePointer? { client }
 
     /// Opens a client on `serverName` (nil: `JACK_DEFAULT_SERVER` or the default server) and
     /// registers its output ports. Never starts a server. Throws `.serverNotRunning` if none answers.
@@ -58,6 +62,10 @@ public final class JACKClient: @unchecked Sendable {
         jack_set_xrun_callback(opened, xrunCallback, arg)
         jack_set_buffer_size_callback(opened, bufferSizeCallback, arg)
         jack_on_info_shutdown(opened, shutdownCallback, arg)
+        routeLog.client = opened
+        let logArg = Unmanaged.passUnretained(routeLog).toOpaque()
+        jack_set_port_connect_callback(opened, portConnectCallback, logArg)
+        jack_set_port_registration_callback(opened, portRegistrationCallback, logArg)
     }
 
     deinit { close() }
@@ -105,10 +113,7 @@ public final class JACKClient: @unchecked Sendable {
     /// clock the engine's periods are stamped with. Widened from JACK's 32-bit `jack_frame_time`.
     public func currentFrame() -> Frame {
         guard let client else { return engine.renderedFrame }
-        let raw = jack_frame_time(client)
-        if engine.periodCount == 0 { return Frame(raw) }
-        let last = engine.lastPeriodStart
-        return last + Frame(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: last)))
+        return widen(jack_frame_time(client))
     }
 
     /// The first frame no period has been rendered for yet: the earliest frame a command sent now
@@ -138,6 +143,7 @@ public final class JACKClient: @unchecked Sendable {
         if !isShutDown { jack_deactivate(c) }
         jack_client_close(c)
         context.client = nil
+        routeLog.client = nil
     }
 }
 

@@ -44,6 +44,8 @@ public struct Command: BitwiseCopyable, Sendable {
         case setMetering
         /// Stop every voice and forget every pending command (after a server change).
         case reset
+        /// Forget the player's commands still waiting for a later frame (rescheduling).
+        case cancelPending
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -167,13 +169,16 @@ public struct Event: BitwiseCopyable, Sendable, Equatable {
     /// The device-clock frame where it happened.
     public var frame: Frame
     public var value: Int64
+    /// The tag of the start command that began the voice this event is about.
+    public var tag: UInt32
 
     @_noLocks @_noAllocation
-    public init(kind: Kind, player: Int32, frame: Frame, value: Int64 = 0) {
+    public init(kind: Kind, player: Int32, frame: Frame, value: Int64 = 0, tag: UInt32 = 0) {
         self.kind = kind
         self.player = player
         self.frame = frame
         self.value = value
+        self.tag = tag
     }
 }
 

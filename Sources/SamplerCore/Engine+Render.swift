@@ -88,7 +88,7 @@ extension Engine {
         if case .stopAll = command.kind {
             for p in 0..<configuration.maxPlayers where voices[p].isActive {
                 voices[p].isActive = false
-                emit(Event(kind: .stopped, player: Int32(p), frame: frame))
+                emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
             }
             return
         }
@@ -98,6 +98,10 @@ extension Engine {
                 tails[p].isActive = false
             }
             while schedule.count > 0 { _ = schedule.removeFirst() }
+            return
+        }
+        if case .cancelPending = command.kind {
+            schedule.removeAll(forPlayer: command.player)
             return
         }
         let p = Int(command.player)
@@ -123,10 +127,11 @@ extension Engine {
             v.pointee.rampFramesLeft = 0
             v.pointee.stopsAfterRamp = false
             v.pointee.pan = command.pan
-            emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag)))
+            v.pointee.tag = command.tag
+            emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag), tag: command.tag))
             if command.frame != Command.immediately && frame > command.frame {
                 lateStartCounter.add(1, ordering: .relaxed)
-                emit(Event(kind: .lateStart, player: command.player, frame: frame, value: frame - command.frame))
+                emit(Event(kind: .lateStart, player: command.player, frame: frame, value: frame - command.frame, tag: command.tag))
             }
         case .stop:
             guard v.pointee.isActive else { return }
@@ -135,7 +140,7 @@ extension Engine {
                 v.pointee.stopsAfterRamp = true
             } else {
                 v.pointee.isActive = false
-                emit(Event(kind: .stopped, player: command.player, frame: frame))
+                emit(Event(kind: .stopped, player: command.player, frame: frame, tag: v.pointee.tag))
             }
         case .setGain:
             startRamp(v, to: command.level, frames: command.fadeFrames)
@@ -157,7 +162,7 @@ extension Engine {
             v.pointee.rate = command.rate
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .stopAll, .reset:
+        case .stopAll, .reset, .cancelPending:
             break
         }
     }
@@ -256,7 +261,7 @@ extension Engine {
                         v.pointee.stopsAfterRamp = false
                         v.pointee.isActive = false
                         v.pointee.position += Int64(advance)
-                        if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n))) }
+                        if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n), tag: v.pointee.tag)) }
                         return
                     }
                 }
@@ -270,10 +275,10 @@ extension Engine {
                     // Varispeed may step past the last frame: the overshoot carries into the loop.
                     v.pointee.position -= slot.frames
                     if v.pointee.position >= slot.frames { v.pointee.position = 0 }
-                    if p >= 0 { emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(v.pointee.loopsRemaining))) }
+                    if p >= 0 { emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(v.pointee.loopsRemaining), tag: v.pointee.tag)) }
                 } else {
                     v.pointee.isActive = false
-                    if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: wrapFrame)) }
+                    if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: wrapFrame, tag: v.pointee.tag)) }
                     return
                 }
             }

@@ -40,6 +40,8 @@ struct Voice: BitwiseCopyable {
     var meterSumRight: Double = 0
     var meterFrames: Int64 = 0
     var meterGeneration: Int64 = 0
+    /// The tag of the start command that began this voice, echoed in its events.
+    var tag: UInt32 = 0
 }
 
 /// Commands waiting for their frame, kept sorted by frame (stable for equal frames), in storage
@@ -86,6 +88,21 @@ struct UnsafeCommandSchedule {
     /// The frame of the earliest command; only valid when `count > 0`.
     var firstFrame: Frame {
         @_noLocks @_noAllocation get { storage[state[0]].frame }
+    }
+
+    /// Removes every command for `player`, keeping the others in order.
+    @_noLocks @_noAllocation
+    func removeAll(forPlayer player: Int32) {
+        let head = state[0], count = state[1]
+        var kept = 0
+        for i in 0..<count {
+            let command = storage[(head + i) % capacity]
+            if command.player != player {
+                storage[(head + kept) % capacity] = command
+                kept += 1
+            }
+        }
+        state[1] = kept
     }
 
     @_noLocks @_noAllocation

@@ -91,3 +91,16 @@ import Testing
         #expect(engine.position(ofPlayer: 3) == 54 && engine.isPaused(player: 3))
     }
 }
+
+@Suite struct CancelPendingTests {
+    @Test func cancelPendingForgetsOnlyThatPlayersFutureCommands() throws {
+        let engine = Engine()
+        let id = try engine.register(rampSound(frames: 5))
+        engine.send(.start(player: 0, sound: id, at: 500))
+        engine.send(.start(player: 1, sound: id, at: 600))
+        engine.send(.start(player: 0, sound: id, at: 700))
+        engine.send(Command(kind: .cancelPending, player: 0, frame: Command.immediately))
+        _ = renderBlocks(engine, periods: 10, blockSize: 100)
+        #expect(events(engine).filter { $0.kind == .started }.map(\.frame) == [600])
+    }
+}

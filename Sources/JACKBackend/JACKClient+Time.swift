@@ -1,0 +1,29 @@
+import CJACK
+import SamplerCore
+
+extension JACKClient {
+    /// JACK's clock now, in microseconds (`jack_get_time`): the host time of this backend.
+    public var hostTimeNow: UInt64 { jack_get_time() }
+
+    /// The device frame at host time `microseconds` (JACK's `jack_time_to_frames`, widened to
+    /// 64 bits around the current period).
+    public func frame(atHostTime microseconds: UInt64) -> Frame {
+        guard let client = handle else { return 0 }
+        return widen(jack_time_to_frames(client, microseconds))
+    }
+
+    /// The host time (microseconds on JACK's clock) of device frame `frame`
+    /// (`jack_frames_to_time`).
+    public func hostTime(atFrame frame: Frame) -> UInt64 {
+        guard let client = handle else { return 0 }
+        return jack_frames_to_time(client, UInt32(truncatingIfNeeded: frame))
+    }
+
+    /// Widens a 32-bit JACK frame time to the 64-bit device clock, taking the value nearest the
+    /// last rendered period.
+    func widen(_ raw: UInt32) -> Frame {
+        if engine.periodCount == 0 { return Frame(raw) }
+        let last = engine.lastPeriodStart
+        return last + Frame(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: last)))
+    }
+}

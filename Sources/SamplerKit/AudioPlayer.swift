@@ -1,0 +1,313 @@
+import Foundation
+import SamplerCore
+import SoundFiles
+
+/// Plays one sound, like AVAudioPlayer, with every start, seek and fade on an exact frame of the
+/// device clock.
+///
+/// Threads: control threads only (any of them; the session serializes calls). The delegate is
+/// called on the session's event thread.
+///
+/// `stop()` keeps the position, as AVAudioPlayer's does: a later `play()` resumes from there (set
+/// `currentTime = 0` to start over). A sound that plays to its end goes back to 0.
+public final class AudioPlayer: SessionMember, @unchecked Sendable {
+    public let session: AudioSession
+    /// The file the sound came from, if it came from a file.
+    public let url: URL?
+    /// The bytes the sound came from, if it came from memory.
+    public let data: Data?
+    /// The decoded sound (at the session's rate).
+    public let sound: Sound
+    public weak var delegate: AudioPlayerDelegate?
+
+    let player: Int
+    private var soundID: SoundID?
+    private let sourceRate: Double
+    private enum State { case stopped, playing, paused }
+    private var state = State.stopped
+    /// Position in frames while stopped or paused.
+    private var storedPosition: Frame = 0
+    /// Tag of the current start: events of earlier starts are ignored.
+    private var generation: UInt32 = 0
+    private var duckGain: Float = 1
+    private var meters: MeterReading?
+
+    /// Decodes the file at `path` (any format libsndfile reads) at the session's rate.
+    public convenience init(contentsOf path: String, session: AudioSession) throws {
+        let sound: Sound
+        do { sound = try SoundFileLoader(targetSampleRate: session.sampleRate).load(path: path) } catch { throw SamplerError("\(error)") }
+        let rate = (try? SoundFileLoader().load(path: path).sampleRate) ?? session.sampleRate
+        try self.init(sound: sound, session: session, url: URL(fileURLWithPath: path), data: nil, sourceRate: rate)
+    }
+
+    /// Decodes `data` (a whole file in memory; `fileTypeHint` like "wav" or "flac" helps
+    /// headerless data) at the session's rate.
+    public convenience init(data: Data, fileTypeHint: String? = nil, session: AudioSession) throws {
+        let sound: Sound
+        do {
+            sound = try SoundFileLoader(targetSampleRate: session.sampleRate).load(data: data, name: "data", typeHint: fileTypeHint)
+        } catch { throw SamplerError("\(error)") }
+        let rate = (try? SoundFileLoader().load(data: data, name: "data", typeHint: fileTypeHint).sampleRate) ?? session.sampleRate
+        try self.init(sound: sound, session: session, url: nil, data: data, sourceRate: rate)
+    }
+
+    /// Plays an already decoded sound (it should be at the session's rate).
+    public convenience init(sound: Sound, session: AudioSession) throws {
+        try self.init(sound: sound, session: session, url: nil, data: nil, sourceRate: sound.sampleRate)
+    }
+
+    private init(sound: Sound, session: AudioSession, url: URL?, data: Data?, sourceRate: Double) throws {
+        self.sound = sound
+        self.session = session
+        self.url = url
+        self.data = data
+        self.sourceRate = sourceRate
+        player = try session.allocatePlayer(for: PlaceholderMember())
+        session.lock.withLock { session.replaceMember(player, with: self) }
+    }
+
+    deinit { session.releasePlayer(player) }
+
+    // MARK: Properties
+
+    /// Length in seconds.
+    public var duration: Double { Double(sound.frameCount) / sound.sampleRate }
+    public var numberOfChannels: Int { sound.channelCount }
+    public var format: AudioFormat {
+        AudioFormat(sampleRate: sound.sampleRate, channelCount: sound.channelCount, frameCount: sound.frameCount,
+                    sourceSampleRate: sourceRate)
+    }
+    /// AVAudioPlayer's `settings`, as a dictionary.
+    public var settings: [String: Any] {
+        ["sampleRate": sound.sampleRate, "channels": sound.channelCount, "frames": sound.frameCount, "sourceSampleRate": sourceRate]
+    }
+
+    private var storedVolume: Float = 1
+    /// Linear volume 0…1 (values above 1 amplify). Setting it changes the level at once (on the
+    /// earliest frame possible); `setVolume(_:fadeDuration:)` ramps.
+    public var volume: Float {
+        get { session.lock.withLock { storedVolume } }
+        set { setVolume(newValue, fadeDuration: 0) }
+    }
+
+    /// Pan -1 (left) … 1 (right).
+    public var pan: Float = 0 {
+        didSet { session.send(.setPan(player: player, pan, at: session.earliestStartFrame)) }
+    }
+
+    /// 0 = play once, N = N extra repeats, -1 = forever (AVAudioPlayer's meaning). Changing it
+    /// while playing applies to the repeats still to come.
+    public var numberOfLoops: Int = 0 {
+        didSet { if state != .stopped { session.send(.setLoops(player: player, numberOfLoops)) } }
+    }
+
+    /// Must be set before `play()` for `rate` to apply (as AVAudioPlayer).
+    public var enableRate = false
+    /// Playback speed 0.5…2 (pitch follows speed), interpolated.
+    public var rate: Float = 1 {
+        didSet {
+            rate = min(2, max(0.5, rate))
+            if enableRate { session.send(.setRate(player: player, Double(rate), at: session.earliestStartFrame)) }
+        }
+    }
+
+    /// Whether the player is playing (started and not paused, stopped or finished).
+    public var isPlaying: Bool { session.lock.withLock { state == .playing } }
+
+    /// The device clock in seconds (as AVAudioPlayer's `deviceCurrentTime`).
+    public var deviceCurrentTime: Double { session.deviceCurrentTime }
+
+    // MARK: Transport
+
+    /// Decodes and registers the sound so `play()` has nothing left to do. Returns true.
+    @discardableResult
+    public func prepareToPlay() -> Bool {
+        session.lock.withLock {
+            if soundID == nil { soundID = try? session.register(sound) }
+            return soundID != nil
+        }
+    }
+
+    /// Plays as soon as possible (on the earliest frame a command can reach).
+    @discardableResult
+    public func play() -> Bool { play(atFrame: session.earliestStartFrame) }
+
+    /// Plays at device time `time` seconds (compare `deviceCurrentTime`).
+    @discardableResult
+    public func play(atTime time: Double) -> Bool {
+        play(atFrame: Frame((time * session.sampleRate).rounded()))
+    }
+
+    /// Plays from device frame `frame` exactly. A frame already past plays at once (reported late).
+    @discardableResult
+    public func play(atFrame frame: Frame) -> Bool {
+        guard prepareToPlay() else { return false }
+        return session.lock.withLock {
+            switch state {
+            case .playing:
+                return true
+            case .paused:
+                session.send(Command(kind: .resume, player: Int32(player), frame: frame))
+            case .stopped:
+                generation &+= 1
+                session.send(.start(player: player, sound: soundID!, at: frame, from: storedPosition, loops: numberOfLoops,
+                                    gain: Gain(linear: storedVolume * duckGain), pan: PanGains(pan: pan),
+                                    rate: enableRate ? Double(rate) : 1, tag: generation))
+            }
+            state = .playing
+            return true
+        }
+    }
+
+    /// Pauses on the earliest frame possible, keeping the position; `play()` resumes.
+    public func pause() {
+        session.lock.withLock {
+            guard state == .playing else { return }
+            let at = session.earliestStartFrame
+            session.send(Command(kind: .pause, player: Int32(player), frame: at))
+            state = .paused
+        }
+    }
+
+    /// Stops, keeping the position (AVAudioPlayer semantics): `play()` continues from it.
+    public func stop() {
+        session.lock.withLock {
+            guard state != .stopped else { return }
+            let at = session.earliestStartFrame
+            // The position is read back once the stop frame has been rendered.
+            session.send(.stop(player: player, at: at))
+            waitUntilRendered(at)
+            storedPosition = session.engine.position(ofPlayer: player)
+            generation &+= 1
+            state = .stopped
+        }
+    }
+
+    /// Position in seconds. Setting it while playing seeks on the earliest frame possible.
+    public var currentTime: Double {
+        get {
+            session.lock.withLock {
+                let frames = state == .stopped ? storedPosition : session.engine.position(ofPlayer: player)
+                return Double(frames) / sound.sampleRate
+            }
+        }
+        set {
+            let frame = min(max(0, Frame((newValue * sound.sampleRate).rounded())), Frame(sound.frameCount - 1))
+            seek(toFrame: frame, at: nil)
+        }
+    }
+
+    /// Moves to `position` (frames in the sound) on device frame `frame` (nil: the earliest).
+    /// Returns the device frame where the jump happens.
+    @discardableResult
+    public func seek(toFrame position: Frame, at frame: Frame?) -> Frame {
+        session.lock.withLock {
+            let at = frame ?? session.earliestStartFrame
+            if state == .stopped {
+                storedPosition = position
+            } else {
+                session.send(.seek(player: player, to: position, at: at))
+            }
+            return at
+        }
+    }
+
+    /// Ramps the volume to `volume` over `fadeDuration` seconds, sample by sample, starting on
+    /// the earliest frame possible.
+    public func setVolume(_ volume: Float, fadeDuration: Double) {
+        session.lock.withLock {
+            storedVolume = max(0, volume)
+            let frames = Int((fadeDuration * session.sampleRate).rounded())
+            session.send(.setGain(player: player, Gain(linear: volume * duckGain), fadeFrames: frames, at: session.earliestStartFrame))
+        }
+    }
+
+    /// Ramps the volume over exactly `fadeFrames` frames from device frame `frame`.
+    public func setVolume(_ volume: Float, fadeFrames: Int, at frame: Frame) {
+        session.lock.withLock {
+            storedVolume = max(0, volume)
+            session.send(.setGain(player: player, Gain(linear: volume * duckGain), fadeFrames: fadeFrames, at: frame))
+        }
+    }
+
+    // MARK: Metering
+
+    /// Metering costs a little on the render thread; off by default.
+    public var isMeteringEnabled = false {
+        didSet { session.send(.setMetering(player: player, isMeteringEnabled)) }
+    }
+
+    /// Takes the levels since the previous call (as AVAudioPlayer's `updateMeters`).
+    public func updateMeters() {
+        guard isMeteringEnabled else { return }
+        meters = session.engine.takeMeters(ofPlayer: player)
+    }
+
+    /// Mean power of channel 0 (left) or 1 (right) over the last `updateMeters` interval, dBFS.
+    public func averagePower(forChannel channel: Int) -> Float {
+        Float(meters?.averagePower(channel: channel) ?? -160)
+    }
+
+    /// Peak of channel 0 or 1 over the last `updateMeters` interval, dBFS.
+    public func peakPower(forChannel channel: Int) -> Float {
+        Float(meters?.peakPower(channel: channel) ?? -160)
+    }
+
+    // MARK: Ducking
+
+    /// Lowers (or restores) this player's level for ducking, over `fadeFrames`. Control side.
+    func setDuck(_ gain: Float, fadeFrames: Int) {
+        duckGain = gain
+        if state == .playing {
+            session.send(.setGain(player: player, Gain(linear: storedVolume * duckGain), fadeFrames: fadeFrames, at: session.earliestStartFrame))
+        }
+    }
+
+    private func waitUntilRendered(_ frame: Frame) {
+        let deadline = Date().addingTimeInterval(1)
+        while session.engine.renderedFrame <= frame && !session.isInterrupted && Date() < deadline { usleep(500) }
+    }
+
+    // MARK: SessionMember
+
+    func handle(_ event: Event, session: AudioSession) -> [() -> Void] {
+        guard event.tag == generation else { return [] }
+        switch event.kind {
+        case .finished:
+            state = .stopped
+            storedPosition = 0
+            generation &+= 1
+            if let delegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
+        default:
+            break
+        }
+        return []
+    }
+
+    func tick(session: AudioSession) -> [() -> Void] { [] }
+
+    func interruptionBegan(session: AudioSession) -> [() -> Void] {
+        var calls: [() -> Void] = []
+        if state != .stopped {
+            storedPosition = session.engine.position(ofPlayer: player)
+            state = .stopped
+            generation &+= 1
+            if let delegate { calls.append { delegate.audioPlayerDidFinishPlaying(self, successfully: false) } }
+        }
+        if let delegate { calls.append { delegate.audioPlayerBeginInterruption(self) } }
+        return calls
+    }
+
+    func interruptionEnded(session: AudioSession) -> [() -> Void] {
+        if let delegate { return [{ delegate.audioPlayerEndInterruption(self) }] }
+        return []
+    }
+}
+
+/// Holds a player slot while its owner is being initialized.
+final class PlaceholderMember: SessionMember {
+    func handle(_ event: Event, session: AudioSession) -> [() -> Void] { [] }
+    func tick(session: AudioSession) -> [() -> Void] { [] }
+    func interruptionBegan(session: AudioSession) -> [() -> Void] { [] }
+    func interruptionEnded(session: AudioSession) -> [() -> Void] { [] }
+}

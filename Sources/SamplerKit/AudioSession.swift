@@ -1,0 +1,224 @@
+import Foundation
+import JACKBackend
+import SamplerCore
+import Synchronization
+
+/// Something on a session that owns engine players and hears about their events.
+/// Methods are called on the session's event thread with the session lock held; they return the
+/// user callbacks to run once the lock is released.
+protocol SessionMember: AnyObject {
+    func handle(_ event: Event, session: AudioSession) -> [() -> Void]
+    func tick(session: AudioSession) -> [() -> Void]
+    func interruptionBegan(session: AudioSession) -> [() -> Void]
+    func interruptionEnded(session: AudioSession) -> [() -> Void]
+}
+
+/// The audio session: one engine played through one JACK client, plus the event thread that
+/// delivers what the render thread reports to players and to user callbacks.
+///
+/// Threads: every method may be called from any control thread (a lock serializes them).
+/// User callbacks (delegates, completion handlers, `onInterruption…`, `onRouteChange`) run on the
+/// session's event thread, never on the real-time thread. Other JACK clients keep playing
+/// alongside: a JACK client never silences others.
+public final class AudioSession: @unchecked Sendable {
+    public struct Configuration: Sendable {
+        /// JACK client name.
+        public var name = "sampler"
+        /// JACK server name (nil: `JACK_DEFAULT_SERVER` or the default server).
+        public var serverName: String?
+        /// Players the engine holds (each AudioPlayer or PlayerNode takes one).
+        public var maxPlayers = 64
+        /// Output connections: nil = the first two physical playback ports, [] = none.
+        /// Wanted connections are made again when their ports come back.
+        public var connections: [String]?
+        /// When the server goes away, keep trying to reach one again and resume on it.
+        public var reconnect = false
+        /// Seconds between reconnection attempts.
+        public var reconnectInterval = 0.25
+        public init() {}
+    }
+
+    public let configuration: Configuration
+    public let engine: Engine
+    let lock = NSRecursiveLock()
+    private(set) var client: JACKClient?
+    private struct WeakMember { weak var value: SessionMember? }
+    /// Held weakly: a player that goes away frees its slot in its deinit.
+    private var members: [Int: WeakMember] = [:]
+    private var liveMembers: [SessionMember] { members.values.compactMap(\.value) }
+    private var freePlayers: [Int]
+    private var eventThread: Thread?
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
+    private var lastReconnectAttempt = Date.distantPast
+    private var wantedConnections: [String] = []
+
+    /// Called when the server goes away or throws the client out (players stop, reporting
+    /// `successfully: false`). On the event thread.
+    public var onInterruptionBegan: (() -> Void)?
+    /// Called when a server is reached again (with `reconnect`); the device clock starts afresh.
+    public var onInterruptionEnded: (() -> Void)?
+    /// Called for every connection made or broken on the server, by anyone.
+    public var onRouteChange: ((RouteChange) -> Void)?
+    /// True between an interruption and its end.
+    public private(set) var isInterrupted = false
+
+    /// Opens the JACK client, activates it and makes the output connections.
+    public init(configuration: Configuration = .init()) throws {
+        self.configuration = configuration
+        engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers))
+        freePlayers = Array((0..<configuration.maxPlayers).reversed())
+        try open()
+        let thread = Thread { [weak self] in self?.eventLoop() }
+        thread.name = "sampler.session.events"
+        eventThread = thread
+        thread.start()
+    }
+
+    deinit { close() }
+
+    private func open() throws {
+        let c = try JACKClient(name: configuration.name, serverName: configuration.serverName, engine: engine)
+        let periodsBefore = engine.periodCount
+        if periodsBefore > 0 {
+            // Reconnecting: a fresh device clock, so nothing scheduled on the old one may fire.
+            _ = engine.send(Command(kind: .reset, player: 0, frame: Command.immediately))
+        }
+        try c.activate()
+        let ports: [String]
+        if let wanted = configuration.connections {
+            ports = wanted
+        } else {
+            ports = Array(c.physicalPlaybackPorts().prefix(2))
+        }
+        wantedConnections = ports
+        if !ports.isEmpty { try c.connectOutputs(to: ports) }
+        // The device clock runs once the first period has been rendered.
+        let deadline = Date().addingTimeInterval(5)
+        while engine.periodCount <= periodsBefore {
+            if Date() > deadline || c.isShutDown { break }
+            usleep(1_000)
+        }
+        client = c
+    }
+
+    /// Stops the event thread and closes the client. Idempotent.
+    public func close() {
+        guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
+        if eventThread != nil { finished.wait() }
+        lock.lock()
+        client?.close()
+        client = nil
+        lock.unlock()
+    }
+
+    // MARK: Time
+
+    /// Frames per second of the device clock.
+    public var sampleRate: Double { lock.withLock { client?.sampleRate ?? 0 } }
+    /// Frames per JACK period.
+    public var bufferSize: Int { lock.withLock { client?.bufferSize ?? 0 } }
+
+    /// The device clock now, in frames (AVAudioPlayer's `deviceCurrentTime`, in frames).
+    public var deviceCurrentFrame: Frame { lock.withLock { client?.currentFrame() ?? engine.renderedFrame } }
+    /// The device clock now, in seconds.
+    public var deviceCurrentTime: Double {
+        let rate = sampleRate
+        return rate > 0 ? Double(deviceCurrentFrame) / rate : 0
+    }
+
+    /// The earliest frame a command sent now is sure to reach before its period begins.
+    public var earliestStartFrame: Frame { engine.renderedFrame + Frame(max(bufferSize, 1)) }
+
+    /// The frame `time` stands for: its sample time, else its host time converted, else (neither
+    /// valid) the earliest start frame.
+    public func frame(for time: AudioTime?) -> Frame {
+        guard let time else { return earliestStartFrame }
+        if let s = time.sampleTime { return s }
+        if let h = time.hostTime { return lock.withLock { client?.frame(atHostTime: h) } ?? earliestStartFrame }
+        return earliestStartFrame
+    }
+
+    /// The host time (microseconds on JACK's clock) of device frame `frame`.
+    public func hostTime(forFrame frame: Frame) -> UInt64 { lock.withLock { client?.hostTime(atFrame: frame) ?? 0 } }
+
+    /// JACK's clock now, in microseconds.
+    public var hostTimeNow: UInt64 { lock.withLock { client?.hostTimeNow ?? 0 } }
+
+    /// The output ports' playback latency in frames (the largest of JACK's range).
+    public var outputLatencyFrames: Int { lock.withLock { client?.playbackLatency.max ?? 0 } }
+
+    /// The device time of the last rendered period's first frame.
+    public var lastRenderTime: AudioTime { AudioTime(sampleTime: engine.lastPeriodStart, atRate: sampleRate) }
+
+    // MARK: Members
+
+    func allocatePlayer(for member: SessionMember) throws -> Int {
+        try lock.withLock {
+            guard let p = freePlayers.popLast() else {
+                throw SamplerError("the session has no free player (it holds \(configuration.maxPlayers); raise maxPlayers)")
+            }
+            members[p] = WeakMember(value: member)
+            return p
+        }
+    }
+
+    func replaceMember(_ p: Int, with member: SessionMember) {
+        members[p] = WeakMember(value: member)
+    }
+
+    func releasePlayer(_ p: Int) {
+        lock.withLock {
+            members[p] = nil
+            _ = engine.send(.stop(player: p))
+            freePlayers.append(p)
+        }
+    }
+
+    /// Sends `command` to the render thread; false when the queue is full.
+    @discardableResult
+    func send(_ command: Command) -> Bool { lock.withLock { engine.send(command) } }
+
+    func register(_ sound: Sound) throws -> SoundID { try lock.withLock { try engine.register(sound) } }
+
+    // MARK: Event thread
+
+    private func eventLoop() {
+        while running.load(ordering: .acquiring) {
+            var callbacks: [() -> Void] = []
+            lock.lock()
+            engine.drainEvents { event in
+                if let member = members[Int(event.player)]?.value { callbacks += member.handle(event, session: self) }
+            }
+            for member in liveMembers { callbacks += member.tick(session: self) }
+            if let c = client {
+                for change in c.takeRouteChanges() {
+                    if let handler = onRouteChange { callbacks.append { handler(change) } }
+                }
+                let appeared = Set(c.takeRegisteredPorts())
+                if !wantedConnections.isEmpty && !appeared.isDisjoint(with: wantedConnections) {
+                    try? c.connectOutputs(to: wantedConnections)
+                }
+                if c.isShutDown && !isInterrupted {
+                    isInterrupted = true
+                    for member in liveMembers { callbacks += member.interruptionBegan(session: self) }
+                    if let handler = onInterruptionBegan { callbacks.append(handler) }
+                    c.close()
+                    client = nil
+                }
+            }
+            if isInterrupted && configuration.reconnect && Date().timeIntervalSince(lastReconnectAttempt) > configuration.reconnectInterval {
+                lastReconnectAttempt = Date()
+                if (try? open()) != nil {
+                    isInterrupted = false
+                    for member in liveMembers { callbacks += member.interruptionEnded(session: self) }
+                    if let handler = onInterruptionEnded { callbacks.append(handler) }
+                }
+            }
+            lock.unlock()
+            for callback in callbacks { callback() }
+            usleep(2_000)  // the event thread's tick: it polls the lock-free event queue
+        }
+        finished.signal()
+    }
+}

@@ -1,0 +1,261 @@
+import Foundation
+import SamplerCore
+
+/// Schedules buffers, segments and files on a timeline, like AVAudioPlayerNode, with every item
+/// starting on an exact frame: back-to-back items join with no gap and no overlap.
+///
+/// Two timelines: the node (device) timeline is the device clock; the player timeline counts
+/// frames from `play()`, stands still while paused, and goes back to 0 on `stop()`. Sample times
+/// given to `schedule…(at:)` are player-timeline times; host times are converted through the
+/// device clock.
+///
+/// Threads: control threads only (the session serializes calls). Completion handlers run on the
+/// session's event thread, once each.
+public final class PlayerNode: SessionMember, @unchecked Sendable {
+    public let session: AudioSession
+    /// The most items that can wait in the schedule at once.
+    public let scheduleCapacity: Int
+    let player: Int
+
+    private struct Item {
+        var sound: SoundID
+        var frames: Int64
+        var loops: Bool
+        /// Start on the player timeline.
+        var playerStart: Int64
+        var callbackType: CompletionCallbackType
+        var handler: (() -> Void)?
+        var tag: UInt32
+        var sent = false
+        /// Device frame of its end, once known (it has been sent and does not loop).
+        var deviceEnd: Frame?
+        var consumed = false
+    }
+    private var items: [Item] = []
+    private var nextTag: UInt32 = 1
+    /// Device frame of player-timeline frame 0, while playing or paused.
+    private var playerOrigin: Frame?
+    private var pausedAt: Frame?
+    /// Player-timeline frame where the last scheduled item ends (where a nil-time item starts).
+    private var scheduleEnd: Int64 = 0
+
+    /// A node with its own player slot in `session`.
+    public init(session: AudioSession, scheduleCapacity: Int = 256) throws {
+        self.session = session
+        self.scheduleCapacity = scheduleCapacity
+        player = try session.allocatePlayer(for: PlaceholderMember())
+        items.reserveCapacity(scheduleCapacity)
+        session.lock.withLock { session.replaceMember(player, with: self) }
+    }
+
+    deinit { session.releasePlayer(player) }
+
+    /// Whether the node is playing (not stopped, not paused).
+    public var isPlaying: Bool { session.lock.withLock { playerOrigin != nil && pausedAt == nil } }
+
+    /// The device time of the last rendered period.
+    public var lastRenderTime: AudioTime { session.lastRenderTime }
+
+    /// The output's playback latency in seconds (JACK's port latency).
+    public var latency: Double { Double(session.outputLatencyFrames) / max(session.sampleRate, 1) }
+    /// Same as `latency` here: the time from render to the port's output.
+    public var outputPresentationLatency: Double { latency }
+
+    // MARK: Scheduling
+
+    /// Schedules `buffer` at `when` (player-timeline sample time or host time; nil: right after
+    /// what is already scheduled). Throws when the schedule is full.
+    public func scheduleBuffer(_ buffer: Sound, at when: AudioTime? = nil, options: BufferOptions = [],
+                               completionCallbackType: CompletionCallbackType = .dataConsumed,
+                               completionHandler: (() -> Void)? = nil) throws {
+        let id = try session.register(buffer)
+        var callbacks: [() -> Void] = []
+        try session.lock.withLock {
+            guard items.filter({ !$0.consumed }).count < scheduleCapacity else {
+                throw SamplerError("the player node's schedule is full (\(scheduleCapacity) items)")
+            }
+            items.removeAll { $0.consumed }
+            var start: Int64
+            if let when { start = playerFrame(for: when) } else { start = scheduleEnd }
+            if options.contains(.interrupts) || options.contains(.interruptsAtLoop) {
+                let now = currentPlayerFrame(earliest: true)
+                if when == nil { start = now }
+                if options.contains(.interruptsAtLoop), let looping = items.last(where: { $0.loops && $0.sent }) {
+                    // The end of the loop pass under way at the earliest frame possible.
+                    let passes = max(1, (now - looping.playerStart + looping.frames - 1) / looping.frames)
+                    start = looping.playerStart + passes * looping.frames
+                }
+                // Everything not yet finished is replaced: its handler runs now (consumed).
+                session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+                for i in items.indices where !items[i].consumed {
+                    items[i].consumed = true
+                    if let h = items[i].handler { callbacks.append(h) }
+                }
+                items.removeAll { $0.consumed }
+                if playerOrigin != nil && pausedAt == nil { resendAll() }
+            }
+            let item = Item(sound: id, frames: Int64(buffer.frameCount), loops: options.contains(.loops), playerStart: start,
+                            callbackType: completionCallbackType, handler: completionHandler, tag: nextTag)
+            nextTag &+= 1
+            items.append(item)
+            scheduleEnd = item.loops ? Int64.max / 4 : start + item.frames
+            if playerOrigin != nil && pausedAt == nil { send(index: items.count - 1) }
+        }
+        callbacks.forEach { $0() }
+    }
+
+    /// Schedules frames `startingFrame ..< startingFrame + frameCount` of `file`.
+    public func scheduleSegment(_ file: Sound, startingFrame: Int64, frameCount: Int, at when: AudioTime? = nil,
+                                completionCallbackType: CompletionCallbackType = .dataConsumed,
+                                completionHandler: (() -> Void)? = nil) throws {
+        let start = Int(max(0, min(startingFrame, Int64(file.frameCount - 1))))
+        let count = max(1, min(frameCount, file.frameCount - start))
+        var channels: [[Float]] = []
+        for c in 0..<file.channelCount {
+            let p = c == 0 ? file.left : file.right
+            channels.append(Array(UnsafeBufferPointer(start: p + start, count: count)))
+        }
+        let segment = try Sound(channels: channels, sampleRate: file.sampleRate)
+        try scheduleBuffer(segment, at: when, completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+    }
+
+    /// Schedules the whole of `file`.
+    public func scheduleFile(_ file: Sound, at when: AudioTime? = nil,
+                             completionCallbackType: CompletionCallbackType = .dataConsumed,
+                             completionHandler: (() -> Void)? = nil) throws {
+        try scheduleBuffer(file, at: when, completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+    }
+
+    // MARK: Transport
+
+    /// Nothing to do: buffers are in memory already. Kept for AVAudioPlayerNode parity.
+    public func prepare(withFrameCount frameCount: Int) {}
+
+    /// Starts (or resumes) the player timeline at `when` (nil: the earliest frame possible).
+    public func play(at when: AudioTime? = nil) {
+        session.lock.withLock {
+            let at = session.frame(for: when)
+            if let paused = pausedAt, let origin = playerOrigin {
+                playerOrigin = origin + (at - paused)
+                pausedAt = nil
+                session.send(Command(kind: .resume, player: Int32(player), frame: at))
+                for i in items.indices where !items[i].consumed && items[i].sent {
+                    items[i].deviceEnd = items[i].loops ? nil : playerOrigin! + items[i].playerStart + items[i].frames
+                }
+                resendPending(from: at)
+                return
+            }
+            guard playerOrigin == nil else { return }
+            playerOrigin = at
+            resendAll()
+        }
+    }
+
+    /// Pauses at the earliest frame possible; the player timeline stands still until `play()`.
+    public func pause() {
+        session.lock.withLock {
+            guard playerOrigin != nil, pausedAt == nil else { return }
+            let at = session.earliestStartFrame
+            pausedAt = at
+            session.send(Command(kind: .pause, player: Int32(player), frame: at))
+            // Items that had not started by then are sent again, shifted, on resume.
+            session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+            for i in items.indices where items[i].sent && playerOrigin! + items[i].playerStart >= at {
+                items[i].sent = false
+            }
+        }
+    }
+
+    /// Stops, forgets everything scheduled (running each item's completion handler) and resets
+    /// the player timeline to 0.
+    public func stop() {
+        var callbacks: [() -> Void] = []
+        session.lock.withLock {
+            session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+            session.send(.stop(player: player))
+            for item in items where !item.consumed { if let h = item.handler { callbacks.append(h) } }
+            items.removeAll()
+            playerOrigin = nil
+            pausedAt = nil
+            scheduleEnd = 0
+        }
+        callbacks.forEach { $0() }
+    }
+
+    // MARK: Timelines
+
+    /// The player-timeline time of node (device) time `nodeTime`, or nil when not playing.
+    public func playerTime(forNodeTime nodeTime: AudioTime) -> AudioTime? {
+        session.lock.withLock {
+            guard let origin = playerOrigin else { return nil }
+            let device = pausedAt.map { min($0, session.frame(for: nodeTime)) } ?? session.frame(for: nodeTime)
+            return AudioTime(sampleTime: device - origin, atRate: session.sampleRate)
+        }
+    }
+
+    /// The node (device) time of player-timeline time `playerTime`, or nil when not playing.
+    public func nodeTime(forPlayerTime playerTime: AudioTime) -> AudioTime? {
+        session.lock.withLock {
+            guard let origin = playerOrigin, let s = playerTime.sampleTime else { return nil }
+            return AudioTime(sampleTime: origin + s, atRate: session.sampleRate)
+        }
+    }
+
+    // MARK: Internals (session lock held)
+
+    private func playerFrame(for time: AudioTime) -> Int64 {
+        if let s = time.sampleTime { return s }
+        let device = session.frame(for: time)
+        return device - (playerOrigin ?? session.earliestStartFrame)
+    }
+
+    private func currentPlayerFrame(earliest: Bool) -> Int64 {
+        guard let origin = playerOrigin else { return 0 }
+        return (pausedAt ?? session.earliestStartFrame) - origin
+    }
+
+    private func resendAll() {
+        for i in items.indices where !items[i].consumed { send(index: i) }
+    }
+
+    private func resendPending(from frame: Frame) {
+        for i in items.indices where !items[i].consumed && !items[i].sent { send(index: i) }
+    }
+
+    private func send(index i: Int) {
+        guard let origin = playerOrigin else { return }
+        let item = items[i]
+        let at = origin + item.playerStart
+        session.send(.start(player: player, sound: item.sound, at: at, loops: item.loops ? -1 : 0, tag: item.tag))
+        items[i].sent = true
+        items[i].deviceEnd = item.loops ? nil : at + item.frames
+    }
+
+    func handle(_ event: Event, session: AudioSession) -> [() -> Void] { [] }
+
+    func tick(session: AudioSession) -> [() -> Void] {
+        guard playerOrigin != nil, pausedAt == nil else { return [] }
+        var callbacks: [() -> Void] = []
+        let rendered = session.engine.renderedFrame
+        var heard: Frame?
+        for i in items.indices where !items[i].consumed {
+            guard let end = items[i].deviceEnd else { continue }
+            let done: Bool
+            switch items[i].callbackType {
+            case .dataConsumed, .dataRendered:
+                done = rendered >= end
+            case .dataPlayedBack:
+                if heard == nil { heard = session.deviceCurrentFrame - Frame(session.outputLatencyFrames) }
+                done = rendered >= end && heard! >= end
+            }
+            if done {
+                items[i].consumed = true
+                if let h = items[i].handler { callbacks.append(h) }
+            }
+        }
+        return callbacks
+    }
+
+    func interruptionBegan(session: AudioSession) -> [() -> Void] { [] }
+    func interruptionEnded(session: AudioSession) -> [() -> Void] { [] }
+}
