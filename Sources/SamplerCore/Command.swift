@@ -42,9 +42,11 @@ public struct Command: BitwiseCopyable, Sendable {
         case setRate
         /// Turn the player's meters on (`loops` = 1) or off (0).
         case setMetering
-        /// Stop every voice and forget every pending command (after a server change).
+        /// Stop every voice and forget every pending command (after a server change). Acts when
+        /// the render thread receives it, whatever its frame.
         case reset
-        /// Forget the player's commands still waiting for a later frame (rescheduling).
+        /// Forget the player's commands sent before this one that are still waiting for their
+        /// frame (rescheduling). Acts when the render thread receives it, whatever its frame.
         case cancelPending
     }
 

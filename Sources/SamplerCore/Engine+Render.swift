@@ -37,6 +37,19 @@ extension Engine {
     @_noLocks @_noAllocation
     private func drainCommands() {
         while let command = commands.pop() {
+            // Cancels act when they arrive, on what was sent before them, not on their frame.
+            if case .cancelPending = command.kind {
+                schedule.removeAll(forPlayer: command.player)
+                continue
+            }
+            if case .reset = command.kind {
+                while schedule.count > 0 { _ = schedule.removeFirst() }
+                for p in 0..<configuration.maxPlayers {
+                    voices[p].isActive = false
+                    tails[p].isActive = false
+                }
+                continue
+            }
             if !schedule.insert(command) {
                 droppedCommandCounter.add(1, ordering: .relaxed)
                 emit(Event(kind: .commandDropped, player: command.player, frame: renderedFrameCounter.load(ordering: .relaxed), value: command.frame))
@@ -90,18 +103,6 @@ extension Engine {
                 voices[p].isActive = false
                 emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
             }
-            return
-        }
-        if case .reset = command.kind {
-            for p in 0..<configuration.maxPlayers {
-                voices[p].isActive = false
-                tails[p].isActive = false
-            }
-            while schedule.count > 0 { _ = schedule.removeFirst() }
-            return
-        }
-        if case .cancelPending = command.kind {
-            schedule.removeAll(forPlayer: command.player)
             return
         }
         let p = Int(command.player)

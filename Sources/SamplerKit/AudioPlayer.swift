@@ -159,17 +159,21 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         }
     }
 
-    /// Pauses on the earliest frame possible, keeping the position; `play()` resumes.
+    /// Pauses on the earliest frame possible, keeping the position; `play()` resumes. Returns
+    /// once that frame has been rendered (within about two periods).
     public func pause() {
         session.lock.withLock {
             guard state == .playing else { return }
             let at = session.earliestStartFrame
             session.send(Command(kind: .pause, player: Int32(player), frame: at))
+            // Returns once the pause has happened, so `currentTime` is where it stopped.
+            waitUntilRendered(at)
             state = .paused
         }
     }
 
-    /// Stops, keeping the position (AVAudioPlayer semantics): `play()` continues from it.
+    /// Stops, keeping the position (AVAudioPlayer semantics): `play()` continues from it. Returns
+    /// once the stop has been rendered (within about two periods).
     public func stop() {
         session.lock.withLock {
             guard state != .stopped else { return }

@@ -157,9 +157,10 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
             guard playerOrigin != nil, pausedAt == nil else { return }
             let at = session.earliestStartFrame
             pausedAt = at
-            session.send(Command(kind: .pause, player: Int32(player), frame: at))
-            // Items that had not started by then are sent again, shifted, on resume.
+            // Items that had not started by then are sent again, shifted, on resume. (Cancel
+            // first: the cancel would also remove the pause.)
             session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+            session.send(Command(kind: .pause, player: Int32(player), frame: at))
             for i in items.indices where items[i].sent && playerOrigin! + items[i].playerStart >= at {
                 items[i].sent = false
             }

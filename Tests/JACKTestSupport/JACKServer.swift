@@ -9,20 +9,20 @@ public final class JACKServer: @unchecked Sendable {
     private let process = Process()
     private static let counter = LockedCounter()
 
-    public init(period: Int, sampleRate: Int = 48000) throws {
-        name = "sampler-test-\(getpid())-\(JACKServer.counter.next())"
+    public init(period: Int, sampleRate: Int = 48000, name: String? = nil) throws {
+        self.name = name ?? "sampler-test-\(getpid())-\(JACKServer.counter.next())"
         self.sampleRate = sampleRate
         self.period = period
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-        process.arguments = ["-n", name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
+        process.arguments = ["-n", self.name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
         // jack_wait blocks until the server answers (or 10 s pass).
-        let wait = try run("/usr/bin/jack_wait", ["-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": name])
+        let wait = try run("/usr/bin/jack_wait", ["-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": self.name])
         guard wait == 0 else {
             stop()
-            throw TestFailure("jackd \(name) did not come up")
+            throw TestFailure("jackd \(self.name) did not come up")
         }
     }
 

@@ -1,0 +1,113 @@
+import Foundation
+import JACKTestSupport
+import SamplerCore
+import SamplerKit
+import Testing
+
+final class Calls: @unchecked Sendable {
+    let lock = NSLock()
+    var log: [(String, Frame)] = []
+    func add(_ name: String, _ frame: Frame) { lock.withLock { log.append((name, frame)) } }
+    var names: [String] { lock.withLock { log.map(\.0) } }
+}
+
+/// PlayerNode's scheduling, under a dummy server, captured externally.
+@Suite(.serialized) struct PlayerNodeLiveTests {
+    @Test func backToBackBuffersAreGaplessAndCompletionsFireOnceAfterTheirFrames() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "node")
+        defer { s.close() }
+        let node = try PlayerNode(session: s)
+        let a = try Sound(channels: [(0..<3000).map { Float($0 + 1) / 10_000 }], sampleRate: 48000)
+        let b = try Sound(channels: [(0..<1234).map { -Float($0 + 1) / 10_000 }], sampleRate: 48000)
+        let c = try Sound(channels: [[Float](repeating: 0.2, count: 777)], sampleRate: 48000)
+        let calls = Calls()
+        let capture = try CaptureProcess(server: server, ports: ["node:out_L"], frames: 48000 * 2)
+        try node.scheduleBuffer(a, completionCallbackType: .dataConsumed) { calls.add("a", s.engine.renderedFrame) }
+        try node.scheduleBuffer(b, completionCallbackType: .dataRendered) { calls.add("b", s.engine.renderedFrame) }
+        try node.scheduleBuffer(c, completionCallbackType: .dataPlayedBack) { calls.add("c", s.deviceCurrentFrame) }
+        let start = s.deviceCurrentFrame + 9600
+        node.play(at: AudioTime(sampleTime: start, atRate: 48000))
+        #expect(node.isPlaying)
+        #expect(node.nodeTime(forPlayerTime: AudioTime(sampleTime: 3000, atRate: 48000))?.sampleTime == start + 3000)
+        #expect(waitUntil(timeout: 3) { calls.names.count == 3 })
+
+        let recording = try capture.finish()
+        let centre = PanGains.center.monoLeft
+        let expected = (a.samples(channel: 0) + b.samples(channel: 0) + c.samples(channel: 0)).map { $0 * centre }
+        let played = (0..<expected.count).map { recording.sample(channel: 0, at: start + Frame($0)) }
+        #expect(played == expected)
+        #expect(recording.sample(channel: 0, at: start - 1) == 0)
+        #expect(recording.sample(channel: 0, at: start + Frame(expected.count)) == 0)
+
+        let log = calls.lock.withLock { calls.log }
+        #expect(log.map(\.0) == ["a", "b", "c"])
+        #expect(log[0].1 >= start + 3000)
+        #expect(log[1].1 >= start + 4234)
+        #expect(log[2].1 >= start + 5011)
+        // Each fires once: nothing more arrives later.
+        Thread.sleep(forTimeInterval: 0.1)  // a window for a duplicate to show up, not synchronization
+        #expect(calls.names.count == 3)
+    }
+
+    @Test func pauseKeepsThePlayerTimelineAndStopResetsIt() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "timeline")
+        defer { s.close() }
+        let node = try PlayerNode(session: s, scheduleCapacity: 2)
+        try node.scheduleBuffer(markerSound(), completionHandler: nil)
+        node.play()
+        #expect(waitUntil(timeout: 2) { (node.playerTime(forNodeTime: s.lastRenderTime)?.sampleTime ?? 0) > 4800 })
+        node.pause()
+        #expect(waitUntil(timeout: 2) { s.engine.isPaused(player: 0) })
+        let pausedPosition = s.engine.position(ofPlayer: 0)
+        let frozen = node.playerTime(forNodeTime: AudioTime(sampleTime: s.deviceCurrentFrame, atRate: 48000))?.sampleTime
+        let later = s.engine.renderedFrame + 4800
+        #expect(waitUntil(timeout: 2) { s.engine.renderedFrame > later })
+        #expect(node.playerTime(forNodeTime: AudioTime(sampleTime: s.deviceCurrentFrame, atRate: 48000))?.sampleTime == frozen)
+        #expect(s.engine.position(ofPlayer: 0) == pausedPosition)
+        node.play()
+        #expect(waitUntil(timeout: 2) { s.engine.position(ofPlayer: 0) > pausedPosition })
+        node.stop()
+        #expect(node.playerTime(forNodeTime: s.lastRenderTime) == nil)
+        #expect(!node.isPlaying)
+
+        // A full schedule throws instead of blocking.
+        try node.scheduleBuffer(markerSound(frames: 10))
+        try node.scheduleBuffer(markerSound(frames: 10))
+        #expect(throws: SamplerError.self) { try node.scheduleBuffer(markerSound(frames: 10)) }
+    }
+}
+
+/// The server going away and coming back.
+@Suite(.serialized) struct InterruptionLiveTests {
+    @Test func killingTheServerInterruptsAndRestartingItRecovers() throws {
+        let name = "sampler-test-\(getpid())-interrupt"
+        var server = try JACKServer(period: 256, name: name)
+        defer { server.stop() }
+        let s = try session(on: server, name: "interrupt", reconnect: true)
+        defer { s.close() }
+        let events = Calls()
+        s.onInterruptionBegan = { events.add("began", 0) }
+        s.onInterruptionEnded = { events.add("ended", 0) }
+        let player = try AudioPlayer(sound: markerSound(), session: s)
+        let recorder = FinishRecorder()
+        player.delegate = recorder
+        player.numberOfLoops = -1
+        player.play()
+        #expect(waitUntil(timeout: 2) { player.currentTime > 0.05 })
+        server.kill9()
+        #expect(waitUntil(timeout: 3) { events.names == ["began"] })
+        #expect(recorder.lock.withLock { recorder.finishes } == [false])
+        #expect(!player.isPlaying)
+        server = try JACKServer(period: 256, name: name)
+        #expect(waitUntil(timeout: 5) { events.names == ["began", "ended"] })
+        #expect(recorder.lock.withLock { recorder.interruptions } == ["began", "ended"])
+        // Plays again on the new server's clock.
+        player.play()
+        let before = s.engine.renderedFrame
+        #expect(waitUntil(timeout: 2) { s.engine.renderedFrame > before + 4800 && player.isPlaying && s.engine.isActive(player: 0) })
+    }
+}
