@@ -2,8 +2,10 @@
 // frame of the first recorded sample, so tests can check on which absolute frame a sound left
 // another client's ports.
 //
-//   sampler-capture --server NAME --ports a:out_L,a:out_R --frames N --out FILE
+//   sampler-capture --server NAME --ports a:out_L,a:out_R --frames N --out FILE [--name N] [--no-connect]
 //
+// With --no-connect it only registers one input per listed port (in_0, in_1, …) and leaves
+// connecting to others.
 // It connects the given ports to its inputs, prints "ready" once connected, records N frames
 // from the next period on, writes FILE and exits. File layout (little-endian): "SCAP", UInt32
 // channel count, Int64 frame time of the first sample (32-bit JACK frame time, zero-extended),
@@ -51,6 +53,8 @@ func fail(_ message: String) -> Never {
 }
 
 var server: String?
+var clientName = "capture"
+var connectSources = true
 var sources: [String] = []
 var frames = 0
 var outPath = ""
@@ -61,13 +65,15 @@ while let a = args.next() {
     case "--ports": sources = (args.next() ?? "").split(separator: ",").map(String.init)
     case "--frames": frames = Int(args.next() ?? "") ?? 0
     case "--out": outPath = args.next() ?? ""
+    case "--name": clientName = args.next() ?? "capture"
+    case "--no-connect": connectSources = false
     default: fail("unknown option \(a)")
     }
 }
 guard !sources.isEmpty, frames > 0, !outPath.isEmpty else { fail("usage: --server NAME --ports A,B --frames N --out FILE") }
 
 var status = jack_status_t(0)
-let client: OpaquePointer? = "capture".withCString { name in
+let client: OpaquePointer? = clientName.withCString { name in
     if let server { return server.withCString { sampler_jack_client_open(name, $0, 1, &status) } }
     return sampler_jack_client_open(name, nil, 1, &status)
 }
@@ -86,7 +92,7 @@ jack_set_process_callback(client, { n, arg in
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 
 let ownName = String(cString: jack_get_client_name(client))
-for (i, source) in sources.enumerated() {
+for (i, source) in sources.enumerated() where connectSources {
     // The source client may still be starting: wait for its port (up to 10 s).
     var waited = 0
     while jack_port_by_name(client, source) == nil {

@@ -155,6 +155,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
                                     rate: enableRate ? Double(rate) : 1, tag: generation))
             }
             state = .playing
+            session.updateDucking()
             return true
         }
     }
@@ -169,6 +170,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             // Returns once the pause has happened, so `currentTime` is where it stopped.
             waitUntilRendered(at)
             state = .paused
+            session.updateDucking()
         }
     }
 
@@ -184,6 +186,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             storedPosition = session.engine.position(ofPlayer: player)
             generation &+= 1
             state = .stopped
+            session.updateDucking()
         }
     }
 
@@ -259,8 +262,18 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
 
     // MARK: Ducking
 
-    /// Lowers (or restores) this player's level for ducking, over `fadeFrames`. Control side.
+    /// While this player plays, every other player of the session is lowered by `decibels`
+    /// with a fade of `fadeDuration` seconds (e.g. a voice prompt over a backing track), and
+    /// brought back the same way when it stops, pauses or finishes. nil: no ducking.
+    public var ducksOthers: (decibels: Double, fadeDuration: Double)? {
+        didSet { session.lock.withLock { session.updateDucking() } }
+    }
+
+    var isDucking: Bool { ducksOthers != nil && state == .playing }
+
+    /// Lowers (or restores) this player's level for ducking, over `fadeFrames`. Session lock held.
     func setDuck(_ gain: Float, fadeFrames: Int) {
+        guard gain != duckGain else { return }
         duckGain = gain
         if state == .playing {
             session.send(.setGain(player: player, Gain(linear: storedVolume * duckGain), fadeFrames: fadeFrames, at: session.earliestStartFrame))
@@ -281,6 +294,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             state = .stopped
             storedPosition = 0
             generation &+= 1
+            session.updateDucking()
             if let delegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
         default:
             break

@@ -52,6 +52,7 @@ public final class AudioSession: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private var lastReconnectAttempt = Date.distantPast
     private var wantedConnections: [String] = []
+    private var lastConnectionCheck = Date.distantPast
 
     /// Called when the server goes away or throws the client out (players stop, reporting
     /// `successfully: false`). On the event thread.
@@ -175,6 +176,26 @@ public final class AudioSession: @unchecked Sendable {
         }
     }
 
+    /// Lowers every player while a ducking player plays, and restores them after. Lock held.
+    func updateDucking() {
+        let players = liveMembers.compactMap { $0 as? AudioPlayer }
+        let duckers = players.filter(\.isDucking)
+        let rate = client?.sampleRate ?? 48000
+        for player in players where !player.isDucking {
+            var gain: Float = 1
+            var fade = 0.0
+            for d in duckers {
+                let duck = d.ducksOthers!
+                gain = min(gain, Gain(decibels: -abs(duck.decibels)).linear)
+                fade = max(fade, duck.fadeDuration)
+            }
+            if duckers.isEmpty {
+                fade = players.compactMap { $0.ducksOthers?.fadeDuration }.max() ?? 0
+            }
+            player.setDuck(gain, fadeFrames: Int(fade * rate))
+        }
+    }
+
     /// Sends `command` to the render thread; false when the queue is full.
     @discardableResult
     func send(_ command: Command) -> Bool { lock.withLock { engine.send(command) } }
@@ -195,9 +216,15 @@ public final class AudioSession: @unchecked Sendable {
                 for change in c.takeRouteChanges() {
                     if let handler = onRouteChange { callbacks.append { handler(change) } }
                 }
-                let appeared = Set(c.takeRegisteredPorts())
-                if !wantedConnections.isEmpty && !appeared.isDisjoint(with: wantedConnections) {
-                    try? c.connectOutputs(to: wantedConnections)
+                // Wanted connections are made again when their ports come back. A port that has
+                // just been registered may not accept a connection yet: keep trying (every 50 ms)
+                // while any wanted connection is missing.
+                if !c.takeRegisteredPorts().isEmpty { lastConnectionCheck = .distantPast }
+                if !wantedConnections.isEmpty && Date().timeIntervalSince(lastConnectionCheck) > 0.05 {
+                    lastConnectionCheck = Date()
+                    let outputs = c.outputPortNames
+                    let missing = wantedConnections.prefix(2).enumerated().contains { i, port in !c.isConnected(outputs[i], to: port) }
+                    if missing { try? c.connectOutputs(to: wantedConnections) }
                 }
                 if c.isShutDown && !isInterrupted {
                     isInterrupted = true

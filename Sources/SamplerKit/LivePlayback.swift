@@ -143,7 +143,7 @@ public final class LivePlayback {
         var feeder = program.makeFeeder(origin: origin)
         let lookahead = Frame(rate * 0.1) + 2 * period
         let endFrame = options.duration.map { origin + Frame(($0 * rate).rounded()) }
-        log("playing \(program.title) on JACK at \(Int(rate)) Hz, \(client.bufferSize) frames per period, as \(client.name)")
+        log("playing \(program.title) on JACK at \(Int(rate)) Hz, \(client.bufferSize) frames per period, as \(client.name), from device frame \(origin)")
 
         var signals = sigset_t()
         sigemptyset(&signals)

@@ -25,28 +25,20 @@ func clickPatch(bpm: Double) throws -> URL {
         let patch = try clickPatch(bpm: 113)
         let dir = patch.deletingLastPathComponent()
         let record = dir.appendingPathComponent("live.wav").path
-        // Capture first (it waits for the ports), then play.
-        let captureThread = DispatchQueue(label: "capture")
-        var capture: Result<Capture, Error>?
-        let started = DispatchSemaphore(value: 0)
-        captureThread.async {
-            capture = Result {
-                let c = try CaptureProcess(server: server, ports: ["sbin:out_L"], frames: 48000 * 5)
-                started.signal()
-                return try c.finish()
-            }
-            if case .failure = capture { started.signal() }
-        }
+        // The capture client is up first, with its own input ports, and the sampler connects to
+        // it: the capture holds everything from the first beat on.
+        let capture = try CaptureProcess(server: server, ports: ["in"], frames: 48000 * 5, name: "cap", connect: false)
         let result = try runSampler(["play", "--patch", patch.path, "--server", server.name, "--name", "sbin",
-                                     "--no-connect", "--duration", "6", "--record", record], timeout: 30)
+                                     "--connect", "cap:in_0", "--duration", "6", "--record", record], timeout: 30)
         #expect(result.status == 0, "\(result.stderr)")
         #expect(result.stdout.contains("0 late"))
-        started.wait()
-        let recording = try captureThread.sync { try capture!.get() }
+        let origin = try #require(result.stdout.range(of: #"from device frame \d+"#, options: .regularExpression)
+            .flatMap { Int64(result.stdout[$0].split(separator: " ").last!) })
+        let recording = try capture.finish()
         let onsets = recording.onsets(channel: 0)
         #expect(onsets.count >= 8)
-        let first = try #require(onsets.first)
-        let expected = (0..<onsets.count).map { first + Int64((Double($0) * 60 * 48000 / 113).rounded()) }
+        // Every beat on its absolute frame: the first exactly where the program said it would be.
+        let expected = (0..<onsets.count).map { origin + Int64((Double($0) * 60 * 48000 / 113).rounded()) }
         #expect(onsets == expected)
 
         // What --record wrote from the live engine is frame-identical to `sampler render`.

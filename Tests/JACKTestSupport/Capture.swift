@@ -44,11 +44,12 @@ public final class CaptureProcess {
 
     /// Starts recording `frames` frames of `ports` on `server`; returns once the capture client
     /// has connected to every port (it prints "ready").
-    public init(server: JACKServer, ports: [String], frames: Int) throws {
+    public init(server: JACKServer, ports: [String], frames: Int, name: String? = nil, connect: Bool = true) throws {
         file = FileManager.default.temporaryDirectory.appendingPathComponent("capture-\(UUID().uuidString).bin")
         process.executableURL = productsDirectory.appendingPathComponent("sampler-capture")
         process.arguments = ["--server", server.name, "--ports", ports.joined(separator: ","),
-                             "--frames", "\(frames)", "--out", file.path]
+                             "--frames", "\(frames)", "--out", file.path] + (name.map { ["--name", $0] } ?? [])
+            + (connect ? [] : ["--no-connect"])
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
@@ -85,7 +86,16 @@ public final class CaptureProcess {
         }
     }
 
-    deinit { if process.isRunning { process.terminate() } }
+    /// Kills the capture client at once (its ports vanish from the server). SIGKILL: a child
+    /// spawned from a thread that blocks SIGTERM inherits the block.
+    public func kill() {
+        if process.isRunning {
+            Foundation.kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    deinit { kill() }
 }
 
 /// A click with an attack on its very first sample that dies out within 6 frames, so onsets a
