@@ -10,7 +10,22 @@ public struct PanGains: BitwiseCopyable, Equatable, Sendable {
         (stereoLeft, stereoRight) = PanLaw.stereo(pan: pan)
     }
 
-    public static let center = PanGains(pan: 0)
+    /// Explicit factors for a pan of 0: all-stored values, so real-time code can use them.
+    @_noLocks @_noAllocation
+    public init(monoLeft: Float, monoRight: Float, stereoLeft: Float, stereoRight: Float) {
+        self.monoLeft = monoLeft
+        self.monoRight = monoRight
+        self.stereoLeft = stereoLeft
+        self.stereoRight = stereoRight
+    }
+
+    /// Centre: -3 dB each side for mono (cos π/4), unity for stereo. Computed, not stored: a
+    /// stored static is initialized lazily, through a lock.
+    public static var center: PanGains {
+        @_noLocks @_noAllocation get {
+            PanGains(monoLeft: 0.70710677, monoRight: 0.70710677, stereoLeft: 1, stereoRight: 1)
+        }
+    }
 }
 
 /// An instruction from the control thread to the render thread, applied on an exact frame.
@@ -48,6 +63,9 @@ public struct Command: BitwiseCopyable, Sendable {
         /// Forget the player's commands sent before this one that are still waiting for their
         /// frame (rescheduling). Acts when the render thread receives it, whatever its frame.
         case cancelPending
+        /// Trigger instrument `player` (an index into the engine's instruments) with velocity
+        /// `level` (1…127): the render thread picks the layer, sample and voice.
+        case trigger
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -76,6 +94,7 @@ public struct Command: BitwiseCopyable, Sendable {
     /// A value the caller chooses, echoed in the events this command causes.
     public var tag: UInt32 = 0
 
+    @_noLocks @_noAllocation
     public init(kind: Kind, player: Int32, frame: Frame) {
         self.kind = kind
         self.player = player
@@ -124,6 +143,13 @@ public struct Command: BitwiseCopyable, Sendable {
     public static func setLoops(player: Int, _ loops: Int, at frame: Frame = immediately) -> Command {
         var c = Command(kind: .setLoops, player: Int32(player), frame: frame)
         c.loops = Int32(clamping: loops)
+        return c
+    }
+
+    /// Triggers instrument `instrument` with MIDI-style `velocity` (1…127) at `frame`.
+    public static func trigger(instrument: Int, velocity: Int, at frame: Frame) -> Command {
+        var c = Command(kind: .trigger, player: Int32(instrument), frame: frame)
+        c.level = Float(min(127, max(0, velocity)))
         return c
     }
 

@@ -129,6 +129,7 @@ extension Engine {
             v.pointee.stopsAfterRamp = false
             v.pointee.pan = command.pan
             v.pointee.tag = command.tag
+            v.pointee.startedAt = frame
             emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag), tag: command.tag))
             if command.frame != Command.immediately && frame > command.frame {
                 lateStartCounter.add(1, ordering: .relaxed)
@@ -163,6 +164,8 @@ extension Engine {
             v.pointee.rate = command.rate
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
+        case .trigger:
+            trigger(instrument: Int(command.player), velocity: Int(command.level), at: frame)
         case .stopAll, .reset, .cancelPending:
             break
         }
@@ -284,5 +287,83 @@ extension Engine {
                 }
             }
         }
+    }
+
+    /// Queues a MIDI note-on for `frame` (one period after the frame the note arrived on keeps the
+    /// latency constant). Notes mapped to no instrument and note-offs are ignored. Render thread
+    /// only; real-time safe.
+    @_noLocks @_noAllocation
+    public func receiveNoteOn(note: Int, velocity: Int, at frame: Frame) {
+        guard velocity > 0, note >= 0, note < 128 else { return }
+        let instrument = instrumentTables.pointee.noteMap[note]
+        guard instrument >= 0 else { return }
+        var command = Command(kind: .trigger, player: instrument, frame: frame)
+        command.level = Float(velocity)
+        if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
+    }
+
+    /// Resolves a trigger: the velocity layer, the sample in it, the voice; chokes the group.
+    @_noLocks @_noAllocation
+    private func trigger(instrument index: Int, velocity: Int, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        guard index >= 0, index < tables.instrumentCount, velocity > 0 else { return }
+        let inst = tables.instruments[index]
+        // The first layer whose range holds the velocity.
+        var layerIndex = -1
+        for l in inst.layerStart..<(inst.layerStart + inst.layerCount) {
+            if velocity >= tables.layers[l].minVelocity {
+                if velocity <= tables.layers[l].maxVelocity { layerIndex = l; break }
+            }
+        }
+        guard layerIndex >= 0 else { return }
+        let layer = tables.layers + layerIndex
+        guard layer.pointee.soundCount > 0 else { return }
+        var pick: Int
+        if layer.pointee.isRandom {
+            // xorshift64*: a seeded, allocation-free generator.
+            var x = layer.pointee.counter
+            x ^= x >> 12; x ^= x << 25; x ^= x >> 27
+            layer.pointee.counter = x
+            pick = Int((x &* 0x2545_F491_4F6C_DD1D) >> 33) % layer.pointee.soundCount
+        } else {
+            pick = Int(layer.pointee.counter % UInt64(layer.pointee.soundCount))
+            layer.pointee.counter &+= 1
+        }
+        let sound = tables.sounds[layer.pointee.soundStart + pick]
+        // Choke: silence the other instruments of the group, with a short fade.
+        if inst.chokeGroup != 0 {
+            for other in 0..<tables.instrumentCount where other != index {
+                if tables.instruments[other].chokeGroup == inst.chokeGroup {
+                    let o = tables.instruments[other]
+                    for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
+                        if voices[p].isActive {
+                            if !voices[p].stopsAfterRamp {
+                                startRamp(voices + p, to: 0, frames: o.chokeFadeFrames)
+                                voices[p].stopsAfterRamp = true
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        // The voice: the only one, a free one of the pool, or the oldest (stolen).
+        var player = inst.firstPlayer
+        if inst.voiceCount > 1 {
+            var oldest = inst.firstPlayer
+            var found = false
+            for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
+                if !voices[p].isActive { player = p; found = true; break }
+                if voices[p].startedAt < voices[oldest].startedAt { oldest = p }
+            }
+            if !found { player = oldest }
+        }
+        var start = Command(kind: .start, player: Int32(player), frame: frame)
+        start.sound = sound
+        start.loops = inst.loops
+        start.level = inst.level * Float(velocity) / 127
+        start.pan = inst.pan
+        start.fadeFrames = inst.declickFrames
+        start.tag = UInt32(index)
+        apply(start, at: frame)
     }
 }

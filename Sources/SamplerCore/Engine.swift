@@ -24,6 +24,8 @@ public final class Engine: @unchecked Sendable {
     let scratchLeft: UnsafeMutablePointer<Float>
     let scratchRight: UnsafeMutablePointer<Float>
     let scratchCapacity = 1024
+    /// The instruments (see `setInstruments`), behind a pointer the render thread reads.
+    let instrumentTables: UnsafeMutablePointer<InstrumentTables>
     let sounds: UnsafeMutablePointer<SoundSlot>
     /// Sounds kept alive while the engine can play them. Control thread only.
     private var registered: [Sound] = []
@@ -49,6 +51,8 @@ public final class Engine: @unchecked Sendable {
         let statusCount = configuration.maxPlayers * PlayerStatusField.stride
         status = .allocate(capacity: statusCount)
         for i in 0..<statusCount { (status + i).initialize(to: Atomic(0)) }
+        instrumentTables = .allocate(capacity: 1)
+        instrumentTables.initialize(to: .make([]))
         scratchLeft = .allocate(capacity: scratchCapacity)
         scratchRight = .allocate(capacity: scratchCapacity)
         sounds = .allocate(capacity: configuration.maxSounds)
@@ -62,6 +66,8 @@ public final class Engine: @unchecked Sendable {
         status.deallocate()
         scratchLeft.deallocate()
         scratchRight.deallocate()
+        instrumentTables.pointee.deallocate()
+        instrumentTables.deallocate()
         sounds.deallocate()
         schedule.deallocate()
     }
@@ -77,6 +83,19 @@ public final class Engine: @unchecked Sendable {
                                   frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2)
         registered.append(sound)
         return SoundID(rawValue: Int32(index))
+    }
+
+    /// Sets the instruments `Command.trigger` and MIDI notes play. Their sounds must be
+    /// registered and their players in range. Control thread only, before the engine first
+    /// renders (the render thread reads the tables without synchronization).
+    public func setInstruments(_ definitions: [InstrumentDefinition]) {
+        precondition(periodCount == 0, "set the instruments before the engine starts rendering")
+        for d in definitions {
+            precondition(d.firstPlayer >= 0 && d.firstPlayer + d.voiceCount <= configuration.maxPlayers, "instrument players out of range")
+            precondition(d.layers.allSatisfy { $0.sounds.allSatisfy { Int($0.rawValue) < registered.count } }, "unregistered sound")
+        }
+        instrumentTables.pointee.deallocate()
+        instrumentTables.pointee = .make(definitions)
     }
 
     /// The sound registered under `id`. Control thread only.

@@ -37,7 +37,9 @@ public enum PanLaw {
     public static func mono(pan: Float) -> (left: Float, right: Float) {
         let p = Double(min(1, max(-1, pan)))
         let theta = (p + 1) * Double.pi / 4
-        return (Float(Double.cos(theta)), Float(Double.sin(theta)))
+        // Hard left/right are exactly silent on the other side (cos(π/2) is 6e-17, not 0).
+        func snap(_ x: Double) -> Float { abs(x) < 1e-9 ? 0 : Float(x) }
+        return (snap(Double.cos(theta)), snap(Double.sin(theta)))
     }
 
     /// Left/right factors for a stereo source with balance `pan`.

@@ -42,6 +42,8 @@ struct Voice: BitwiseCopyable {
     var meterGeneration: Int64 = 0
     /// The tag of the start command that began this voice, echoed in its events.
     var tag: UInt32 = 0
+    /// Device frame it started on (voice stealing takes the oldest).
+    var startedAt: Frame = 0
 }
 
 /// Commands waiting for their frame, kept sorted by frame (stable for equal frames), in storage

@@ -106,3 +106,85 @@ import Testing
         #expect(events(engine).filter { $0.kind == .started }.map(\.frame) == [600, 800])
     }
 }
+
+@Suite struct InstrumentTests {
+    func engineWithKit() throws -> (Engine, [SoundID]) {
+        let engine = Engine(configuration: .init(maxPlayers: 8))
+        // Sounds identifiable by their constant value.
+        let ids = try [0.1, 0.2, 0.3, 0.4, 0.5].map { v in
+            try engine.register(Sound(channels: [[Float](repeating: Float(v), count: 1000)], sampleRate: 48000))
+        }
+        return (engine, ids)
+    }
+
+    @Test func centrePanIsThePanLawAtZero() {
+        #expect(PanGains(pan: 0) == PanGains.center)
+    }
+
+    @Test func velocityPicksTheLayerAndRoundRobinCycles() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [
+            InstrumentLayer(velocities: 1...63, sounds: [s[0]]),
+            InstrumentLayer(velocities: 64...127, sounds: [s[1], s[2]]),
+        ], declickFrames: 0)])
+        for (i, v) in [30, 127, 127, 127].enumerated() { engine.send(.trigger(instrument: 0, velocity: v, at: Frame(i * 100))) }
+        let out = renderBlocks(engine, periods: 4, blockSize: 100).left
+        // Gain follows velocity: value × velocity / 127.
+        #expect(abs(out[0] - 0.1 * 30 / 127) < 1e-6)
+        #expect(abs(out[100] - 0.2) < 1e-6)
+        #expect(abs(out[200] - 0.3) < 1e-6)
+        #expect(abs(out[300] - 0.2) < 1e-6)
+    }
+
+    @Test func aChokeGroupSilencesTheOtherWithinItsFade() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 0, pan: -1, chokeGroup: 1, layers: [InstrumentLayer(sounds: [s[3]])], chokeFadeFrames: 50),  // open hat
+            InstrumentDefinition(firstPlayer: 1, pan: 1, chokeGroup: 1, layers: [InstrumentLayer(sounds: [s[0]])]),  // closed hat
+        ])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        engine.send(.trigger(instrument: 1, velocity: 127, at: 200))
+        let out = renderBlocks(engine, periods: 4, blockSize: 100)
+        #expect(abs(out.left[199] - 0.4) < 1e-6)
+        #expect(out.left[249] > 0)
+        #expect(out.left[250...].allSatisfy { $0 == 0 })
+        #expect(abs(out.right[200] - 0.1) < 1e-6)
+    }
+
+    @Test func aPoolStealsTheOldestVoice() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 2, voiceCount: 2, pan: -1,
+                                                    layers: [InstrumentLayer(sounds: [s[4]])], declickFrames: 0)])
+        for f in [0, 10, 20] { engine.send(.trigger(instrument: 0, velocity: 127, at: Frame(f))) }
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(abs(out[5] - 0.5) < 1e-6)
+        #expect(abs(out[15] - 1.0) < 1e-6)   // two voices
+        #expect(abs(out[25] - 1.0) < 1e-6)   // still two: the third stole the first
+        #expect(events(engine).filter { $0.kind == .started }.map(\.player) == [2, 3, 2])
+    }
+
+    @Test func randomSelectionIsSeeded() throws {
+        func run() throws -> [Float] {
+            let (engine, s) = try engineWithKit()
+            engine.setInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1,
+                layers: [InstrumentLayer(sounds: Array(s), selection: .random(seed: 42))], declickFrames: 0)])
+            for i in 0..<20 { engine.send(.trigger(instrument: 0, velocity: 127, at: Frame(i * 10))) }
+            let out = renderBlocks(engine, periods: 2, blockSize: 100).left
+            return (0..<20).map { out[$0 * 10] }
+        }
+        let a = try run(), b = try run()
+        #expect(a == b)
+        #expect(Set(a).count >= 3)
+    }
+
+    @Test func midiNotesTriggerTheirInstrument() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [s[1]])],
+                                                    declickFrames: 0, midiNotes: [36])])
+        engine.receiveNoteOn(note: 36, velocity: 127, at: 70)
+        engine.receiveNoteOn(note: 38, velocity: 127, at: 80)  // unmapped: ignored
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(firstNonZero(out) == 70)
+        #expect(events(engine).filter { $0.kind == .started }.count == 1)
+    }
+}

@@ -1,0 +1,129 @@
+/// How an instrument picks among the samples of one velocity layer.
+public enum SampleSelection: Equatable, Sendable {
+    /// In turn: first, second, …, first again.
+    case roundRobin
+    /// At random, from a seeded generator (the same seed gives the same sequence).
+    case random(seed: UInt64)
+}
+
+/// One velocity layer: the samples played for velocities `velocities` (1…127).
+public struct InstrumentLayer: Equatable, Sendable {
+    public var velocities: ClosedRange<Int>
+    public var sounds: [SoundID]
+    public var selection: SampleSelection
+
+    public init(velocities: ClosedRange<Int> = 1...127, sounds: [SoundID], selection: SampleSelection = .roundRobin) {
+        self.velocities = velocities
+        self.sounds = sounds
+        self.selection = selection
+    }
+}
+
+/// A drum-machine instrument: velocity layers, gain, pan, loops, a choke group and a pool of
+/// voices (players `firstPlayer ..< firstPlayer + voiceCount`). Triggered with
+/// `Command.trigger`, or by MIDI note, it is resolved on the render thread, so a pattern step and
+/// a MIDI note take the same path.
+public struct InstrumentDefinition: Equatable, Sendable {
+    public var firstPlayer: Int
+    /// 1: one voice, a re-trigger fades the old sound out over `declickFrames` while the new one
+    /// starts on its frame. N > 1: a pool; a trigger takes a free voice, or steals the oldest.
+    public var voiceCount: Int
+    public var gain: Gain
+    public var pan: Float
+    public var loops: Int
+    /// Instruments sharing a non-zero group silence each other (an open hi-hat choked by the
+    /// closed one), with a fade of `chokeFadeFrames`.
+    public var chokeGroup: Int
+    public var layers: [InstrumentLayer]
+    public var declickFrames: Int
+    public var chokeFadeFrames: Int
+    /// MIDI notes (0…127) that trigger it.
+    public var midiNotes: [Int]
+
+    public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
+                chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
+                midiNotes: [Int] = []) {
+        self.firstPlayer = firstPlayer
+        self.voiceCount = max(1, voiceCount)
+        self.gain = gain
+        self.pan = pan
+        self.loops = loops
+        self.chokeGroup = chokeGroup
+        self.layers = layers
+        self.declickFrames = declickFrames
+        self.chokeFadeFrames = chokeFadeFrames
+        self.midiNotes = midiNotes
+    }
+}
+
+/// An instrument as the render thread holds it: plain values and pointers into memory the engine
+/// allocated when the instruments were set.
+struct InstrumentSlot {
+    var firstPlayer: Int
+    var voiceCount: Int
+    var level: Float
+    var pan: PanGains
+    var loops: Int32
+    var chokeGroup: Int
+    var declickFrames: Int32
+    var chokeFadeFrames: Int32
+    var layerStart: Int
+    var layerCount: Int
+}
+
+/// A velocity layer as the render thread holds it, with its selection state.
+struct LayerSlot {
+    var minVelocity: Int
+    var maxVelocity: Int
+    var soundStart: Int
+    var soundCount: Int
+    var isRandom: Bool
+    var counter: UInt64
+}
+
+/// The instruments' tables, allocated once on the control thread.
+struct InstrumentTables {
+    var instruments: UnsafeMutablePointer<InstrumentSlot>
+    var instrumentCount: Int
+    var layers: UnsafeMutablePointer<LayerSlot>
+    var sounds: UnsafeMutablePointer<Int32>
+    /// MIDI note → instrument index, -1 for none (128 entries).
+    var noteMap: UnsafeMutablePointer<Int32>
+
+    static func make(_ definitions: [InstrumentDefinition]) -> InstrumentTables {
+        let layerCount = definitions.reduce(0) { $0 + $1.layers.count }
+        let soundCount = definitions.reduce(0) { $0 + $1.layers.reduce(0) { $0 + $1.sounds.count } }
+        let t = InstrumentTables(instruments: .allocate(capacity: max(1, definitions.count)), instrumentCount: definitions.count,
+                                 layers: .allocate(capacity: max(1, layerCount)), sounds: .allocate(capacity: max(1, soundCount)),
+                                 noteMap: .allocate(capacity: 128))
+        t.noteMap.initialize(repeating: -1, count: 128)
+        var layerIndex = 0, soundIndex = 0
+        for (i, d) in definitions.enumerated() {
+            (t.instruments + i).initialize(to: InstrumentSlot(
+                firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan),
+                loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
+                chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count))
+            for layer in d.layers {
+                var seed: UInt64 = 0
+                if case .random(let s) = layer.selection { seed = s == 0 ? 0x9E37_79B9_7F4A_7C15 : s }
+                (t.layers + layerIndex).initialize(to: LayerSlot(
+                    minVelocity: layer.velocities.lowerBound, maxVelocity: layer.velocities.upperBound,
+                    soundStart: soundIndex, soundCount: layer.sounds.count, isRandom: seed != 0, counter: seed))
+                for s in layer.sounds {
+                    t.sounds[soundIndex] = s.rawValue
+                    soundIndex += 1
+                }
+                layerIndex += 1
+            }
+            for note in d.midiNotes where (0..<128).contains(note) { t.noteMap[note] = Int32(i) }
+        }
+        return t
+    }
+
+    func deallocate() {
+        instruments.deallocate()
+        layers.deallocate()
+        sounds.deallocate()
+        noteMap.deallocate()
+    }
+}
