@@ -222,7 +222,17 @@ extension Engine {
             let dl = metered ? scratchLeft : left + out
             let dr = metered ? scratchRight : right + out
             var advance: Int
-            if v.pointee.rate != 1 {
+            var streamChunk: Mixing.StreamChunk?
+            if let stream = slot.stream {
+                if metered {
+                    dl.update(repeating: 0, count: n)
+                    dr.update(repeating: 0, count: n)
+                }
+                let chunk = Mixing.addStream(stream, voice: v, into: dl, right: dr, count: n, panLeft: gl, panRight: gr)
+                n = chunk.frames
+                advance = n
+                streamChunk = chunk
+            } else if v.pointee.rate != 1 {
                 // Varispeed: up to `n` output frames, consuming source frames up to the end of the
                 // sound at most (then the loop logic below runs as usual).
                 if metered {
@@ -271,6 +281,18 @@ extension Engine {
                 }
             }
             v.pointee.position += Int64(advance)
+            if let chunk = streamChunk {
+                if chunk.wrapOffset >= 0, p >= 0 {
+                    emit(Event(kind: .looped, player: Int32(p), frame: periodStart + Int64(out + chunk.wrapOffset), tag: v.pointee.tag))
+                }
+                out += n
+                if chunk.ended {
+                    v.pointee.isActive = false
+                    if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: periodStart + Int64(out), tag: v.pointee.tag)) }
+                    return
+                }
+                continue
+            }
             out += n
             if v.pointee.position >= slot.frames {
                 let wrapFrame = periodStart + Int64(out)

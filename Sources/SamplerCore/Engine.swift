@@ -29,6 +29,7 @@ public final class Engine: @unchecked Sendable {
     let sounds: UnsafeMutablePointer<SoundSlot>
     /// Sounds kept alive while the engine can play them. Control thread only.
     private var registered: [Sound] = []
+    private var registeredStreams: [StreamRing] = []
 
     let renderedFrameCounter = Atomic<Int64>(0)
     let periodStartCounter = Atomic<Int64>(0)
@@ -80,8 +81,22 @@ public final class Engine: @unchecked Sendable {
         guard registered.count < configuration.maxSounds else { throw .tooManySounds(configuration.maxSounds) }
         let index = registered.count
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
-                                  frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2)
+                                  frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil)
         registered.append(sound)
+        return SoundID(rawValue: Int32(index))
+    }
+
+    /// Makes `stream` playable like a sound: a voice started on it plays the ring from its read
+    /// index on, until the stream's end. The engine keeps the ring alive. Streams play at rate 1
+    /// (varispeed does not apply). Control thread only.
+    public func register(stream: StreamRing) throws(EngineError) -> SoundID {
+        guard registered.count < configuration.maxSounds else { throw .tooManySounds(configuration.maxSounds) }
+        let index = registered.count
+        let placeholder = try! Sound(channels: Array(repeating: [0], count: stream.channelCount), sampleRate: stream.sampleRate)
+        sounds[index] = SoundSlot(left: stream.state.pointee.left, right: stream.state.pointee.right, frames: .max,
+                                  isStereo: stream.channelCount == 2, stream: stream.state)
+        registered.append(placeholder)
+        registeredStreams.append(stream)
         return SoundID(rawValue: Int32(index))
     }
 

@@ -1,9 +1,11 @@
 /// A sound's samples as the render thread sees them: plain pointers into memory a `Sound` owns.
-struct SoundSlot: BitwiseCopyable {
+struct SoundSlot {
     var left: UnsafeMutablePointer<Float>
     var right: UnsafeMutablePointer<Float>
     var frames: Int64
     var isStereo: Bool
+    /// Set for a streamed sound: the voice reads the ring instead of `left`/`right`.
+    var stream: UnsafeMutablePointer<StreamRingState>?
 }
 
 /// The state of one player's voice. Owned and touched only by the render thread.

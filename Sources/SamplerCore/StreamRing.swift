@@ -1,0 +1,103 @@
+import Synchronization
+
+/// The state of a stream ring as the render thread sees it, in memory the `StreamRing` owns.
+struct StreamRingState: ~Copyable {
+    let left: UnsafeMutablePointer<Float>
+    let right: UnsafeMutablePointer<Float>
+    let capacity: Int
+    /// Frames ever written (by the disk thread) and ever consumed (by the render thread).
+    let writeIndex = Atomic<Int64>(0)
+    let readIndex = Atomic<Int64>(0)
+    /// The read index at which the stream ends (Int64.max while unknown).
+    let endIndex = Atomic<Int64>(.max)
+    /// The read index at which the stream wraps to the start of its file (a loop), or -1.
+    let wrapIndex = Atomic<Int64>(-1)
+    /// Frames the render thread wanted but the disk thread had not written yet.
+    let underrunFrames = Atomic<Int>(0)
+}
+
+/// A lock-free ring of decoded audio that a disk thread fills and the render thread plays: the
+/// memory a streamed sound plays from. Register it with `Engine.register(stream:)` and start it
+/// like any sound; its voice plays whatever was written, in order.
+///
+/// Threads: one writer thread (the disk thread: `write`, `markEnd`, `markWrap`, `skipToRead`) and
+/// the render thread (reading). Time never waits for the disk: when data is missing the render
+/// thread plays silence, counts the frames as underrun and moves on, and the writer skips ahead
+/// (`skipToRead`) so the stream stays in time.
+public final class StreamRing: @unchecked Sendable {
+    public let capacity: Int
+    public let channelCount: Int
+    public let sampleRate: Double
+    let state: UnsafeMutablePointer<StreamRingState>
+
+    /// A ring of `capacity` frames of `channelCount` (1 or 2) channels. Control thread only.
+    public init(capacity: Int, channelCount: Int, sampleRate: Double) {
+        precondition(capacity > 0 && (channelCount == 1 || channelCount == 2))
+        self.capacity = capacity
+        self.channelCount = channelCount
+        self.sampleRate = sampleRate
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+        left.initialize(repeating: 0, count: capacity)
+        var right = left
+        if channelCount == 2 {
+            right = .allocate(capacity: capacity)
+            right.initialize(repeating: 0, count: capacity)
+        }
+        state = .allocate(capacity: 1)
+        state.initialize(to: StreamRingState(left: left, right: right, capacity: capacity))
+    }
+
+    deinit {
+        if state.pointee.right != state.pointee.left { state.pointee.right.deallocate() }
+        state.pointee.left.deallocate()
+        state.deinitialize(count: 1)
+        state.deallocate()
+    }
+
+    /// Frames written so far / consumed so far.
+    public var writeIndex: Int64 { state.pointee.writeIndex.load(ordering: .acquiring) }
+    public var readIndex: Int64 { state.pointee.readIndex.load(ordering: .acquiring) }
+    /// Frames that can be written now without overwriting unread ones.
+    public var writableFrames: Int { capacity - Int(writeIndex - readIndex) }
+    /// Frames the render thread had to play as silence because they had not arrived.
+    public var underrunFrameCount: Int { state.pointee.underrunFrames.load(ordering: .relaxed) }
+
+    /// Appends `count` frames (at most `writableFrames`). Writer thread only.
+    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, count: Int) {
+        precondition(count <= writableFrames, "stream ring overflow")
+        let w = writeIndex
+        var done = 0
+        while done < count {
+            let at = Int((w + Int64(done)) % Int64(capacity))
+            let n = min(count - done, capacity - at)
+            (state.pointee.left + at).update(from: left + done, count: n)
+            if channelCount == 2 { (state.pointee.right + at).update(from: (right ?? left) + done, count: n) }
+            done += n
+        }
+        state.pointee.writeIndex.store(w + Int64(count), ordering: .releasing)
+    }
+
+    /// After an underrun the reader is ahead of the writer: moves the write index up to the read
+    /// index and returns how many frames the writer must skip in its source. Writer thread only.
+    public func skipToRead() -> Int64 {
+        let r = readIndex, w = writeIndex
+        guard r > w else { return 0 }
+        state.pointee.writeIndex.store(r, ordering: .releasing)
+        return r - w
+    }
+
+    /// Says the stream ends after everything written so far. Writer thread only.
+    public func markEnd() { state.pointee.endIndex.store(writeIndex, ordering: .releasing) }
+
+    /// Says the stream wraps to its file's start (a loop) after everything written so far, for
+    /// the `looped` event. Writer thread only.
+    public func markWrap() { state.pointee.wrapIndex.store(writeIndex, ordering: .releasing) }
+
+    /// Empties the ring (both indices to 0, no end, no wrap). Only while no voice plays it.
+    public func reset() {
+        state.pointee.readIndex.store(0, ordering: .relaxed)
+        state.pointee.writeIndex.store(0, ordering: .relaxed)
+        state.pointee.endIndex.store(.max, ordering: .relaxed)
+        state.pointee.wrapIndex.store(-1, ordering: .releasing)
+    }
+}
