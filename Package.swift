@@ -43,6 +43,7 @@ let package = Package(
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport"]),
         // Shared by the test targets that need a real JACK server and an external capture.
         .target(name: "JACKTestSupport", dependencies: ["SamplerCore"], path: "Tests/JACKTestSupport"),

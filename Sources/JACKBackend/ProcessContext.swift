@@ -11,10 +11,8 @@ final class ProcessContext: @unchecked Sendable {
     var rightPort: OpaquePointer?
     var recordTap: RecordTap?
 
-    /// The 64-bit device clock: JACK's 32-bit frame counter widened across its wraps.
-    private var clockBase: Int64 = 0
-    private var lastRaw: UInt32 = 0
-    private var clockStarted = false
+    /// The 64-bit device clock.
+    private var clock = DeviceClock()
 
     let xruns = Atomic<Int>(0)
     let shutDown = Atomic<Bool>(false)
@@ -30,16 +28,9 @@ final class ProcessContext: @unchecked Sendable {
         guard let client, let leftPort, let rightPort,
               let l = jack_port_get_buffer(leftPort, frames), let r = jack_port_get_buffer(rightPort, frames)
         else { return 0 }
-        let raw = jack_last_frame_time(client)
-        if clockStarted {
-            clockBase &+= Int64(raw &- lastRaw)
-        } else {
-            clockBase = Int64(raw)
-            clockStarted = true
-        }
-        lastRaw = raw
+        let periodStart = clock.advance(raw: jack_last_frame_time(client), frames: frames)
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
-        engine.render(frameCount: Int(frames), periodStart: clockBase, left: left, right: right)
+        engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
         if let recordTap { recordTap.write(left: left, right: right, count: Int(frames)) }
         return 0
     }

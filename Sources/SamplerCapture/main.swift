@@ -20,12 +20,18 @@ final class Recorder: @unchecked Sendable {
     let buffers: [UnsafeMutablePointer<Float>]
     let capacity: Int
     var recorded = 0
-    var firstFrame: UInt32 = 0
+    /// Per recorded cycle: JACK's frame time minus the frames recorded before it. One late
+    /// callback can read a later cycle's time, so the first frame is the most common value.
+    let stamps: UnsafeMutablePointer<Int64>
+    var cycles = 0
+    let maxCycles: Int
     let armed = Atomic<Bool>(false)
     let done = Atomic<Bool>(false)
 
     init(channels: Int, frames: Int) {
         capacity = frames
+        maxCycles = frames + 1
+        stamps = .allocate(capacity: maxCycles)
         buffers = (0..<channels).map { _ in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
             p.initialize(repeating: 0, count: frames)
@@ -33,9 +39,18 @@ final class Recorder: @unchecked Sendable {
         }
     }
 
+    var firstFrame: Int64 {
+        var counts: [Int64: Int] = [:]
+        for i in 0..<cycles { counts[stamps[i], default: 0] += 1 }
+        return counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 0
+    }
+
     func process(_ n: UInt32) -> Int32 {
         guard armed.load(ordering: .acquiring), !done.load(ordering: .relaxed), let client else { return 0 }
-        if recorded == 0 { firstFrame = jack_last_frame_time(client) }
+        if cycles < maxCycles {
+            stamps[cycles] = Int64(jack_last_frame_time(client)) - Int64(recorded)
+            cycles += 1
+        }
         let count = min(Int(n), capacity - recorded)
         for (i, port) in ports.enumerated() {
             let src = jack_port_get_buffer(port, n)!.assumingMemoryBound(to: Float.self)
@@ -122,7 +137,7 @@ jack_client_close(client)
 var data = Data("SCAP".utf8)
 func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
 append(UInt32(sources.count).littleEndian)
-append(Int64(recorder.firstFrame).littleEndian)
+append(recorder.firstFrame.littleEndian)
 append(Int64(frames).littleEndian)
 append(rate.bitPattern.littleEndian)
 for b in recorder.buffers { data.append(UnsafeBufferPointer(start: b, count: frames)) }
