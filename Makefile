@@ -5,7 +5,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps build run test samples clean
+.PHONY: all deps build run test bench samples clean
 
 all: build
 
@@ -22,10 +22,16 @@ run: build
 # sees every thread of the process); the live JACK tests one at a time (they run in real time on
 # dummy servers and should not compete for the 2 cores).
 test: deps
+	@scripts/clear-stale-jack.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip AllocationTests --skip IntegrationTests --skip SamplerKitTests
 	$(SWIFT) test --skip-build --filter AllocationTests --no-parallel
 	$(SWIFT) test --skip-build --filter 'IntegrationTests|SamplerKitTests' --no-parallel
+
+# Release-built benchmarks (issue 9): prints a table, writes benchmarks/results.json, fails if the
+# render path allocated. See Benchmarks/README.md. BENCH_ARGS=--quick for a short run.
+bench:
+	@SWIFT="$(SWIFT)" scripts/bench.sh $(BENCH_ARGS)
 
 samples:
 	scripts/make-samples.sh

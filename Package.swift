@@ -38,6 +38,18 @@ let package = Package(
         // An independent JACK client that records ports with their device-clock frames; used by the
         // integration tests to check what really left the engine's ports.
         .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
+        .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK"], path: "Sources/SamplerMIDISend"),
+
+        // `make bench`: a release-built benchmark executable, and the same mixing job as a plain C
+        // loop for reference.
+        .executableTarget(name: "sampler-bench", dependencies: [
+            "SamplerCore", "SamplerKit", "SoundFiles", "Scheduling", "CMixReference",
+            .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
+        ], path: "Benchmarks/SamplerBench"),
+        .target(name: "CMixReference", path: "Benchmarks/CMixReference",
+                cSettings: [.unsafeFlags(["-O3", "-march=native"])]),
+        // `scripts/stream-bench.sh`: memory and CPU of 1, 4 and 16 streamed files on a dummy server.
+        .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "SoundFiles"], path: "Benchmarks/StreamBench"),
 
         .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore", "LockFree"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles"]),

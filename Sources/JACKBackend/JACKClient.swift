@@ -2,7 +2,9 @@ import CJACK
 import Foundation
 import SamplerCore
 
-/// A JACK client that plays an `Engine` through two output ports, `out_L` and `out_R`.
+/// A JACK client that plays an `Engine` through two output ports, `out_L` and `out_R`, and
+/// takes note-ons for the engine's instruments on a MIDI input port, `midi_in` (played exactly
+/// one period after the frame they arrive on).
 ///
 /// Control thread only (all members); the engine's render runs on JACK's process thread.
 /// Keep the client alive while it is active; `close()` (or deinit) deactivates and closes it.
@@ -50,9 +52,15 @@ public final class JACKClient: @unchecked Sendable {
             else { throw .portRegistrationFailed(port) }
             return p
         }
+        func registerMIDIInput(_ port: String) throws(JACKError) -> OpaquePointer {
+            guard let p = jack_port_register(opened, port, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsInput.rawValue), 0)
+            else { throw .portRegistrationFailed(port) }
+            return p
+        }
         do {
             context.leftPort = try register("out_L")
             context.rightPort = try register("out_R")
+            context.midiInPort = try registerMIDIInput("midi_in")
         } catch {
             jack_client_close(opened)
             client = nil
@@ -69,6 +77,12 @@ public final class JACKClient: @unchecked Sendable {
     }
 
     deinit { close() }
+
+    /// JACK's process thread for this client (where the callback runs), once active.
+    public var processThread: pthread_t? {
+        guard let client else { return nil }
+        return jack_client_thread_id(client)
+    }
 
     /// The server's sample rate in frames per second.
     public var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }

@@ -9,6 +9,8 @@ final class ProcessContext: @unchecked Sendable {
     var client: OpaquePointer?
     var leftPort: OpaquePointer?
     var rightPort: OpaquePointer?
+    /// JACK MIDI input: note-ons trigger the engine's instruments.
+    var midiInPort: OpaquePointer?
     var recordTap: RecordTap?
 
     /// The 64-bit device clock.
@@ -30,9 +32,29 @@ final class ProcessContext: @unchecked Sendable {
         else { return 0 }
         let periodStart = clock.advance(raw: jack_last_frame_time(client), frames: frames)
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
+        if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
         engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
         if let recordTap { recordTap.write(left: left, right: right, count: Int(frames)) }
         return 0
+    }
+
+    /// Hands this period's note-ons to the engine, each due at its frame inside this period plus
+    /// one period: the next period is the first the engine can still start them in, so the
+    /// latency is exactly one period, never jittery. Real-time safe: JACK's MIDI reads are
+    /// RT-safe and `receiveNoteOn` only queues.
+    private func receiveMIDI(_ port: OpaquePointer, frames: UInt32, periodStart: Frame) {
+        guard let buffer = jack_port_get_buffer(port, frames) else { return }
+        let count = jack_midi_get_event_count(buffer)
+        var event = jack_midi_event_t()
+        var i: UInt32 = 0
+        while i < count {
+            if jack_midi_event_get(&event, buffer, i) == 0, event.size >= 3, let data = event.buffer,
+               data[0] & 0xF0 == 0x90, data[2] > 0 {
+                engine.receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]),
+                                     at: periodStart + Frame(event.time) + Frame(frames))
+            }
+            i += 1
+        }
     }
 }
 

@@ -58,13 +58,21 @@ public struct PlayerEntry: Equatable, Sendable {
     public var pan: Double
     /// How many times the sound repeats after the first play; -1 repeats forever.
     public var loops: Int
+    /// Whether the sound is decoded into memory or streamed from disk.
+    public var loading: Loading
 
-    public init(id: String, sound: String, gain: Double = 1, pan: Double = 0, loops: Int = 0) {
+    /// `"stream": true` / `"preload": true` in a patch; neither leaves the choice to the player's
+    /// length (streamed above a threshold, 30 s by default).
+    public enum Loading: Equatable, Sendable { case automatic, stream, preload }
+
+    public init(id: String, sound: String, gain: Double = 1, pan: Double = 0, loops: Int = 0,
+                loading: Loading = .automatic) {
         self.id = id
         self.sound = sound
         self.gain = gain
         self.pan = pan
         self.loops = loops
+        self.loading = loading
     }
 }
 

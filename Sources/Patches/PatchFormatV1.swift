@@ -7,13 +7,14 @@ import Foundation
 ///   "version": 1,
 ///   "tempo": 120,
 ///   "sounds": { "kick": "../Samples/kick.wav" },
-///   "players": [ { "id": "kick", "sound": "kick", "gainDb": -3, "pan": 0, "loops": 0 } ],
+///   "players": [ { "id": "kick", "sound": "kick", "gainDb": -3, "pan": 0, "loops": 0 },
+///                { "id": "backing", "sound": "song", "stream": true } ],
 ///   "pattern": { "stepsPerBeat": 4, "beatsPerBar": 4, "steps": [["kick"], [], ["kick"], []] }
 /// }
 /// ```
 enum PatchFormatV1 {
     static let keys = ["version", "tempo", "sounds", "players", "pattern"]
-    static let playerKeys = ["id", "sound", "gain", "gainDb", "pan", "loops"]
+    static let playerKeys = ["id", "sound", "gain", "gainDb", "pan", "loops", "stream", "preload"]
     static let patternKeys = ["stepsPerBeat", "beatsPerBar", "steps"]
 
     static let tempoRange = NumberRange.above(0, atMost: 1000)
@@ -84,9 +85,25 @@ enum PatchFormatV1 {
             }
             let pan = try object.optional("pan")?.number(in: panRange) ?? 0
             let loops = try object.optional("loops")?.integer(in: loopsRange) ?? 0
-            players.append(PlayerEntry(id: id, sound: sound, gain: gain, pan: pan, loops: loops))
+            let loading = try decodeLoading(object)
+            players.append(PlayerEntry(id: id, sound: sound, gain: gain, pan: pan, loops: loops, loading: loading))
         }
         return players
+    }
+
+    /// `"stream": true` or `"preload": true` (at most one of them true).
+    private static func decodeLoading(_ object: JSONObjectNode) throws(PatchError) -> PlayerEntry.Loading {
+        func flag(_ key: String) throws(PatchError) -> Bool {
+            guard let node = object.optional(key) else { return false }
+            guard case .bool(let value) = node.value else { throw node.mismatch(expected: "true or false") }
+            return value
+        }
+        switch (try flag("stream"), try flag("preload")) {
+        case (true, true): throw object.error("give either \"stream\" or \"preload\", not both")
+        case (true, false): return .stream
+        case (false, true): return .preload
+        case (false, false): return .automatic
+        }
     }
 
     private static func decodePattern(_ node: JSONNode, playerIDs: [String]) throws(PatchError) -> Pattern {

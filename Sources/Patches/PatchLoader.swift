@@ -3,11 +3,16 @@ import Foundation
 /// Reads patch files. Control thread only.
 public enum PatchLoader {
     /// The format versions this build reads.
-    static let supportedVersions = 1...1
+    static let supportedVersions = 1...2
 
     /// Reads and decodes the patch file at `path`. Relative sound paths resolve against the
     /// directory that holds the file; errors name the file as `path` is written.
     public static func load(path: String) throws(PatchError) -> Patch {
+        try versionOne(loadDocument(path: path))
+    }
+
+    /// Reads and decodes a patch file of any supported version.
+    public static func loadDocument(path: String) throws(PatchError) -> PatchDocument {
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -15,12 +20,17 @@ public enum PatchLoader {
             throw PatchError(file: path, message: "cannot read the file (\(reason(error)))")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try decode(data, file: path, baseDirectory: directory)
+        return try decodeDocument(data, file: path, baseDirectory: directory)
     }
 
     /// Decodes a patch from `data`. `file` names it in errors; relative sound paths resolve against
     /// `baseDirectory` (itself resolved against the working directory if relative).
     public static func decode(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> Patch {
+        try versionOne(decodeDocument(data, file: file, baseDirectory: baseDirectory))
+    }
+
+    /// Decodes a patch of any supported version from `data` (see `decode`).
+    public static func decodeDocument(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> PatchDocument {
         let value: JSONValue
         do {
             value = try JSONParser.parse([UInt8](data))
@@ -34,11 +44,22 @@ public enum PatchLoader {
         let base = URL(fileURLWithPath: baseDirectory, isDirectory: true)
         switch version {
         case 1:
-            return try PatchFormatV1.decode(root, file: file, baseDirectory: base)
+            return .v1(try PatchFormatV1.decode(root, file: file, baseDirectory: base))
+        case 2:
+            return .v2(try PatchFormatV2.decode(root, file: file, baseDirectory: base))
         default:
             throw PatchError(
                 file: file, path: "version",
-                message: "unsupported version \(version) (this build reads version \(supportedVersions.upperBound))")
+                message: "unsupported version \(version) (this build reads versions 1 and 2)")
+        }
+    }
+
+    /// The players-and-pattern form of a document; a version 2 kit has none.
+    private static func versionOne(_ document: PatchDocument) throws(PatchError) -> Patch {
+        switch document {
+        case .v1(let patch): return patch
+        case .v2(let kit):
+            throw PatchError(file: kit.file, path: "version", message: "expected a version 1 patch here, got a version 2 drum kit")
         }
     }
 

@@ -16,13 +16,19 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public let url: URL?
     /// The bytes the sound came from, if it came from memory.
     public let data: Data?
-    /// The decoded sound (at the session's rate).
-    public let sound: Sound
+    /// The decoded sound (at the session's rate); nil for a streamed player, whose samples stay
+    /// on disk (see `init(streamingContentsOf:session:preloadSeconds:)`).
+    public let sound: Sound?
     public weak var delegate: AudioPlayerDelegate?
 
     let player: Int
     private var soundID: SoundID?
     private let sourceRate: Double
+    /// Set for a streamed player: the file and its rings.
+    let stream: PlayerStream?
+    private let frameCount: Int
+    private let channelCount: Int
+    private let soundRate: Double
     private enum State { case stopped, playing, paused }
     private var state = State.stopped
     /// Position in frames while stopped or paused.
@@ -56,30 +62,38 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         try self.init(sound: sound, session: session, url: nil, data: nil, sourceRate: sound.sampleRate)
     }
 
-    private init(sound: Sound, session: AudioSession, url: URL?, data: Data?, sourceRate: Double) throws {
+    /// A player of `sound`, or (when `sound` is nil) of `stream`.
+    init(sound: Sound?, stream: PlayerStream? = nil, session: AudioSession, url: URL?, data: Data?, sourceRate: Double) throws {
+        precondition((sound == nil) != (stream == nil))
         self.sound = sound
+        self.stream = stream
         self.session = session
         self.url = url
         self.data = data
         self.sourceRate = sourceRate
+        frameCount = sound?.frameCount ?? Int(stream!.frameCount)
+        channelCount = sound?.channelCount ?? stream!.file.channelCount
+        soundRate = sound?.sampleRate ?? stream!.activeReader.ring.sampleRate
         player = try session.allocatePlayer(for: PlaceholderMember())
         session.lock.withLock { session.replaceMember(player, with: self) }
     }
 
-    deinit { session.releasePlayer(player) }
+    deinit {
+        session.releasePlayer(player)
+        if let stream { session.lock.withLock { session.streaming.recycle(stream, after: session.earliestStartFrame) } }
+    }
 
     // MARK: Properties
 
     /// Length in seconds.
-    public var duration: Double { Double(sound.frameCount) / sound.sampleRate }
-    public var numberOfChannels: Int { sound.channelCount }
+    public var duration: Double { Double(frameCount) / soundRate }
+    public var numberOfChannels: Int { channelCount }
     public var format: AudioFormat {
-        AudioFormat(sampleRate: sound.sampleRate, channelCount: sound.channelCount, frameCount: sound.frameCount,
-                    sourceSampleRate: sourceRate)
+        AudioFormat(sampleRate: soundRate, channelCount: channelCount, frameCount: frameCount, sourceSampleRate: sourceRate)
     }
     /// AVAudioPlayer's `settings`, as a dictionary.
     public var settings: [String: Any] {
-        ["sampleRate": sound.sampleRate, "channels": sound.channelCount, "frames": sound.frameCount, "sourceSampleRate": sourceRate]
+        ["sampleRate": soundRate, "channels": channelCount, "frames": frameCount, "sourceSampleRate": sourceRate]
     }
 
     private var storedVolume: Float = 1
@@ -98,10 +112,16 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// 0 = play once, N = N extra repeats, -1 = forever (AVAudioPlayer's meaning). Changing it
     /// while playing applies to the repeats still to come.
     public var numberOfLoops: Int = 0 {
-        didSet { if state != .stopped { session.send(.setLoops(player: player, numberOfLoops)) } }
+        didSet {
+            guard state != .stopped else { return }
+            if let stream { session.lock.withLock { stream.activeReader.setLoops(numberOfLoops) } } else {
+                session.send(.setLoops(player: player, numberOfLoops))
+            }
+        }
     }
 
-    /// Must be set before `play()` for `rate` to apply (as AVAudioPlayer).
+    /// Must be set before `play()` for `rate` to apply (as AVAudioPlayer). A streamed player
+    /// always plays at rate 1.
     public var enableRate = false
     /// Playback speed 0.5…2 (pitch follows speed), interpolated.
     public var rate: Float = 1 {
@@ -119,11 +139,16 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
 
     // MARK: Transport
 
-    /// Decodes and registers the sound so `play()` has nothing left to do. Returns true.
+    /// Registers the sound (or, streamed, fills the first `preloadSeconds` from the play
+    /// position) so that `play()` has nothing left to do. False if that failed.
     @discardableResult
     public func prepareToPlay() -> Bool {
         session.lock.withLock {
-            if soundID == nil { soundID = try? session.register(sound) }
+            if let stream {
+                guard state == .stopped else { return true }
+                return stream.prepare(at: Int64(storedPosition), loops: numberOfLoops) { session.engine.renderedFrame }
+            }
+            if soundID == nil, let sound { soundID = try? session.register(sound) }
             return soundID != nil
         }
     }
@@ -150,9 +175,13 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
                 session.send(Command(kind: .resume, player: Int32(player), frame: frame))
             case .stopped:
                 generation &+= 1
-                session.send(.start(player: player, sound: soundID!, at: frame, from: storedPosition, loops: numberOfLoops,
+                // A stream voice plays its ring from the read index; the ring holds the position
+                // and the loops.
+                session.send(.start(player: player, sound: stream?.activeSoundID ?? soundID!, at: frame,
+                                    from: stream == nil ? storedPosition : 0, loops: stream == nil ? numberOfLoops : 0,
                                     gain: Gain(linear: storedVolume * duckGain), pan: PanGains(pan: pan),
-                                    rate: enableRate ? Double(rate) : 1, tag: generation))
+                                    rate: enableRate && stream == nil ? Double(rate) : 1, tag: generation))
+                stream?.started(at: frame)
             }
             state = .playing
             session.updateDucking()
@@ -183,7 +212,8 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             // The position is read back once the stop frame has been rendered.
             session.send(.stop(player: player, at: at))
             waitUntilRendered(at)
-            storedPosition = session.engine.position(ofPlayer: player)
+            storedPosition = playingPosition
+            stream?.stopped(at: Int64(storedPosition))
             generation &+= 1
             state = .stopped
             session.updateDucking()
@@ -194,29 +224,51 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public var currentTime: Double {
         get {
             session.lock.withLock {
-                let frames = state == .stopped ? storedPosition : session.engine.position(ofPlayer: player)
-                return Double(frames) / sound.sampleRate
+                let frames = state == .stopped ? storedPosition : playingPosition
+                return Double(frames) / soundRate
             }
         }
         set {
-            let frame = min(max(0, Frame((newValue * sound.sampleRate).rounded())), Frame(sound.frameCount - 1))
+            let frame = min(max(0, Frame((newValue * soundRate).rounded())), Frame(frameCount - 1))
             seek(toFrame: frame, at: nil)
         }
     }
 
+    /// Where the voice is in the sound (streamed: where the ring's read index is in the file).
+    private var playingPosition: Frame { stream.map { Frame($0.position) } ?? session.engine.position(ofPlayer: player) }
+
     /// Moves to `position` (frames in the sound) on device frame `frame` (nil: the earliest).
     /// Returns the device frame where the jump happens.
+    ///
+    /// Streamed, while playing or paused: the idle ring is filled from `position` first (this
+    /// call waits for it, and for a previous seek's frame to pass), then started on the frame;
+    /// a frame that has passed by then is reported late and the jump happens at once.
     @discardableResult
     public func seek(toFrame position: Frame, at frame: Frame?) -> Frame {
         session.lock.withLock {
-            let at = frame ?? session.earliestStartFrame
             if state == .stopped {
                 storedPosition = position
-            } else {
-                session.send(.seek(player: player, to: position, at: at))
+                return frame ?? session.earliestStartFrame
             }
+            if let stream { return seekStream(stream, to: position, at: frame) }
+            let at = frame ?? session.earliestStartFrame
+            session.send(.seek(player: player, to: position, at: at))
             return at
         }
+    }
+
+    /// Switches the stream to its idle ring, cued at `position`, on `frame`. Session lock held.
+    private func seekStream(_ stream: PlayerStream, to position: Frame, at frame: Frame?) -> Frame {
+        let loops = numberOfLoops < 0 ? -1 : stream.remainingLoops
+        guard stream.cueIdle(at: Int64(position), loops: loops, renderedFrame: { session.engine.renderedFrame }) else {
+            return frame ?? session.earliestStartFrame
+        }
+        let at = max(frame ?? session.earliestStartFrame, stream.startFrame)
+        session.send(.start(player: player, sound: stream.idleSoundID, at: at, gain: Gain(linear: storedVolume * duckGain),
+                            pan: PanGains(pan: pan), tag: generation))
+        if state == .paused { session.send(Command(kind: .pause, player: Int32(player), frame: at)) }
+        stream.switchToIdle(at: at)
+        return at
     }
 
     /// Ramps the volume to `volume` over `fadeDuration` seconds, sample by sample, starting on
@@ -293,6 +345,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         case .finished:
             state = .stopped
             storedPosition = 0
+            stream?.invalidate()
             generation &+= 1
             session.updateDucking()
             if let delegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
@@ -302,12 +355,19 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         return []
     }
 
-    func tick(session: AudioSession) -> [() -> Void] { [] }
+    func tick(session: AudioSession) -> [() -> Void] {
+        guard let stream else { return [] }
+        stream.maintain(renderedFrame: session.engine.renderedFrame)
+        let missing = stream.takeNewUnderruns()
+        guard missing > 0, let delegate else { return [] }
+        return [{ delegate.audioPlayerStreamDidUnderrun(self, missingFrames: missing) }]
+    }
 
     func interruptionBegan(session: AudioSession) -> [() -> Void] {
         var calls: [() -> Void] = []
         if state != .stopped {
-            storedPosition = session.engine.position(ofPlayer: player)
+            storedPosition = playingPosition
+            stream?.stopped(at: Int64(storedPosition))
             state = .stopped
             generation &+= 1
             if let delegate { calls.append { delegate.audioPlayerDidFinishPlaying(self, successfully: false) } }

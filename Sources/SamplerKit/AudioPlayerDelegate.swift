@@ -12,6 +12,9 @@ public protocol AudioPlayerDelegate: AnyObject {
     func audioPlayerBeginInterruption(_ player: AudioPlayer)
     /// A server was reached again (session with `reconnect`).
     func audioPlayerEndInterruption(_ player: AudioPlayer)
+    /// A streamed player's disk reads fell behind: `missingFrames` frames played as silence (the
+    /// stream skipped them and stays in time). Reported at most every few milliseconds.
+    func audioPlayerStreamDidUnderrun(_ player: AudioPlayer, missingFrames: Int)
 }
 
 extension AudioPlayerDelegate {
@@ -19,6 +22,7 @@ extension AudioPlayerDelegate {
     public func audioPlayerDecodeErrorDidOccur(_ player: AudioPlayer, error: Error?) {}
     public func audioPlayerBeginInterruption(_ player: AudioPlayer) {}
     public func audioPlayerEndInterruption(_ player: AudioPlayer) {}
+    public func audioPlayerStreamDidUnderrun(_ player: AudioPlayer, missingFrames: Int) {}
 }
 
 /// A sound's format as `AudioPlayer.format` reports it.

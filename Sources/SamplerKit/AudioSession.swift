@@ -53,6 +53,8 @@ public final class AudioSession: @unchecked Sendable {
     private var lastReconnectAttempt = Date.distantPast
     private var wantedConnections: [String] = []
     private var lastConnectionCheck = Date.distantPast
+    /// The disk thread and rings of the session's streamed players.
+    let streaming = SessionStreaming()
 
     /// Called when the server goes away or throws the client out (players stop, reporting
     /// `successfully: false`). On the event thread.
@@ -110,6 +112,7 @@ public final class AudioSession: @unchecked Sendable {
         lock.lock()
         client?.close()
         client = nil
+        streaming.stop()
         lock.unlock()
     }
 

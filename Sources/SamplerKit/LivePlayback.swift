@@ -50,9 +50,10 @@ public struct PatchProgram: LiveProgram {
     public func makeFeeder(origin: Frame) -> CommandFeeder {
         let instrument = instrument!
         if let sequencer = instrument.sequencer(origin: origin, tempo: tempo) {
-            return CommandFeeder(source: sequencer, makeCommand: instrument.command)
+            return CommandFeeder(source: instrument.feederSource(sequencer), makeCommand: instrument.command)
         }
-        return CommandFeeder(source: OneShot(players: patch.players.count, frame: origin), makeCommand: instrument.command)
+        return CommandFeeder(source: instrument.feederSource(OneShot(players: patch.players.count, frame: origin)),
+                             makeCommand: instrument.command)
     }
 }
 

@@ -10,36 +10,83 @@ import SoundFiles
 public struct PatchInstrument {
     public let patch: Patch
     public let sampleRate: Double
-    /// Per player: the sound to start, and its gain and pan gains.
-    private let starts: [(sound: SoundID, gain: Gain, pan: PanGains, loops: Int)]
+    /// Per player: the sound to start (nil when it streams), and its gain and pan gains.
+    private let starts: [(sound: SoundID?, gain: Gain, pan: PanGains, loops: Int)]
+    /// The streamed players (see `PatchStreams`), nil when none streams.
+    private let streams: PatchStreams?
 
-    /// Decodes every sound of `patch` at `sampleRate` and registers it with `engine`.
+    /// Decodes every sound of `patch` at `sampleRate` and registers it with `engine`, except
+    /// those only played by streamed players (`"stream": true`, or longer than
+    /// `streaming.threshold` without `"preload": true`), whose files are opened for streaming.
     /// Throws the first sound file that cannot be loaded, naming it.
-    public init(patch: Patch, sampleRate: Double, engine: Engine) throws {
+    public init(patch: Patch, sampleRate: Double, engine: Engine, streaming: PatchStreamingOptions = .init()) throws {
         self.patch = patch
         self.sampleRate = sampleRate
+        guard patch.players.count <= engine.configuration.maxPlayers else {
+            throw SamplerError("\(patch.file): players: too many players (\(patch.players.count); the engine has \(engine.configuration.maxPlayers))")
+        }
+        let streamed = try Self.streamedPlayers(of: patch, options: streaming)
         let loader = SoundFileLoader(targetSampleRate: sampleRate)
         var ids: [String: SoundID] = [:]
         for entry in patch.sounds {
+            let users = patch.players.indices.filter { patch.players[$0].sound == entry.id }
+            if !users.isEmpty && users.allSatisfy({ streamed[$0] != nil }) { continue }
             let sound: Sound
             do { sound = try loader.load(path: entry.resolvedPath) } catch {
                 throw SamplerError("\(patch.file): sounds.\(entry.id): \(error)")
             }
             ids[entry.id] = try engine.register(sound)
         }
-        guard patch.players.count <= engine.configuration.maxPlayers else {
-            throw SamplerError("\(patch.file): players: too many players (\(patch.players.count); the engine has \(engine.configuration.maxPlayers))")
+        if streamed.isEmpty {
+            streams = nil
+        } else {
+            let streams = PatchStreams(engine: engine, options: streaming)
+            for (index, stream) in streamed.sorted(by: { $0.key < $1.key }) {
+                let player = patch.players[index]
+                try streams.add(player: index, id: player.id, file: stream.file, loops: player.loops, sampleRate: sampleRate,
+                                preloadSeconds: stream.preloadSeconds)
+            }
+            self.streams = streams
         }
-        starts = patch.players.map { player in
-            (ids[player.sound]!, Gain(linear: Float(player.gain)), PanGains(pan: Float(player.pan)), player.loops)
+        starts = patch.players.enumerated().map { index, player in
+            (streamed[index] == nil ? ids[player.sound] : nil, Gain(linear: Float(player.gain)), PanGains(pan: Float(player.pan)),
+             player.loops)
         }
+    }
+
+    /// Per streamed player index: its opened file and the seconds to buffer.
+    private static func streamedPlayers(of patch: Patch, options: PatchStreamingOptions) throws -> [Int: (file: StreamFile, preloadSeconds: Double)] {
+        var result: [Int: (file: StreamFile, preloadSeconds: Double)] = [:]
+        for (index, player) in patch.players.enumerated() where player.loading != .preload {
+            guard let entry = patch.sound(id: player.sound) else { continue }
+            if player.loading == .automatic && options.threshold == nil { continue }
+            let file: StreamFile
+            do { file = try StreamFile(path: entry.resolvedPath) } catch {
+                throw SamplerError("\(patch.file): sounds.\(entry.id): \(error)")
+            }
+            if player.loading == .automatic && file.duration <= options.threshold! { continue }
+            result[index] = (file, options.preloadSeconds)
+        }
+        return result
     }
 
     /// The command that starts player `trigger.player` on `trigger.frame`.
     public func command(for trigger: Trigger) -> Command {
         let s = starts[trigger.player]
-        return .start(player: trigger.player, sound: s.sound, at: trigger.frame, loops: s.loops,
+        // A streamed player's ring holds its loops.
+        let sound = s.sound ?? streams!.soundID(forTriggerOf: trigger.player, at: trigger.frame)
+        return .start(player: trigger.player, sound: sound, at: trigger.frame, loops: s.sound == nil ? 0 : s.loops,
                       gain: Gain(linear: s.gain.linear * trigger.velocity), pan: s.pan)
+    }
+
+    /// Whether player `index` streams from disk.
+    public func streams(player index: Int) -> Bool { starts[index].sound == nil }
+
+    /// `source` as the feeder should use it: when players stream, each window first retires
+    /// and tops up their rings (see `PatchStreams`).
+    public func feederSource(_ source: any TriggerSource) -> any TriggerSource {
+        guard let streams else { return source }
+        return StreamServicingSource(inner: source, streams: streams)
     }
 
     /// The patch's pattern as a looping sequencer whose first step is on `origin`, or nil when the

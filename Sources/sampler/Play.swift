@@ -5,7 +5,10 @@ import SamplerKit
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Play a patch live on a JACK server (the default command).",
-        discussion: "Stops after --duration seconds, on Ctrl-C, or when the JACK server goes away."
+        discussion: """
+        Stops after --duration seconds, on Ctrl-C, or when the JACK server goes away. Note-ons on the \
+        midi_in port play a version 2 patch's instruments, exactly one period after the frame they arrive on.
+        """
     )
 
     @OptionGroup var patchOptions: PatchOptions
@@ -47,7 +50,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
-        let patch = try patchOptions.load()
+        let program = try patchOptions.makeProgram()
         var options = LivePlayback.Options()
         options.clientName = name
         options.serverName = server
@@ -56,7 +59,7 @@ struct Play: ParsableCommand {
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
         if noConnect { options.connections = [] }
         if let connect { options.connections = connect.split(separator: ",").map(String.init) }
-        let playback = LivePlayback(program: PatchProgram(patch: patch, tempo: patchOptions.tempo), options: options)
+        let playback = LivePlayback(program: program, options: options)
         let summary: LivePlayback.Summary
         do {
             summary = try playback.run { print($0) }

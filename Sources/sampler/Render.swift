@@ -41,15 +41,10 @@ struct Render: ParsableCommand {
     }
 
     func run() throws {
-        let patch = try patchOptions.load()
-        let engine = Engine(configuration: .init(maxPlayers: max(patch.players.count, 1)))
-        let instrument = try PatchInstrument(patch: patch, sampleRate: Double(rate), engine: engine)
-        var feeder: CommandFeeder? = instrument.sequencer(origin: 0, tempo: patchOptions.tempo).map {
-            CommandFeeder(source: $0, makeCommand: instrument.command)
-        }
-        if feeder == nil {
-            feeder = CommandFeeder(source: OneShot(players: patch.players.count, frame: 0), makeCommand: instrument.command)
-        }
+        var program = try patchOptions.makeProgram()
+        let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
+        try program.prepare(engine: engine, sampleRate: Double(rate))
+        var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
         let frames = Int((duration * Double(rate)).rounded())
         let renderer = OfflineRenderer(engine: engine, sampleRate: Double(rate))
         let started = Date()

@@ -1,3 +1,4 @@
+import Foundation
 import ArgumentParser
 import Patches
 import SamplerCore
@@ -13,14 +14,21 @@ struct Validate: ParsableCommand {
     var patch: String
 
     func run() throws {
-        let decoded: Patch
-        do { decoded = try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
+        let document: PatchDocument
+        do { document = try PatchLoader.loadDocument(path: patch) } catch { throw SamplerError("\(error)") }
+        switch document {
+        case .v1(let decoded): try report(decoded)
+        case .v2(let kit): try report(kit)
+        }
+    }
+
+    private func report(_ decoded: Patch) throws {
         let loader = SoundFileLoader()
         var lines: [String] = []
         for entry in decoded.sounds {
             do {
                 let sound = try loader.load(path: entry.resolvedPath)
-                lines.append("  \(entry.id): \(entry.path) (\(sound.channelCount) ch, \(Int(sound.sampleRate)) Hz, \(String(format: "%.3f", sound.duration)) s)")
+                lines.append("  \(entry.id): \(entry.path) (\(describe(sound)))")
             } catch {
                 throw SamplerError("\(patch): sounds.\(entry.id): \(error)")
             }
@@ -31,6 +39,41 @@ struct Validate: ParsableCommand {
         }
         print(summary)
         lines.forEach { print($0) }
+    }
+
+    private func report(_ kit: DrumKit) throws {
+        let loader = SoundFileLoader()
+        var lines: [String] = []
+        let notes = kit.resolvedMIDINotes
+        for (i, instrument) in kit.instruments.enumerated() {
+            var samples: [String] = []
+            for (l, layer) in instrument.layers.enumerated() {
+                for (s, sample) in layer.samples.enumerated() {
+                    do {
+                        let sound = try loader.load(path: sample.resolvedPath)
+                        samples.append("\(sample.path) (\(describe(sound)))")
+                    } catch {
+                        throw SamplerError("\(patch): instruments[\(i)].layers[\(l)].samples[\(s)]: \(error)")
+                    }
+                }
+            }
+            let note = notes[i].map { "note \($0)" } ?? "no note"
+            lines.append("  \(instrument.id): \(instrument.layers.count) layer\(instrument.layers.count == 1 ? "" : "s"), \(note), \(instrument.voices) voice\(instrument.voices == 1 ? "" : "s"): \(samples.joined(separator: ", "))")
+        }
+        for pattern in kit.patterns {
+            lines.append("  pattern \(pattern.name): \(pattern.bars) bar\(pattern.bars == 1 ? "" : "s") of \(pattern.beatsPerBar) beats, \(pattern.stepsPerBeat) steps per beat, \(pattern.tracks.count) tracks" + (pattern.swing > 0 ? ", swing \(formatTempo(pattern.swing))%" : ""))
+        }
+        var summary = "\(patch): OK: version 2, \(formatTempo(kit.tempo)) bpm, \(kit.instruments.count) instruments, \(kit.patterns.count) patterns"
+        if let song = kit.song {
+            let plays = song.entries.reduce(0) { $0 + $1.repeats }
+            summary += ", song of \(song.entries.count) entries (\(plays) pattern plays\(song.loop ? ", looping" : ""))"
+        }
+        print(summary)
+        lines.forEach { print($0) }
+    }
+
+    private func describe(_ sound: Sound) -> String {
+        "\(sound.channelCount) ch, \(Int(sound.sampleRate)) Hz, \(String(format: "%.3f", sound.duration)) s"
     }
 
     private func formatTempo(_ t: Double) -> String {

@@ -20,7 +20,8 @@ import Testing
         defer { left.deallocate(); right.deallocate() }
         let periods = 4000
 
-        MallocInterposerSwift.reset()
+        ThreadAllocationCounter.start(on: pthread_self())
+        MallocInterposerSwift.unhook()
         for period in 0..<periods {
             let start = Frame(period * 256)
             // Keep dozens of voices busy: starts, fades, stops and seeks inside the periods. The
@@ -46,8 +47,8 @@ import Testing
             engine.drainEvents { _ in }
         }
 
-        let stats = MallocInterposerSwift.getStatistics()
-        #expect(stats.mallocCount == 0)
+        let onThisThread = ThreadAllocationCounter.stop()
+        #expect(onThisThread == 0, "allocations while rendering: \(onThisThread)")
         #expect(engine.periodCount == periods)
         #expect(engine.activeVoiceCount > 10)
     }
@@ -61,6 +62,13 @@ import Testing
         MallocInterposerSwift.unhook()
         #expect(MallocInterposerSwift.getStatistics().mallocCount >= 100)
         #expect(arrays.count == 100)
+        // And the per-thread counter sees them on this thread.
+        ThreadAllocationCounter.start(on: pthread_self())
+        var more: [[Int]] = []
+        for i in 0..<100 { more.append([i]) }
+        let counted = ThreadAllocationCounter.stop()
+        #expect(counted >= 100)
+        #expect(more.count == 100)
     }
 
     @Test func theRealJACKCallbackPathAllocatesNothing() throws {
@@ -84,14 +92,12 @@ import Testing
         }
         let target = engine.periodCount + 3000
 
-        MallocInterposerSwift.reset()
-        MallocInterposerSwift.hook()
-        // Wait on the period counter; usleep and the atomic load do not allocate.
+        // Only JACK's process thread is counted: the callback runs there, and nothing else does.
+        let processThread = try #require(client.processThread)
+        ThreadAllocationCounter.start(on: processThread)
         while engine.periodCount < target { usleep(2_000) }
-        MallocInterposerSwift.unhook()
-
-        let stats = MallocInterposerSwift.getStatistics()
-        #expect(stats.mallocCount == 0, "allocations while JACK ran 3,000 periods: \(stats.mallocCount)")
+        let onProcessThread = ThreadAllocationCounter.stop()
+        #expect(onProcessThread == 0, "allocations on JACK's process thread over 3,000 periods: \(onProcessThread)")
         #expect(engine.activeVoiceCount == 48)
         #expect(tap.droppedFrameCount == 0)
     }

@@ -77,6 +77,7 @@ func clickPatch(bpm: Double) throws -> URL {
         #expect(p.terminationStatus == 1)
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(stderr.contains("sampler: error: the JACK server shut down"), "\(stderr)")
+        server.clearAfterKill()
     }
 }
 

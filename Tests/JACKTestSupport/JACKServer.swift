@@ -36,12 +36,21 @@ public final class JACKServer: @unchecked Sendable {
         }
     }
 
-    /// Kills the server abruptly (SIGKILL), as a crash would.
+    /// Kills the server abruptly (SIGKILL), as a crash would. JACK keeps a killed server's entry
+    /// in its shared registry (8 entries at most); call `clearAfterKill()` once the test no longer
+    /// needs the server to be gone.
     public func kill9() {
         if process.isRunning {
             kill(process.processIdentifier, SIGKILL)
             process.waitUntilExit()
         }
+    }
+
+    /// Frees the registry entry a killed server left behind, by starting a server under the same
+    /// name and stopping it cleanly.
+    public func clearAfterKill() {
+        guard !process.isRunning, let again = try? JACKServer(period: period, sampleRate: sampleRate, name: name) else { return }
+        again.stop()
     }
 
     deinit { stop() }

@@ -2,8 +2,9 @@ import Foundation
 import Patches
 import Testing
 
+/// The version 1 demo, kept to show that version 1 patches still load.
 @Suite struct DemoPatchTests {
-    let path = packageRoot.appendingPathComponent("Patches/drums.json").path
+    let path = packageRoot.appendingPathComponent("Patches/drums-v1.json").path
 
     @Test func demoPatchDecodes() throws {
         let patch = try PatchLoader.load(path: path)

@@ -63,7 +63,7 @@ import Testing
 
     @Test func unknownPlayerKey() {
         let json = patchJSON(players: #"[ { "id": "kick", "sound": "kick" }, { "id": "snare", "sound": "snare", "volume": 0.5 } ]"#)
-        #expect(errorDescription(json) == "drums.json: players[1].volume: unknown key (expected one of: id, sound, gain, gainDb, pan, loops)")
+        #expect(errorDescription(json) == "drums.json: players[1].volume: unknown key (expected one of: id, sound, gain, gainDb, pan, loops, stream, preload)")
     }
 
     @Test func unknownPatternKey() {
@@ -129,7 +129,7 @@ import Testing
     }
 
     @Test func unsupportedVersion() {
-        #expect(errorDescription(patchJSON(version: "2")) == "drums.json: version: unsupported version 2 (this build reads version 1)")
+        #expect(errorDescription(patchJSON(version: "3")) == "drums.json: version: unsupported version 3 (this build reads versions 1 and 2)")
     }
 
     @Test func versionMustBeAnInteger() {

@@ -1,0 +1,37 @@
+#ifndef CMIX_REFERENCE_H
+#define CMIX_REFERENCE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/// One voice of the reference mixer: a looping sound (planar; right == left for mono) read at
+/// rate 1 from `position`, added into a stereo output with constant gains, or with a linear gain
+/// ramp when `rampStep` is used (see cmix_render_ramped).
+typedef struct {
+    const float *left;
+    const float *right;
+    int64_t frames;
+    int64_t position;
+    /// Level × pan factor, per side (constant-gain mixing).
+    float gainLeft, gainRight;
+    /// Pan factors and the ramp: the gain of ramp frame k is (rampOrigin + rampStep × k) × pan.
+    float panLeft, panRight;
+    float rampOrigin, rampStep;
+    int64_t rampElapsed;
+    /// Playback speed; when not 1 the sound is read with linear interpolation, `fraction` being
+    /// the position between `position` and the next frame (the frame after the last is frame 0).
+    double rate, fraction;
+} CMixVoice;
+
+/// Overwrites `outLeft`/`outRight` with the sum of every voice over `frameCount` frames and
+/// advances each voice, wrapping to frame 0 at its end. The same job as SamplerCore's mixer for
+/// voices that play, loop forever and have no ramp (at their rate: 1, or varispeed).
+void cmix_render(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
+
+/// The same with every voice's gain ramping (per-frame gain from the ramp index).
+void cmix_render_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
+
+/// Reads `count` 64-bit words and returns their sum: a single-core read-bandwidth probe.
+uint64_t cmix_read_sum(const uint64_t *data, size_t count);
+
+#endif

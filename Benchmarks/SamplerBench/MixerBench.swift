@@ -1,0 +1,155 @@
+import CMixReference
+import Foundation
+import SamplerCore
+
+/// Back-to-back timing of one workload: the engine and the C reference take turns, batch by
+/// batch, so that both see the same machine state; each batch covers about 32 M voice-frames and
+/// is timed in thread CPU time.
+struct PairTiming {
+    /// Nanoseconds per period, median over the rounds.
+    var engine: Double
+    var reference: Double
+}
+
+func timeBackToBack(_ w: MixWorkload, rounds: Int = 9, voiceFramesPerBatch: Int = 32 << 20) -> PairTiming {
+    let periods = max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount))
+    var engine: [Double] = [], reference: [Double] = []
+    // One untimed batch each to fault in and warm everything.
+    for _ in 0..<periods { w.renderEngine() }
+    w.drainEvents()
+    for _ in 0..<periods { w.renderReference() }
+    for _ in 0..<rounds {
+        let t0 = threadCPUNanoseconds()
+        for _ in 0..<periods { w.renderEngine() }
+        let t1 = threadCPUNanoseconds()
+        w.drainEvents()
+        let t2 = threadCPUNanoseconds()
+        for _ in 0..<periods { w.renderReference() }
+        let t3 = threadCPUNanoseconds()
+        engine.append(Double(t1 - t0) / Double(periods))
+        reference.append(Double(t3 - t2) / Double(periods))
+    }
+    return PairTiming(engine: Sample(engine).median, reference: Sample(reference).median)
+}
+
+/// Engine-only timing: nanoseconds per period (median of batches) for a workload.
+func timeEngine(_ w: MixWorkload, rounds: Int = 5, voiceFramesPerBatch: Int = 32 << 20) -> Double {
+    let periods = max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount))
+    for _ in 0..<periods { w.renderEngine() }
+    w.drainEvents()
+    var times: [Double] = []
+    for _ in 0..<rounds {
+        let t0 = threadCPUNanoseconds()
+        for _ in 0..<periods { w.renderEngine() }
+        let t1 = threadCPUNanoseconds()
+        w.drainEvents()
+        times.append(Double(t1 - t0) / Double(periods))
+    }
+    return Sample(times).median
+}
+
+/// A variant of the mixing job: plain gains, a gain ramp on every voice, or varispeed.
+enum MixVariant: String, CaseIterable {
+    case plain = "gain+pan"
+    case ramp = "ramp"
+    case varispeed = "rate 1.5"
+
+    var fades: Bool { self == .ramp }
+    var rate: Double { self == .varispeed ? 1.5 : 1 }
+}
+
+/// 1 and 7: mixer cost per voice-frame against the C reference, and the machine's read bandwidth.
+func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int]) {
+    report.section("1 + 7. Mixer cost, ns per voice-frame (128-frame periods, back-to-back, median of 9 batches, thread CPU time)")
+    report.line("   each voice loops its own 0.5 s sound (distinct memory) with its own gain and pan;")
+    report.line("   C ref = the same job as a plain C loop (-O3 -march=native), timed in the same run")
+    let mismatches = checkKernelsAgainstFormula()
+    report.line("   kernels (Mixing.add/addRamped) vs the plain per-frame formula, 4000 random cases: "
+        + (mismatches == 0 ? "bit-identical" : "\(mismatches) samples differ"))
+    if mismatches != 0 { report.fail("the mixing kernels differ from the per-frame formula in \(mismatches) samples") }
+    report.set("kernelMismatches", mismatches)
+    report.line("  voices  source  job         engine    C ref  engine/C   outputs agree to")
+    var rows: [[String: Any]] = []
+    var ratios: [String: Double] = [:]
+    for variant in MixVariant.allCases {
+        for kind in SourceKind.allCases {
+            for n in voiceCounts {
+                let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: variant.fades, rate: variant.rate, frameCount: 128)
+                let agreement = w.checkAgreement()
+                let t = timeBackToBack(w)
+                let frames = Double(n * 128)
+                let engine = t.engine / frames, reference = t.reference / frames
+                let ratio = engine / reference
+                report.line("  \(col(String(n), width: 6))  \(kind.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0))  "
+                    + "\(variant.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))"
+                    + "\(col(engine, 3, width: 10))\(col(reference, 3))\(col(ratio, 2, width: 10))   "
+                    + String(format: "%.1e", agreement))
+                if agreement > 1e-4 { report.fail("engine and C reference disagree (\(agreement)) at \(n) \(kind) voices, \(variant.rawValue)") }
+                rows.append(["voices": n, "source": kind.rawValue, "job": variant.rawValue, "engineNsPerVoiceFrame": round(engine, 4),
+                             "referenceNsPerVoiceFrame": round(reference, 4), "ratio": round(ratio, 3)])
+                if variant == .plain { ratios["\(kind.rawValue)-\(n)"] = ratio }
+            }
+        }
+    }
+    report.set("mixer", rows)
+    for n in [64, 512, 2048] where voiceCounts.contains(n) {
+        let worst = max(ratios["mono-\(n)"] ?? 0, ratios["stereo-\(n)"] ?? 0)
+        report.target("mixer vs C at \(n) voices", value: String(format: "%.2f× (worst of mono/stereo)", worst),
+                      target: "≤ 1.25×", met: worst <= 1.25)
+    }
+
+    // Single-core read bandwidth: sum 1 GiB of 64-bit words (far beyond the caches).
+    let words = 1 << 27
+    let data = UnsafeMutablePointer<UInt64>.allocate(capacity: words)
+    defer { data.deallocate() }
+    for i in 0..<words { data[i] = UInt64(truncatingIfNeeded: i) }
+    var best = Double.infinity, sink: UInt64 = 0
+    for _ in 0..<5 {
+        let t0 = threadCPUNanoseconds()
+        sink &+= cmix_read_sum(data, words)
+        best = min(best, Double(threadCPUNanoseconds() - t0))
+    }
+    let gbPerSecond = Double(words * 8) / best
+    report.line(String(format: "  single-core read bandwidth: %.1f GB/s (1 GiB summed, best of 5; checksum %llu)",
+                       gbPerSecond, sink % 10))
+    report.line(String(format: "  → a mono voice-frame reads 4 bytes: %.3f ns at that bandwidth; stereo %.3f ns",
+                       4 / gbPerSecond, 8 / gbPerSecond))
+    report.set("readBandwidthGBps", round(gbPerSecond, 2))
+}
+
+/// 2: voices that fit in half a period at 48 kHz, back to back, found by bisection.
+func benchVoicesPerBudget(pool: SoundPool, report: Report) {
+    report.section("2. Voices that fit in 50% of one period at 48 kHz (one core, back-to-back periods)")
+    report.line("  period   budget(50%)   mono voices   stereo voices")
+    var rows: [[String: Any]] = []
+    for frames in [64, 128, 256] {
+        let budget = 0.5 * Double(frames) / 48_000 * 1e9
+        var found: [SourceKind: Int] = [:]
+        for kind in SourceKind.allCases {
+            found[kind] = largestVoiceCount(maxTime: budget) { n in
+                timeEngine(MixWorkload(pool: pool, voices: n, kind: kind, fades: false, frameCount: frames), rounds: 3)
+            }
+        }
+        report.line("  \(col(String(frames), width: 6))\(col(budget / 1000, 1, width: 11)) µs"
+            + "\(col(String(found[.mono]!), width: 14))\(col(String(found[.stereo]!), width: 16))")
+        rows.append(["periodFrames": frames, "budgetMicroseconds": round(budget / 1000, 2),
+                     "monoVoices": found[.mono]!, "stereoVoices": found[.stereo]!])
+    }
+    report.set("voicesIn50PercentBackToBack", rows)
+}
+
+/// The largest N (to about 2%) whose `cost(N)` stays within `maxTime`, assuming cost grows with N.
+func largestVoiceCount(maxTime: Double, start: Int = 1024, cost: (Int) -> Double) -> Int {
+    var lo = 0, hi = start
+    // Grow until over budget.
+    while cost(hi) <= maxTime {
+        lo = hi
+        hi *= 2
+        if hi > 1 << 16 { return lo }
+    }
+    while Double(hi - lo) > 0.02 * Double(hi) && hi - lo > 8 {
+        let mid = (lo + hi) / 2
+        if cost(mid) <= maxTime { lo = mid } else { hi = mid }
+    }
+    return lo
+}

@@ -1,0 +1,158 @@
+import CMixReference
+import SamplerCore
+
+/// Which sources a mixing workload plays.
+enum SourceKind: String, CaseIterable {
+    case mono, stereo
+}
+
+/// Distinct sounds for the voices of a mixing workload: every voice reads its own memory, as in a
+/// sampler playing many different samples, so that at high voice counts the job is bound by
+/// memory bandwidth and not by one sound sitting in L1. Each sound is half a second of noise.
+final class SoundPool {
+    static let frames = 24_000
+    private var mono: [Sound] = []
+    private var stereo: [Sound] = []
+    private var seed: UInt32 = 12345
+
+    func sounds(_ kind: SourceKind, count: Int) -> ArraySlice<Sound> {
+        switch kind {
+        case .mono:
+            while mono.count < count { mono.append(try! Sound(channels: [noise()], sampleRate: 48_000)) }
+            return mono.prefix(count)
+        case .stereo:
+            while stereo.count < count { stereo.append(try! Sound(channels: [noise(), noise()], sampleRate: 48_000)) }
+            return stereo.prefix(count)
+        }
+    }
+
+    private func noise() -> [Float] {
+        [Float](unsafeUninitializedCapacity: SoundPool.frames) { buffer, count in
+            for i in 0..<SoundPool.frames {
+                seed = seed &* 1_664_525 &+ 1_013_904_223
+                buffer[i] = Float(Int32(bitPattern: seed)) / Float(Int32.max) * 0.5
+            }
+            count = SoundPool.frames
+        }
+    }
+}
+
+/// A small deterministic generator for positions, gains and pans.
+struct SplitMix {
+    var state: UInt64
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+    mutating func unit() -> Float { Float(next() >> 40) / Float(1 << 24) }
+}
+
+/// N voices, each looping its own sound from a random position with a random gain and pan (and,
+/// with `fades`, a gain ramp that lasts the whole run; with `rate` ≠ 1, varispeed), set up
+/// identically in an `Engine` and in the C reference's voice array.
+final class MixWorkload {
+    let voiceCount: Int
+    let kind: SourceKind
+    let fades: Bool
+    let rate: Double
+    let frameCount: Int
+    let engine: Engine
+    var reference: [CMixVoice]
+    let left: UnsafeMutablePointer<Float>
+    let right: UnsafeMutablePointer<Float>
+    let referenceLeft: UnsafeMutablePointer<Float>
+    let referenceRight: UnsafeMutablePointer<Float>
+    private(set) var periodStart: Frame = 0
+
+    /// Ramps last 2^30 frames (6 hours at 48 kHz): always active during a benchmark.
+    static let rampFrames = 1 << 30
+
+    /// `slots`: the engine's players (at least `voices`; the others stay idle).
+    init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, frameCount: Int,
+         slots: Int? = nil) {
+        voiceCount = voices
+        self.kind = kind
+        self.fades = fades
+        self.rate = rate
+        self.frameCount = frameCount
+        engine = Engine(configuration: .init(maxPlayers: max(voices, slots ?? 0), maxSounds: voices,
+                                             commandCapacity: 2 * voices + 64, eventCapacity: 1 << 16,
+                                             scheduleCapacity: 2 * voices + 64))
+        left = .allocate(capacity: frameCount)
+        right = .allocate(capacity: frameCount)
+        referenceLeft = .allocate(capacity: frameCount)
+        referenceRight = .allocate(capacity: frameCount)
+        reference = []
+        reference.reserveCapacity(voices)
+        var random = SplitMix(state: UInt64(voices) &* 7919 &+ (kind == .stereo ? 1 : 0))
+        for (p, sound) in pool.sounds(kind, count: voices).enumerated() {
+            let id = try! engine.register(sound)
+            let position = Frame(random.next() % UInt64(sound.frameCount))
+            let level = 0.2 + 0.8 * random.unit()
+            let pan = PanGains(pan: 2 * random.unit() - 1)
+            engine.send(.start(player: p, sound: id, at: Command.immediately, from: position, loops: -1,
+                               gain: Gain(linear: level), pan: pan, rate: rate))
+            let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft
+            let panRight = kind == .mono ? pan.monoRight : pan.stereoRight
+            var voice = CMixVoice(left: sound.left, right: sound.right, frames: Int64(sound.frameCount),
+                                  position: position, gainLeft: level * panLeft, gainRight: level * panRight,
+                                  panLeft: panLeft, panRight: panRight, rampOrigin: level, rampStep: 0,
+                                  rampElapsed: 0, rate: rate, fraction: 0)
+            if fades {
+                let target = level * 0.5
+                engine.send(.setGain(player: p, Gain(linear: target), fadeFrames: MixWorkload.rampFrames))
+                voice.rampStep = (target - level) / Float(MixWorkload.rampFrames)
+            }
+            reference.append(voice)
+        }
+    }
+
+    deinit {
+        left.deallocate(); right.deallocate()
+        referenceLeft.deallocate(); referenceRight.deallocate()
+    }
+
+    /// One period of the engine (the real render path).
+    @inline(__always)
+    func renderEngine() {
+        engine.render(frameCount: frameCount, periodStart: periodStart, left: left, right: right)
+        periodStart += Frame(frameCount)
+    }
+
+    /// One period of the C reference.
+    @inline(__always)
+    func renderReference() {
+        let count = Int32(voiceCount), frames = Int32(frameCount)
+        reference.withUnsafeMutableBufferPointer { voices in
+            if fades {
+                cmix_render_ramped(voices.baseAddress, count, referenceLeft, referenceRight, frames)
+            } else {
+                cmix_render(voices.baseAddress, count, referenceLeft, referenceRight, frames)
+            }
+        }
+    }
+
+    /// Renders the first periods of both and returns the largest difference between them relative
+    /// to the output's peak: the two do the same job (they differ only in rounding: the C loop may
+    /// fuse multiply-adds).
+    func checkAgreement(periods: Int = 4) -> Double {
+        var worst = 0.0
+        for _ in 0..<periods {
+            renderEngine()
+            renderReference()
+            var peak: Float = 1e-9, diff: Float = 0
+            for i in 0..<frameCount {
+                peak = Swift.max(peak, abs(referenceLeft[i]), abs(referenceRight[i]))
+                diff = Swift.max(diff, abs(left[i] - referenceLeft[i]), abs(right[i] - referenceRight[i]))
+            }
+            worst = Swift.max(worst, Double(diff / peak))
+        }
+        engine.drainEvents { _ in }
+        return worst
+    }
+
+    func drainEvents() { engine.drainEvents { _ in } }
+}

@@ -1,0 +1,113 @@
+// `make bench`: the performance measurements of issue 9, release-built, printed as a table and
+// written to benchmarks/results.json. Exits non-zero if the render path allocated (or a check
+// failed). Run from the package root; `--quick` for a short smoke run.
+import Foundation
+import MallocInterposerSwift
+
+setvbuf(stdout, nil, _IOLBF, 0)
+let arguments = CommandLine.arguments.dropFirst()
+let quick = arguments.contains("--quick")
+func option(_ name: String) -> String? {
+    guard let i = arguments.firstIndex(of: name), arguments.index(after: i) < arguments.endIndex else { return nil }
+    return arguments[arguments.index(after: i)]
+}
+let root = FileManager.default.currentDirectoryPath
+let outputPath = option("--out") ?? root + "/benchmarks/results.json"
+let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe")) ?? CommandLine.arguments[0]
+let samplerPath = option("--sampler") ?? URL(fileURLWithPath: executable).deletingLastPathComponent().appendingPathComponent("sampler").path
+
+guard FileManager.default.fileExists(atPath: root + "/Patches/drums.json") else {
+    FileHandle.standardError.write("sampler-bench: run from the package root (Patches/drums.json not found in \(root))\n".data(using: .utf8)!)
+    exit(2)
+}
+
+let report = Report()
+let pool = SoundPool()
+
+// `--profile N [mono|stereo] [ramp] [reference] [--seconds S]`: only render N voices back to back
+// for about S seconds (default 10; to run under `perf record`).
+// `--breakdown N [mono|stereo] [ramp]`: engine vs its kernels alone vs C, interleaved.
+if let n = option("--breakdown").flatMap(Int.init) {
+    let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
+    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), frameCount: 128)
+    if arguments.contains("huge") {
+        let bytes = collapseToHugePages(pool.sounds(kind, count: n))
+        print("on 2 MB pages: \(bytes >> 20) MB")
+    }
+    let b = breakdown(w)
+    print(String(format: "%5d %@ engine %.3f  kernels-only %.3f  C %.3f  ns/voice-frame  (engine/C %.2f, kernels/C %.2f)",
+                 n, kind.rawValue, b.engine, b.kernels, b.reference, b.engine / b.reference, b.kernels / b.reference))
+    exit(0)
+}
+if let n = option("--profile").flatMap(Int.init) {
+    let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
+    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), frameCount: 128)
+    let seconds = option("--seconds").flatMap(Double.init) ?? 10
+    let periods = max(1000, Int(seconds * 1e9) / (n * 128))
+    let t0 = nowNanoseconds()
+    if arguments.contains("reference") {
+        for _ in 0..<periods { w.renderReference() }
+    } else {
+        for i in 0..<periods {
+            w.renderEngine()
+            if i % 256 == 0 { w.drainEvents() }
+        }
+    }
+    print(String(format: "%.3f ns per voice-frame", Double(nowNanoseconds() - t0) / Double(periods * n * 128)))
+    exit(0)
+}
+let started = Date()
+var machine: [String: Any] = ["cores": ProcessInfo.processInfo.activeProcessorCount]
+if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
+   let model = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") })?.split(separator: ":").last {
+    machine["cpu"] = model.trimmingCharacters(in: .whitespaces)
+}
+var load = [Double](repeating: 0, count: 3)
+getloadavg(&load, 3)
+machine["loadAverageAtStart"] = load.map { round($0, 2) }
+report.set("machine", machine)
+report.set("date", ISO8601DateFormatter().string(from: started))
+print("sampler-bench: \(machine["cpu"] ?? "?"), \(machine["cores"]!) cores, load average \(String(format: "%.2f", load[0]))"
+    + (quick ? " (quick run)" : ""))
+
+// `--only a,b`: run only these parts (alloc, mixer, budget, paced, prototypes, offline, sox, metronome).
+let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
+func runs(_ part: String) -> Bool { only?.contains(part) ?? true }
+
+var allocations = runs("alloc") ? benchAllocations(pool: pool, report: report) : 0
+if runs("mixer") { benchMixer(pool: pool, report: report, voiceCounts: quick ? [1, 64, 512] : [1, 8, 64, 512, 2048]) }
+if runs("budget") && !quick { benchVoicesPerBudget(pool: pool, report: report) }
+if runs("paced") { allocations += benchPaced(pool: pool, report: report, periods: quick ? 300 : 3000) }
+// Last of the mixer measurements: it moves the sound pool's memory to huge pages.
+if runs("prototypes") { benchPrototypes(pool: pool, report: report, quick: quick) }
+if runs("offline") {
+    do { try benchOffline(root: root, samplerPath: samplerPath, report: report) } catch { report.fail("offline render: \(error)") }
+}
+if runs("sox") {
+    do { try benchSox(report: report) } catch { report.fail("sox comparison: \(error)") }
+}
+if arguments.contains("--skip-metronome") {
+    report.section("6. Metronome CPU: skipped (--skip-metronome)")
+} else if runs("metronome") {
+    do { try benchMetronome(samplerPath: samplerPath, report: report, seconds: quick ? 5 : 30) } catch {
+        report.fail("metronome comparison: \(error)")
+    }
+}
+
+report.section("3. (summary) allocations in the render path, all counted periods: \(allocations)")
+report.target("allocations per period (render path)", value: "\(allocations) in all counted periods", target: "0", met: allocations == 0)
+if allocations != 0 { report.fail("the render path allocated \(allocations) times") }
+report.printTargets()
+getloadavg(&load, 3)
+print(String(format: "\nload average at the end: %.2f (this machine has %d cores; other work running beside the benchmark makes the numbers noisier)",
+             load[0], ProcessInfo.processInfo.activeProcessorCount))
+machine["loadAverageAtEnd"] = load.map { round($0, 2) }
+report.set("machine", machine)
+report.set("seconds", round(Date().timeIntervalSince(started), 1))
+do {
+    try report.write(to: outputPath)
+    print("\nwrote \(outputPath) (\(String(format: "%.0f", Date().timeIntervalSince(started))) s)")
+} catch {
+    report.fail("could not write \(outputPath): \(error)")
+}
+exit(report.failures.isEmpty ? 0 : 1)

@@ -1,0 +1,70 @@
+import Foundation
+
+extension DrumKit {
+    /// The kit as a version 2 patch file (sample paths as `SampleFile.path` holds them), laid
+    /// out for people: one line per layer, per track and per song entry. Decoding the text gives
+    /// the kit back.
+    public func patchJSON() -> String {
+        var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#, #"  "instruments": ["#]
+        for (i, instrument) in instruments.enumerated() {
+            var fields = [#""id": \#(JSONValue.quoted(instrument.id))"#]
+            if instrument.gainDb != 0 { fields.append(#""gainDb": \#(Self.number(instrument.gainDb))"#) }
+            if instrument.pan != 0 { fields.append(#""pan": \#(Self.number(instrument.pan))"#) }
+            if instrument.tune != 0 { fields.append(#""tune": \#(Self.number(instrument.tune))"#) }
+            if instrument.loops != 0 { fields.append(#""loops": \#(instrument.loops)"#) }
+            if let note = instrument.midiNote { fields.append(#""midiNote": \#(note)"#) }
+            if instrument.chokeGroup != 0 { fields.append(#""chokeGroup": \#(instrument.chokeGroup)"#) }
+            if instrument.voices != 1 { fields.append(#""voices": \#(instrument.voices)"#) }
+            lines.append("    { " + fields.joined(separator: ", ") + #", "layers": ["#)
+            for (l, layer) in instrument.layers.enumerated() {
+                var parts: [String] = []
+                if layer.velocities != 1...127 {
+                    parts.append(#""velocity": [\#(layer.velocities.lowerBound), \#(layer.velocities.upperBound)]"#)
+                }
+                parts.append(#""samples": [\#(layer.samples.map { JSONValue.quoted($0.path) }.joined(separator: ", "))]"#)
+                if case .random(let seed) = layer.selection { parts.append(#""selection": "random", "seed": \#(seed)"#) }
+                lines.append("      { " + parts.joined(separator: ", ") + " }" + (l < instrument.layers.count - 1 ? "," : ""))
+            }
+            lines.append("    ] }" + (i < instruments.count - 1 ? "," : ""))
+        }
+        lines.append("  ],")
+        lines.append(#"  "patterns": ["#)
+        for (p, pattern) in patterns.enumerated() {
+            var header = [#""name": \#(JSONValue.quoted(pattern.name))"#, #""beatsPerBar": \#(pattern.beatsPerBar)"#,
+                          #""stepsPerBeat": \#(pattern.stepsPerBeat)"#, #""bars": \#(pattern.bars)"#]
+            if pattern.swing != 0 { header.append(#""swing": \#(Self.number(pattern.swing))"#) }
+            if pattern.seed != 1 { header.append(#""seed": \#(pattern.seed)"#) }
+            if let h = pattern.humanize {
+                header.append(#""humanize": { "seed": \#(h.seed), "frames": \#(h.frames), "velocity": \#(h.velocity) }"#)
+            }
+            lines.append("    { " + header.joined(separator: ", ") + #", "tracks": {"#)
+            for (t, track) in pattern.tracks.enumerated() {
+                let steps = "[" + track.velocities.map(String.init).joined(separator: ", ") + "]"
+                var value = steps
+                if track.probabilities.contains(where: { $0 != 1 }) {
+                    value = #"{ "steps": \#(steps), "probability": [\#(track.probabilities.map(Self.number).joined(separator: ", "))] }"#
+                }
+                lines.append("      \(JSONValue.quoted(instruments[track.instrument].id)): \(value)" + (t < pattern.tracks.count - 1 ? "," : ""))
+            }
+            lines.append("    } }" + (p < patterns.count - 1 ? "," : ""))
+        }
+        lines.append(song == nil ? "  ]" : "  ],")
+        if let song {
+            lines.append(#"  "song": { "loop": \#(song.loop), "sequence": ["#)
+            for (e, entry) in song.entries.enumerated() {
+                var parts = [#""pattern": \#(JSONValue.quoted(patterns[entry.pattern].name))"#, #""repeats": \#(entry.repeats)"#]
+                if let tempo = entry.tempo { parts.append(#""tempo": \#(Self.number(tempo))"#) }
+                lines.append("    { " + parts.joined(separator: ", ") + " }" + (e < song.entries.count - 1 ? "," : ""))
+            }
+            lines.append("  ] }")
+        }
+        lines.append("}")
+        return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// `1` rather than `1.0`; otherwise the shortest text that reads back as the same number.
+    private static func number(_ value: Double) -> String {
+        if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
+        return "\(value)"
+    }
+}

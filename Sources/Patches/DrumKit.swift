@@ -1,0 +1,198 @@
+/// A decoded version 2 patch: a drum kit (instruments with velocity layers), its patterns and an
+/// optional song. Plain values only; loading the sound files is another module's job.
+public struct DrumKit: Equatable, Sendable {
+    /// Quarter notes per minute (a song entry may override it).
+    public var tempo: Double
+    public var instruments: [DrumInstrument]
+    public var patterns: [DrumPattern]
+    public var song: Song?
+    /// The patch file, exactly as the caller named it (used in error messages).
+    public var file: String
+
+    public init(tempo: Double, instruments: [DrumInstrument], patterns: [DrumPattern], song: Song?, file: String) {
+        self.tempo = tempo
+        self.instruments = instruments
+        self.patterns = patterns
+        self.song = song
+        self.file = file
+    }
+
+    /// The index of the pattern named `name`.
+    public func patternIndex(named name: String) -> Int? {
+        patterns.firstIndex { $0.name == name }
+    }
+
+    /// Every distinct sample file, in first-use order.
+    public var samplePaths: [SampleFile] {
+        var seen: Set<String> = []
+        var files: [SampleFile] = []
+        for instrument in instruments {
+            for layer in instrument.layers {
+                for sample in layer.samples where seen.insert(sample.resolvedPath).inserted { files.append(sample) }
+            }
+        }
+        return files
+    }
+}
+
+/// A sample file named by a layer.
+public struct SampleFile: Equatable, Sendable {
+    /// The path exactly as written in the patch.
+    public var path: String
+    /// `path` itself if absolute, otherwise resolved against the directory that holds the patch.
+    public var resolvedPath: String
+
+    public init(path: String, resolvedPath: String) {
+        self.path = path
+        self.resolvedPath = resolvedPath
+    }
+}
+
+/// How a layer picks among its samples.
+public enum LayerSelection: Equatable, Sendable {
+    case roundRobin
+    case random(seed: UInt64)
+}
+
+/// The samples an instrument plays for one range of velocities.
+public struct DrumLayer: Equatable, Sendable {
+    /// Velocities (1…127) this layer answers.
+    public var velocities: ClosedRange<Int>
+    public var samples: [SampleFile]
+    public var selection: LayerSelection
+
+    public init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin) {
+        self.velocities = velocities
+        self.samples = samples
+        self.selection = selection
+    }
+}
+
+/// One drum: velocity layers, level, position, tuning, MIDI note, choke group and voices.
+public struct DrumInstrument: Equatable, Sendable {
+    public var id: String
+    public var layers: [DrumLayer]
+    public var gainDb: Double
+    /// -1 (hard left) … 1 (hard right).
+    public var pan: Double
+    /// Semitones; applied by resampling when the samples are loaded.
+    public var tune: Double
+    /// Repeats after the first play; -1 forever.
+    public var loops: Int
+    /// The MIDI note that triggers it; nil: the General MIDI drum note for its id, if any.
+    public var midiNote: Int?
+    /// Instruments sharing a non-zero group silence each other.
+    public var chokeGroup: Int
+    /// 1: one voice (a re-trigger fades the old sound out); N > 1: a pool, the oldest is stolen.
+    public var voices: Int
+
+    public init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
+                midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1) {
+        self.id = id
+        self.layers = layers
+        self.gainDb = gainDb
+        self.pan = pan
+        self.tune = tune
+        self.loops = loops
+        self.midiNote = midiNote
+        self.chokeGroup = chokeGroup
+        self.voices = voices
+    }
+}
+
+/// A named step pattern.
+public struct DrumPattern: Equatable, Sendable {
+    public var name: String
+    public var beatsPerBar: Int
+    /// Steps per quarter note.
+    public var stepsPerBeat: Int
+    public var bars: Int
+    /// One per instrument that plays in the pattern.
+    public var tracks: [DrumTrack]
+    /// Percent of a step by which every second step of a pair is delayed (0 = straight).
+    public var swing: Double
+    /// Seeds the probability draws.
+    public var seed: UInt64
+    public var humanize: Humanize?
+
+    public init(name: String, beatsPerBar: Int = 4, stepsPerBeat: Int = 4, bars: Int = 1, tracks: [DrumTrack],
+                swing: Double = 0, seed: UInt64 = 1, humanize: Humanize? = nil) {
+        self.name = name
+        self.beatsPerBar = beatsPerBar
+        self.stepsPerBeat = stepsPerBeat
+        self.bars = bars
+        self.tracks = tracks
+        self.swing = swing
+        self.seed = seed
+        self.humanize = humanize
+    }
+
+    public var stepCount: Int { beatsPerBar * stepsPerBeat * bars }
+}
+
+/// What one instrument plays in a pattern.
+public struct DrumTrack: Equatable, Sendable {
+    /// Index into `DrumKit.instruments`.
+    public var instrument: Int
+    /// Per step, 0 (rest) … 127.
+    public var velocities: [Int]
+    /// Per step, the chance (0…1) a note plays.
+    public var probabilities: [Double]
+
+    public init(instrument: Int, velocities: [Int], probabilities: [Double]? = nil) {
+        self.instrument = instrument
+        self.velocities = velocities
+        self.probabilities = probabilities ?? Array(repeating: 1, count: velocities.count)
+    }
+}
+
+/// Seeded random deviations: up to ± `frames` in time and ± `velocity` in velocity.
+public struct Humanize: Equatable, Sendable {
+    public var seed: UInt64
+    public var frames: Int
+    public var velocity: Int
+
+    public init(seed: UInt64, frames: Int, velocity: Int) {
+        self.seed = seed
+        self.frames = frames
+        self.velocity = velocity
+    }
+}
+
+/// Patterns in order, each repeated, at the kit's tempo or their own.
+public struct Song: Equatable, Sendable {
+    public struct Entry: Equatable, Sendable {
+        /// Index into `DrumKit.patterns`.
+        public var pattern: Int
+        public var repeats: Int
+        public var tempo: Double?
+
+        public init(pattern: Int, repeats: Int = 1, tempo: Double? = nil) {
+            self.pattern = pattern
+            self.repeats = repeats
+            self.tempo = tempo
+        }
+    }
+
+    public var entries: [Entry]
+    /// Start again at the end, or stop.
+    public var loop: Bool
+
+    public init(entries: [Entry], loop: Bool) {
+        self.entries = entries
+        self.loop = loop
+    }
+}
+
+/// A patch file of either version.
+public enum PatchDocument: Equatable, Sendable {
+    case v1(Patch)
+    case v2(DrumKit)
+
+    public var file: String {
+        switch self {
+        case .v1(let patch): patch.file
+        case .v2(let kit): kit.file
+        }
+    }
+}

@@ -1,0 +1,242 @@
+import Foundation
+
+/// Version 2 of the patch file format: a drum kit with patterns and a song (see
+/// `Patches/README.md` and `schema/patch-v2.schema.json`):
+///
+/// ```json
+/// {
+///   "version": 2,
+///   "tempo": 120,
+///   "instruments": [ { "id": "kick", "layers": [ { "samples": ["../Samples/kick.wav"] } ] } ],
+///   "patterns": [ { "name": "beat", "tracks": { "kick": [100, 0, 0, 0, 100, 0, 0, 0,
+///                                                       100, 0, 0, 0, 100, 0, 0, 0] } } ],
+///   "song": { "sequence": [ { "pattern": "beat", "repeats": 4 } ], "loop": true }
+/// }
+/// ```
+enum PatchFormatV2 {
+    static let keys = ["version", "tempo", "instruments", "patterns", "song"]
+    static let instrumentKeys = ["id", "layers", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices"]
+    static let layerKeys = ["velocity", "samples", "selection", "seed"]
+    static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "tracks", "swing", "seed", "humanize"]
+    static let trackKeys = ["steps", "probability"]
+    static let humanizeKeys = ["seed", "frames", "velocity"]
+    static let songKeys = ["sequence", "loop"]
+    static let entryKeys = ["pattern", "repeats", "tempo"]
+
+    static let tempoRange = NumberRange.above(0, atMost: 1000)
+    static let gainDbRange = NumberRange.between(-120, 24)
+    static let panRange = NumberRange.between(-1, 1)
+    static let tuneRange = NumberRange.between(-48, 48)
+    static let loopsRange = NumberRange.atLeast(-1)
+    static let noteRange = NumberRange.between(0, 127)
+    static let velocityRange = NumberRange.between(1, 127)
+    static let stepVelocityRange = NumberRange.between(0, 127)
+    static let chokeRange = NumberRange.between(0, 1000)
+    static let voicesRange = NumberRange.between(1, 64)
+    static let seedRange = NumberRange.between(0, 9_007_199_254_740_991)
+    static let meterRange = NumberRange.between(1, 64)
+    static let barsRange = NumberRange.between(1, 256)
+    static let swingRange = NumberRange.between(0, 90)
+    static let probabilityRange = NumberRange.between(0, 1)
+    static let humanizeFramesRange = NumberRange.between(0, 48000)
+    static let repeatsRange = NumberRange.between(1, 10000)
+
+    static func decode(_ root: JSONObjectNode, file: String, baseDirectory: URL) throws(PatchError) -> DrumKit {
+        try root.rejectUnknownKeys(allowed: keys)
+        let tempo = try root.required("tempo").number(in: tempoRange)
+        let instruments = try decodeInstruments(root.required("instruments"), baseDirectory: baseDirectory)
+        let patterns = try decodePatterns(root.required("patterns"), instrumentIDs: instruments.map(\.id))
+        let song = try root.optional("song").map { node throws(PatchError) in
+            try decodeSong(node, patternNames: patterns.map(\.name))
+        }
+        return DrumKit(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file)
+    }
+
+    private static func decodeInstruments(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [DrumInstrument] {
+        let elements = try node.array()
+        guard !elements.isEmpty else { throw node.error("expected at least one instrument, got an empty array") }
+        var instruments: [DrumInstrument] = []
+        var firstUse: [String: JSONPath] = [:]
+        var noteUse: [Int: JSONPath] = [:]
+        for element in elements {
+            let object = try element.object(allowedKeys: instrumentKeys)
+            let idNode = try object.required("id")
+            let id = try idNode.nonEmptyString()
+            if let first = firstUse[id] {
+                throw idNode.error("duplicate instrument id \(JSONValue.quoted(id)) (first used by \(first))")
+            }
+            firstUse[id] = element.path
+            let layersNode = try object.required("layers")
+            let layerNodes = try layersNode.array()
+            guard !layerNodes.isEmpty else { throw layersNode.error("expected at least one layer, got an empty array") }
+            var layers: [DrumLayer] = []
+            for layerNode in layerNodes {
+                layers.append(try decodeLayer(layerNode, baseDirectory: baseDirectory))
+            }
+            var midiNote: Int?
+            if let noteNode = object.optional("midiNote") {
+                let note = try noteNode.integer(in: noteRange)
+                if let first = noteUse[note] {
+                    throw noteNode.error("MIDI note \(note) is already used by \(first)")
+                }
+                noteUse[note] = noteNode.path
+                midiNote = note
+            }
+            instruments.append(DrumInstrument(
+                id: id, layers: layers,
+                gainDb: try object.optional("gainDb")?.number(in: gainDbRange) ?? 0,
+                pan: try object.optional("pan")?.number(in: panRange) ?? 0,
+                tune: try object.optional("tune")?.number(in: tuneRange) ?? 0,
+                loops: try object.optional("loops")?.integer(in: loopsRange) ?? 0,
+                midiNote: midiNote,
+                chokeGroup: try object.optional("chokeGroup")?.integer(in: chokeRange) ?? 0,
+                voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1))
+        }
+        return instruments
+    }
+
+    private static func decodeLayer(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> DrumLayer {
+        let object = try node.object(allowedKeys: layerKeys)
+        var velocities = 1...127
+        if let rangeNode = object.optional("velocity") {
+            let bounds = try rangeNode.array()
+            guard bounds.count == 2 else {
+                throw rangeNode.mismatch(expected: "[min, max] with 1 ≤ min ≤ max ≤ 127")
+            }
+            let low = try bounds[0].integer(in: velocityRange), high = try bounds[1].integer(in: velocityRange)
+            guard low <= high else {
+                throw rangeNode.error("expected [min, max] with 1 ≤ min ≤ max ≤ 127, got [\(low), \(high)]")
+            }
+            velocities = low...high
+        }
+        let samplesNode = try object.required("samples")
+        let sampleNodes = try samplesNode.array()
+        guard !sampleNodes.isEmpty else { throw samplesNode.error("expected at least one sample path, got an empty array") }
+        var samples: [SampleFile] = []
+        for sampleNode in sampleNodes {
+            let path = try sampleNode.nonEmptyString()
+            samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory)))
+        }
+        var selection = LayerSelection.roundRobin
+        if let selectionNode = object.optional("selection") {
+            switch try selectionNode.string() {
+            case "roundRobin": selection = .roundRobin
+            case "random": selection = .random(seed: try object.optional("seed")?.unsignedSeed() ?? 1)
+            default: throw selectionNode.mismatch(expected: #""roundRobin" or "random""#)
+            }
+        }
+        if case .roundRobin = selection, let seedNode = object.optional("seed") {
+            throw seedNode.error(#"a seed needs "selection": "random""#)
+        }
+        return DrumLayer(velocities: velocities, samples: samples, selection: selection)
+    }
+
+    private static func decodePatterns(_ node: JSONNode, instrumentIDs: [String]) throws(PatchError) -> [DrumPattern] {
+        let elements = try node.array()
+        guard !elements.isEmpty else { throw node.error("expected at least one pattern, got an empty array") }
+        var patterns: [DrumPattern] = []
+        var firstUse: [String: JSONPath] = [:]
+        for element in elements {
+            let object = try element.object(allowedKeys: patternKeys)
+            let nameNode = try object.required("name")
+            let name = try nameNode.nonEmptyString()
+            if let first = firstUse[name] {
+                throw nameNode.error("duplicate pattern name \(JSONValue.quoted(name)) (first used by \(first))")
+            }
+            firstUse[name] = element.path
+            let beatsPerBar = try object.optional("beatsPerBar")?.integer(in: meterRange) ?? 4
+            let stepsPerBeat = try object.optional("stepsPerBeat")?.integer(in: meterRange) ?? 4
+            let bars = try object.optional("bars")?.integer(in: barsRange) ?? 1
+            let stepCount = beatsPerBar * stepsPerBeat * bars
+            var tracks: [DrumTrack] = []
+            for (id, trackNode) in try object.required("tracks").object().entries {
+                guard let instrument = instrumentIDs.firstIndex(of: id) else {
+                    throw trackNode.error(
+                        "unknown instrument \(JSONValue.quoted(id)) (expected one of: \(instrumentIDs.joined(separator: ", ")))")
+                }
+                tracks.append(try decodeTrack(trackNode, instrument: instrument, stepCount: stepCount,
+                                              shape: "\(beatsPerBar) beats × \(stepsPerBeat) steps × \(bars) bars"))
+            }
+            var humanize: Humanize?
+            if let humanizeNode = object.optional("humanize") {
+                let h = try humanizeNode.object(allowedKeys: humanizeKeys)
+                humanize = Humanize(seed: try h.required("seed").unsignedSeed(),
+                                    frames: try h.optional("frames")?.integer(in: humanizeFramesRange) ?? 0,
+                                    velocity: try h.optional("velocity")?.integer(in: stepVelocityRange) ?? 0)
+            }
+            patterns.append(DrumPattern(
+                name: name, beatsPerBar: beatsPerBar, stepsPerBeat: stepsPerBeat, bars: bars, tracks: tracks,
+                swing: try object.optional("swing")?.number(in: swingRange) ?? 0,
+                seed: try object.optional("seed")?.unsignedSeed() ?? 1, humanize: humanize))
+        }
+        return patterns
+    }
+
+    /// `[v, v, …]`, or `{ "steps": [v, …], "probability": p or [p, …] }`.
+    private static func decodeTrack(_ node: JSONNode, instrument: Int, stepCount: Int, shape: String) throws(PatchError) -> DrumTrack {
+        var stepsNode = node
+        var probabilityNode: JSONNode?
+        if case .object = node.value {
+            let object = try node.object(allowedKeys: trackKeys)
+            stepsNode = try object.required("steps")
+            probabilityNode = object.optional("probability")
+        }
+        let steps = try stepsNode.array()
+        guard steps.count == stepCount else {
+            throw stepsNode.error("expected \(stepCount) steps (\(shape)), got \(steps.count)")
+        }
+        var velocities: [Int] = []
+        for step in steps { velocities.append(try step.integer(in: stepVelocityRange)) }
+        var probabilities = Array(repeating: 1.0, count: stepCount)
+        if let probabilityNode {
+            if case .array = probabilityNode.value {
+                let values = try probabilityNode.array()
+                guard values.count == stepCount else {
+                    throw probabilityNode.error("expected \(stepCount) probabilities (one per step), got \(values.count)")
+                }
+                for (i, value) in values.enumerated() { probabilities[i] = try value.number(in: probabilityRange) }
+            } else {
+                let p = try probabilityNode.number(in: probabilityRange)
+                probabilities = Array(repeating: p, count: stepCount)
+            }
+        }
+        return DrumTrack(instrument: instrument, velocities: velocities, probabilities: probabilities)
+    }
+
+    private static func decodeSong(_ node: JSONNode, patternNames: [String]) throws(PatchError) -> Song {
+        let object = try node.object(allowedKeys: songKeys)
+        let sequenceNode = try object.required("sequence")
+        let elements = try sequenceNode.array()
+        guard !elements.isEmpty else { throw sequenceNode.error("expected at least one song entry, got an empty array") }
+        var entries: [Song.Entry] = []
+        for element in elements {
+            let entry = try element.object(allowedKeys: entryKeys)
+            let patternNode = try entry.required("pattern")
+            let name = try patternNode.string()
+            guard let pattern = patternNames.firstIndex(of: name) else {
+                throw patternNode.error(
+                    "unknown pattern \(JSONValue.quoted(name)) (expected one of: \(patternNames.joined(separator: ", ")))")
+            }
+            entries.append(Song.Entry(pattern: pattern, repeats: try entry.optional("repeats")?.integer(in: repeatsRange) ?? 1,
+                                      tempo: try entry.optional("tempo")?.number(in: tempoRange)))
+        }
+        return Song(entries: entries, loop: try object.optional("loop")?.bool() ?? false)
+    }
+
+    static func resolve(_ path: String, against directory: URL) -> String {
+        if path.hasPrefix("/") { return path }
+        return URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL.path
+    }
+}
+
+extension JSONNode {
+    func bool() throws(PatchError) -> Bool {
+        guard case .bool(let value) = value else { throw mismatch(expected: "true or false") }
+        return value
+    }
+
+    /// A seed: a whole number from 0 to 2^53 - 1 (what a JSON number holds exactly).
+    func unsignedSeed() throws(PatchError) -> UInt64 {
+        UInt64(try integer(in: PatchFormatV2.seedRange))
+    }
+}

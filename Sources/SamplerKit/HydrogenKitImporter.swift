@@ -1,0 +1,149 @@
+import Foundation
+#if canImport(FoundationXML)
+import FoundationXML
+#endif
+import Patches
+
+/// Converts a Hydrogen drumkit (`drumkit.xml`) into a version 2 kit: instruments with their
+/// velocity layers, gain, pan, pitch, mute groups and MIDI notes, referencing the samples where
+/// they are (absolute paths). Understands the old layout (`<layer>` or `<filename>` right under
+/// `<instrument>`, `pan_L`/`pan_R`) and the new one (`<instrumentComponent>`, `<pan>`). Adds one
+/// pattern, `audition`, that plays each instrument in turn. Control thread only.
+public enum HydrogenKitImporter {
+    /// What could not be carried over exactly, one line each (e.g. per-layer gains).
+    public struct Result {
+        public var kit: DrumKit
+        public var notes: [String]
+    }
+
+    public static func importKit(path: String) throws -> Result {
+        guard let parser = XMLParser(contentsOf: URL(fileURLWithPath: path)) else {
+            throw SamplerError("\(path): cannot read the file")
+        }
+        let reader = TreeReader()
+        parser.delegate = reader
+        guard parser.parse(), let root = reader.root else {
+            let where_ = parser.lineNumber > 0 ? " at line \(parser.lineNumber)" : ""
+            throw SamplerError("\(path): not a readable XML file\(where_) (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "no root element"))")
+        }
+        guard root.name == "drumkit_info" else {
+            throw SamplerError("\(path): expected a Hydrogen drumkit (<drumkit_info>), got <\(root.name)>")
+        }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().standardizedFileURL
+        guard let list = root.child("instrumentList"), !list.children(named: "instrument").isEmpty else {
+            throw SamplerError("\(path): the drumkit has no <instrumentList> with instruments")
+        }
+        var notes: [String] = []
+        var instruments: [DrumInstrument] = []
+        var ids: Set<String> = []
+        var usedNotes: Set<Int> = []
+        for (index, element) in list.children(named: "instrument").enumerated() {
+            let name = element.text("name") ?? "instrument \(index + 1)"
+            var id = slug(name)
+            if id.isEmpty { id = "instrument-\(index + 1)" }
+            var unique = id, n = 2
+            while !ids.insert(unique).inserted { unique = "\(id)-\(n)"; n += 1 }
+            let place = "instrument \(index + 1) (\(name))"
+
+            let layerElements = (element.child("instrumentComponent").map { [$0] } ?? [element])
+                .flatMap { $0.children(named: "layer") }
+            var layers: [DrumLayer] = []
+            var pitches: Set<Double> = []
+            for layer in layerElements {
+                guard let file = layer.text("filename"), !file.isEmpty else { continue }
+                let low = layer.number("min") ?? 0, high = layer.number("max") ?? 1
+                let resolved = file.hasPrefix("/") ? file : directory.appendingPathComponent(file).standardizedFileURL.path
+                layers.append(DrumLayer(velocities: velocityRange(low, high), samples: [SampleFile(path: resolved, resolvedPath: resolved)]))
+                pitches.insert(layer.number("pitch") ?? 0)
+                if let gain = layer.number("gain"), gain != 1 { notes.append("\(place): layer gain \(gain) is not carried over (v2 gains are per instrument)") }
+            }
+            if layers.isEmpty, let file = element.text("filename"), !file.isEmpty {
+                let resolved = file.hasPrefix("/") ? file : directory.appendingPathComponent(file).standardizedFileURL.path
+                layers.append(DrumLayer(samples: [SampleFile(path: resolved, resolvedPath: resolved)]))
+            }
+            guard !layers.isEmpty else {
+                notes.append("\(place): no samples, left out")
+                ids.remove(unique)
+                continue
+            }
+            if pitches.count > 1 { notes.append("\(place): layers with different pitches; using the first") }
+            let tune = min(48, max(-48, layerElements.first.flatMap { $0.number("pitch") } ?? 0))
+
+            let linear = (element.number("volume") ?? 1) * (element.number("gain") ?? 1)
+                * (element.child("instrumentComponent")?.number("gain") ?? 1)
+            let gainDb = linear > 0 ? min(24, max(-120, 20 * log10(linear))) : -120
+            var pan = 0.0
+            if let p = element.number("pan") {
+                pan = p
+            } else if let l = element.number("pan_L"), let r = element.number("pan_R") {
+                // Hydrogen's legacy pair: the quieter side says how far the sound leans the other way.
+                pan = l == r ? 0 : (r < l ? r / l - 1 : 1 - l / r)
+            }
+            let group = Int(element.number("muteGroup") ?? -1)
+            var midiNote: Int?
+            if let note = element.number("midiOutNote").map({ Int($0) }), (0...127).contains(note), usedNotes.insert(note).inserted {
+                midiNote = note
+            }
+            instruments.append(DrumInstrument(id: unique, layers: layers, gainDb: (gainDb * 100).rounded() / 100,
+                                              pan: (min(1, max(-1, pan)) * 1000).rounded() / 1000, tune: tune,
+                                              midiNote: midiNote, chokeGroup: group >= 0 ? group + 1 : 0))
+        }
+        guard !instruments.isEmpty else { throw SamplerError("\(path): no instrument of the drumkit has a sample") }
+        // One bar of eighths per eight instruments, each instrument once.
+        let bars = (instruments.count + 7) / 8
+        let tracks = instruments.indices.map { i in
+            DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
+        }
+        let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
+        return Result(kit: DrumKit(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path), notes: notes)
+    }
+
+    /// Hydrogen's 0…1 velocity bounds as 1…127: [0, 0.5] and (0.5, 1] become 1…63 and 64…127.
+    static func velocityRange(_ low: Double, _ high: Double) -> ClosedRange<Int> {
+        let lo = low <= 0 ? 1 : min(127, Int((low * 127).rounded(.down)) + 1)
+        let hi = min(127, max(lo, Int((high * 127).rounded(.down))))
+        return lo...hi
+    }
+
+    static func slug(_ name: String) -> String {
+        var out = ""
+        for c in name.lowercased() {
+            if c.isLetter || c.isNumber { out.append(c) } else if !out.isEmpty && out.last != "-" { out.append("-") }
+        }
+        while out.hasSuffix("-") { out.removeLast() }
+        return out
+    }
+}
+
+/// A minimal element tree: names, text and children.
+final class XMLElementNode {
+    let name: String
+    var text = ""
+    var children: [XMLElementNode] = []
+    init(name: String) { self.name = name }
+
+    func child(_ name: String) -> XMLElementNode? { children.first { $0.name == name } }
+    func children(named name: String) -> [XMLElementNode] { children.filter { $0.name == name } }
+    func text(_ name: String) -> String? { child(name)?.text.trimmingCharacters(in: .whitespacesAndNewlines) }
+    func number(_ name: String) -> Double? { text(name).flatMap(Double.init) }
+}
+
+private final class TreeReader: NSObject, XMLParserDelegate {
+    var root: XMLElementNode?
+    private var stack: [XMLElementNode] = []
+
+    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
+                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
+        let node = XMLElementNode(name: elementName)
+        if let parent = stack.last { parent.children.append(node) } else if root == nil { root = node }
+        stack.append(node)
+    }
+
+    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
+        _ = stack.popLast()
+    }
+
+    func parser(_ parser: XMLParser, foundCharacters string: String) {
+        stack.last?.text += string
+    }
+}

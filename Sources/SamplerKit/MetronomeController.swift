@@ -1,0 +1,323 @@
+import Foundation
+import JACKBackend
+import SamplerCore
+import Scheduling
+
+/// How a live metronome relates to JACK's transport.
+public enum MetronomeTransportMode: String, CaseIterable, Sendable {
+    /// Ignore the transport: click from start-up.
+    case off
+    /// Click only while the transport rolls, from its position: bar/beat/tick from the timebase
+    /// master when there is one, else the metronome's own music (transport frame 0 = first beat).
+    case follow
+    /// As `follow`, and be the timebase master: other clients get bar/beat/tick from this music.
+    case master
+}
+
+/// The control side of a live metronome: the clicks being played (a `MetronomeTrack`), what was
+/// sent to the engine and can still be cancelled, keys, and the JACK transport. Shared by the
+/// program's copies and the feeder's source. Control thread only.
+final class MetronomeController {
+    let settings: MetronomeSettings
+    let transportMode: MetronomeTransportMode
+    let serverName: String?
+    let clientName: String
+    let interactive: Bool
+
+    private(set) var timing: TempoMapTiming?
+    private(set) var instrument: MetronomeInstrument?
+    var track = MetronomeTrack(nil)
+    /// Triggers sent to the engine whose frames may not have been rendered yet.
+    private var sent: [Trigger] = []
+    /// True while clicking (the user did not stop it, the transport rolls).
+    private(set) var running = false
+    /// A short note for the status line ("121 bpm from bar 9").
+    private var note = ""
+    private var keys: TerminalKeys?
+    private var taps = TapTempo()
+    private(set) var transport: TransportClient?
+    /// The transport start prepared for: it should roll from `frame` on device frame `at`.
+    private var expectedRoll: (request: TransportSnapshot, at: Frame)?
+    private var pendingRequest: TransportSnapshot?
+    private var transportState: TransportState = .stopped
+    private var bufferSize = 0
+    /// Clicks cancelled because the transport stopped or moved, or the user stopped them.
+    private(set) var cancelledCount = 0
+
+    init(settings: MetronomeSettings, transportMode: MetronomeTransportMode, serverName: String?, clientName: String,
+         interactive: Bool) {
+        self.settings = settings
+        self.transportMode = transportMode
+        self.serverName = serverName
+        self.clientName = clientName
+        self.interactive = interactive
+    }
+
+    deinit { finish() }
+
+    /// Restores the terminal and closes the transport client.
+    func finish() {
+        keys?.restore()
+        keys = nil
+        transport?.close()
+    }
+
+    func prepare(engine: Engine, sampleRate: Double) throws {
+        let timing = TempoMapTiming(map: settings.map, sampleRate: sampleRate)
+        self.timing = timing
+        instrument = try MetronomeInstrument(settings: settings, sampleRate: sampleRate, engine: engine)
+        if transportMode != .off {
+            let table = transportMode == .master ? try TimebaseTable(timing: timing) : nil
+            let client: TransportClient
+            do {
+                client = try TransportClient(name: String("\(clientName)-transport".prefix(60)), serverName: serverName, engine: engine,
+                                             slowSync: true, timebase: table)
+                try client.activate()
+            } catch {
+                throw SamplerError("--transport \(transportMode.rawValue): \(error)")
+            }
+            transport = client
+        }
+        if interactive { keys = TerminalKeys() }
+    }
+
+    /// The clicks of the music from its first beat on device frame `origin`, from `first` on.
+    func metronome(origin: Frame, phase: Double = 0, startingAt first: Frame? = nil) -> Metronome {
+        let timing = timing!
+        let countIn = timing.sectionFirstBars[timing.map.countInSections]
+        return Metronome(timing: timing, origin: origin, phase: phase, subdivision: settings.subdivision,
+                         subdivisionVelocity: settings.subdivisionVelocity, barLimit: settings.bars.map { $0 + countIn },
+                         startingAt: first)
+    }
+
+    /// Called once the engine runs: without transport the music starts on `origin`.
+    func start(origin: Frame) {
+        guard transport == nil else { return }
+        track = MetronomeTrack(metronome(origin: origin))
+        running = true
+    }
+
+    func makeFeeder() -> CommandFeeder {
+        let instrument = instrument!
+        return CommandFeeder(source: ControllerSource(controller: self)) { [unowned self] trigger in
+            sent.append(trigger)
+            return instrument.command(for: trigger)
+        }
+    }
+
+    /// Silences every click sent for a frame at or after `frame` (and before `end`): a stop on
+    /// the click's own player and frame, queued after its start, so that it plays no sample.
+    private func cancelSent(from frame: Frame, before end: Frame = .max, engine: Engine) {
+        var kept: [Trigger] = []
+        for t in sent {
+            if t.frame >= frame && t.frame < end {
+                engine.send(.stop(player: t.player, at: t.frame))
+                cancelledCount += 1
+            } else {
+                kept.append(t)
+            }
+        }
+        sent = kept
+    }
+
+    // MARK: - Each tick
+
+    /// Reads keys and transport reports; returns false to quit.
+    func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        sent.removeAll { $0.frame < frame }
+        for key in keys?.read() ?? [] {
+            if !handle(key, engine: engine, feeder: &feeder, frame: frame) { return false }
+        }
+        if transport != nil {
+            pollTransport(engine: engine, feeder: &feeder)
+            return true
+        }
+        // The music (or --bars) ended by itself.
+        if running, let end = track.endFrame, frame >= end { return false }
+        return true
+    }
+
+    private func handle(_ key: MetronomeKey, engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        switch key {
+        case .quit:
+            return false
+        case .startStop:
+            if let transport {
+                if transportState == .rolling || transportState == .starting { transport.stop() } else { transport.start() }
+            } else if running {
+                track.stop(at: frame)
+                cancelSent(from: frame, engine: engine)
+                running = false
+                note = "stopped"
+            } else {
+                let origin = max(frame, track.producedBefore)
+                track.hand(over: origin, to: metronome(origin: origin))
+                running = true
+                note = ""
+            }
+        case .tempo(let delta):
+            changeTempo(engine: engine, frame: frame) { $0 + delta }
+        case .tap:
+            // A tap is a beat of the meter; the tempo counts quarter notes.
+            if let perMinute = taps.tap(at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9) {
+                let denominator = Double(meterDenominator(at: frame))
+                changeTempo(engine: engine, frame: frame) { _ in perMinute * 4 / denominator }
+            }
+        }
+        return true
+    }
+
+    private func meterDenominator(at frame: Frame) -> Int {
+        guard let m = track.metronome(at: .max), let (s, _) = m.timing.locate(Double(frame - m.origin)) ?? m.timing.locate(0) else { return 4 }
+        return m.timing.map.sections[s].meter.denominator
+    }
+
+    /// A new tempo from the next bar not yet sent, on that bar's exact frame.
+    private func changeTempo(engine: Engine, frame: Frame, _ newTempo: (Double) -> Double) {
+        guard running, transport == nil else { return }
+        guard settings.allowsTempoChanges else { note = "tempo keys are off with a tempo map"; return }
+        // Build on the last change asked for, so that quick presses add up.
+        guard let base = track.metronome(at: .max) else { return }
+        let current = base.position(at: max(frame, base.origin))?.tempo ?? base.timing.map.sections[0].tempo.initial
+        let bpm = min(TempoMap.tempoRange.upperBound, max(TempoMap.tempoRange.lowerBound, newTempo(current).rounded()))
+        guard let (next, _, at) = base.changingTempo(to: bpm, notBefore: max(frame, track.producedBefore)) else { return }
+        track.hand(over: at, to: next)
+        note = "\(formatNumber(bpm)) bpm from bar \(next.position(at: at)?.bar ?? 0)"
+    }
+
+    // MARK: - Transport
+
+    private func pollTransport(engine: Engine, feeder: inout CommandFeeder) {
+        guard let transport else { return }
+        bufferSize = transport.bufferSize
+        var reports: [TransportSnapshot] = []
+        transport.poll { reports.append($0) }
+        for r in reports {
+            switch r.kind {
+            case .syncRequest:
+                pendingRequest = r
+                transportState = .starting
+            case .change:
+                transportState = r.state
+                if r.state == .rolling {
+                    rolled(r, engine: engine)
+                } else {
+                    halted(r, engine: engine)
+                }
+            }
+        }
+        // A start asked for and not called off since.
+        if let request = pendingRequest {
+            pendingRequest = nil
+            if transportState != .stopped { prepareRoll(request, engine: engine, feeder: &feeder) }
+        }
+    }
+
+    /// The transport stopped (or is starting again from somewhere) from `r.deviceFrame` on.
+    private func halted(_ r: TransportSnapshot, engine: Engine) {
+        running = false
+        if r.state == .starting, let expected = expectedRoll, r.deviceFrame < expected.at {
+            // Halted before the start prepared for: silence only what the old position scheduled.
+            cancelSent(from: r.deviceFrame, before: expected.at, engine: engine)
+            return
+        }
+        expectedRoll = nil
+        track.stop(at: r.deviceFrame)
+        cancelSent(from: r.deviceFrame, engine: engine)
+    }
+
+    /// The first cycle at or after `frame` (cycles start every `bufferSize` frames from `cycle`).
+    private func cycle(atOrAfter frame: Frame, from cycle: Frame) -> Frame {
+        let p = Frame(max(1, bufferSize))
+        return frame <= cycle ? cycle : cycle + (frame - cycle + p - 1) / p * p
+    }
+
+    /// A transport start is pending: schedule the clicks for a roll a little later, then tell
+    /// JACK we are ready in the cycle before it, so that it rolls exactly there.
+    ///
+    /// The roll's cycle is a fixed number of periods after the first cycle that asked (about
+    /// 50 ms and four periods), so that several metronomes on one server pick the same cycle and
+    /// the transport rolls where each of them expects. It must come after the cycle being
+    /// rendered (which has taken its commands) and after the cycle in which we say "ready".
+    private func prepareRoll(_ request: TransportSnapshot, engine: Engine, feeder: inout CommandFeeder) {
+        let p = Frame(max(1, bufferSize))
+        let earliest = engine.renderedFrame + 3 * p
+        var rollAt: Frame
+        if let e = expectedRoll, e.request.frame == request.frame, e.at >= earliest {
+            // The same start, with the timebase master's position arriving: keep its cycle.
+            rollAt = e.at
+        } else {
+            let lead = (Frame((0.05 * timing!.sampleRate).rounded(.up)) + p - 1) / p + 4
+            rollAt = request.deviceFrame + lead * p
+            if rollAt < earliest { rollAt = cycle(atOrAfter: earliest, from: request.deviceFrame) }
+        }
+        cancelSent(from: request.deviceFrame, engine: engine)
+        let m = anchored(request, at: rollAt)
+        track.hand(over: min(rollAt, track.producedBefore), to: m)
+        feeder.feed(engine, before: max(track.producedBefore, rollAt + 1))
+        expectedRoll = (request, rollAt)
+        transport?.arm(frame: request.frame, readyInCycle: rollAt - p)
+    }
+
+    /// The transport rolls from `r`: as prepared, or (already rolling at start-up, a missed
+    /// cycle, a new tempo from the timebase master) anchored afresh on this cycle.
+    private func rolled(_ r: TransportSnapshot, engine: Engine) {
+        running = true
+        if let expected = expectedRoll, expected.request.frame == r.frame, expected.at == r.deviceFrame,
+           !(transportMode == .follow && r.hasBBT && !r.sameBBT(as: expected.request)) {
+            expectedRoll = nil
+            return
+        }
+        expectedRoll = nil
+        let reachable = max(r.deviceFrame, engine.renderedFrame + Frame(max(1, bufferSize)))
+        cancelSent(from: r.deviceFrame, engine: engine)
+        track.hand(over: min(reachable, track.producedBefore), to: anchored(r, at: r.deviceFrame, startingAt: reachable))
+    }
+
+    /// The clicks for transport position `r` placed so that its frame falls on device frame `at`.
+    private func anchored(_ r: TransportSnapshot, at deviceFrame: Frame, startingAt first: Frame? = nil) -> Metronome {
+        if transportMode == .follow, r.hasBBT, r.beatsPerMinute > 0, r.ticksPerBeat > 0, let m = fromBBT(r, at: deviceFrame, startingAt: first) {
+            return m
+        }
+        return metronome(origin: deviceFrame - r.frame, startingAt: first ?? deviceFrame)
+    }
+
+    /// The timebase master's bar/beat/tick and tempo as a constant-tempo metronome.
+    private func fromBBT(_ r: TransportSnapshot, at deviceFrame: Frame, startingAt first: Frame?) -> Metronome? {
+        let beats = Int(r.beatsPerBar.rounded()), type = Int(r.beatType.rounded())
+        guard let meter = try? Meter(beats: min(max(beats, 1), Meter.maxBeats), denominator: min(max(type, 1), Meter.maxDenominator)) else { return nil }
+        let quarterBPM = r.beatsPerMinute * 4 / Double(meter.denominator)
+        let pattern = settings.map.sections.last?.pattern.flatMap { $0.beats.count == meter.beats ? $0 : nil }
+        guard let map = try? TempoMap.constant(bpm: min(max(quarterBPM, 1), 1000), meter: meter, pattern: pattern,
+                                               volume: settings.map.sections.last?.volume ?? 1) else { return nil }
+        let timing = TempoMapTiming(map: map, sampleRate: timing!.sampleRate)
+        let framesPerBeat = timing.offset(inSection: 0, beat: 1)
+        // Where this bar began: the BBT position refers to `bbtOffset` frames before the cycle.
+        let intoBar = (Double(max(r.beat, 1) - 1) + r.tick / r.ticksPerBeat) * framesPerBeat
+        let barStart = Double(deviceFrame - r.bbtOffset) - intoBar
+        let origin = Frame(barStart.rounded(.down))
+        return Metronome(timing: timing, origin: origin, phase: barStart - Double(origin), subdivision: settings.subdivision,
+                         subdivisionVelocity: settings.subdivisionVelocity, startingAt: first ?? deviceFrame,
+                         barNumberOffset: Int(r.bar) - 1)
+    }
+
+    // MARK: - Status
+
+    func status(at frame: Frame) -> String {
+        if transport != nil && !running {
+            return transportState == .starting ? "transport starting" : "waiting for the transport to roll"
+        }
+        guard running, let p = track.position(at: frame) else { return note }
+        let place = p.isCountIn ? "count-in \(p.bar).\(p.beat)" : "bar \(p.bar).\(p.beat)"
+        return "\(place)  \(String(format: "%.1f", p.tempo)) bpm  \(note)"
+    }
+}
+
+/// The feeder's view of the controller's track.
+struct ControllerSource: TriggerSource {
+    let controller: MetronomeController
+    var endFrame: Frame? { controller.track.endFrame }
+    mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+        controller.track.produce(before: horizon, body)
+    }
+}

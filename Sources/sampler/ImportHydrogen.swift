@@ -1,0 +1,38 @@
+import ArgumentParser
+import Foundation
+import Patches
+import SamplerKit
+
+struct ImportHydrogen: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "import-hydrogen",
+        abstract: "Convert a Hydrogen drumkit (drumkit.xml) into a version 2 patch.",
+        discussion: """
+        Instruments, velocity layers, gain, pan, pitch, mute groups (as choke groups) and MIDI notes \
+        are carried over; the patch names the kit's samples where they are (absolute paths) and has one \
+        pattern, "audition", that plays each instrument in turn.
+        """
+    )
+
+    @Argument(help: "The Hydrogen drumkit.xml.")
+    var drumkit: String
+
+    @Option(help: "The patch file to write.")
+    var out: String
+
+    func run() throws {
+        let result = try HydrogenKitImporter.importKit(path: drumkit)
+        let text = result.kit.patchJSON()
+        // The written patch must read back as the same kit: fail here rather than in `play`.
+        do {
+            _ = try PatchLoader.decodeDocument(Data(text.utf8), file: out, baseDirectory: "/")
+        } catch {
+            throw SamplerError("the converted patch does not validate: \(error)")
+        }
+        do { try text.write(toFile: out, atomically: true, encoding: .utf8) } catch {
+            throw SamplerError("\(out): cannot write the patch (\(error.localizedDescription))")
+        }
+        result.notes.forEach { print("note: \($0)") }
+        print("wrote \(out): \(result.kit.instruments.count) instruments from \(drumkit)")
+    }
+}

@@ -1,0 +1,202 @@
+import ArgumentParser
+import Foundation
+import SamplerKit
+import SoundFiles
+
+struct Metronome: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "A sample-exact click track on JACK (klick-compatible), or rendered to a file.",
+        discussion: """
+        Examples: `sampler metronome 120`, `sampler metronome 132 --meter 7/8 --accents X.x.x..`, \
+        `sampler metronome 80-120/10` (speed trainer), `sampler metronome --map song.map --label chorus`, \
+        `sampler metronome 113 --render click.wav --duration 60`. Tempos count quarter notes per minute \
+        whatever the meter, as klick's do. Keys (when standard input is a terminal): space start/stop, \
+        + and - (or arrows) tempo from the next bar, t tap tempo, q quit.
+        """
+    )
+
+    @Argument(help: "Tempo in quarter notes per minute (1…1000), or START-END/BARS for the speed trainer (default 120).")
+    var tempo: String?
+
+    @Option(help: "Time signature N/D.")
+    var meter: String?
+
+    @Option(help: "Accents per beat: X accent, x normal, . silent (default: X then x).")
+    var accents: String?
+
+    @Option(help: "Notes per beat; the notes between beats click softer (1…16).")
+    var subdivide: Int = 1
+
+    @Option(help: "What the tempo counts: quarter (klick's convention) or denominator (the meter's note value).")
+    var beatUnit: String = "quarter"
+
+    @Option(help: "Play a klick tempo map file (see README: Metronome).")
+    var map: String?
+
+    @Option(help: "Start the tempo map at the section with this label.")
+    var label: String?
+
+    @Option(help: "Bars of count-in before the music (0: two beats).")
+    var countIn: Int?
+
+    @Option(help: "Stop after this many bars (after the count-in).")
+    var bars: Int?
+
+    @Option(help: "Stop after this many seconds.")
+    var duration: Double?
+
+    @Option(help: "Multiply every tempo by this factor.")
+    var multiply: Double?
+
+    @Option(help: "Built-in sound: click or woodblock.")
+    var timbre: String = "click"
+
+    @Option(help: "Sound file for the clicks (any format libsndfile reads); also the accent unless --accent-sound is given.")
+    var sound: String?
+
+    @Option(help: "Sound file for accented beats.")
+    var accentSound: String?
+
+    @Option(help: "Output level, linear (0…16).")
+    var volume: Double = 1
+
+    @Option(help: "Pan position, -1 (left) … 1 (right).")
+    var pan: Double = 0
+
+    @Option(help: "JACK transport: off, follow (click while it rolls, from its position) or master (also be the timebase master).")
+    var transport: String = "off"
+
+    @Option(help: "JACK client name.")
+    var name: String = "sampler"
+
+    @Option(help: "JACK server name (default: $JACK_DEFAULT_SERVER or the default server).")
+    var server: String?
+
+    @Flag(help: "Do not connect the output ports to anything.")
+    var noConnect = false
+
+    @Option(help: "Connect out_L,out_R to these two ports (comma-separated) instead of the first physical outputs.")
+    var connect: String?
+
+    @Option(help: "Render the clicks offline to this WAV file instead of playing them (needs --duration or --bars, or a map that ends).")
+    var render: String?
+
+    @Option(help: "Sample rate of --render, in Hz.")
+    var rate: Int = 48000
+
+    @Option(help: "Sample format of --render: float32, pcm24 or pcm16.")
+    var format: String = "float32"
+
+    @Flag(help: "No status line and no keys.")
+    var quiet = false
+
+    var request: MetronomeRequest {
+        var r = MetronomeRequest()
+        r.tempo = tempo
+        r.mapFile = map
+        r.label = label
+        r.meter = meter
+        r.accents = accents
+        r.beatUnit = beatUnit
+        r.subdivide = subdivide
+        r.countIn = countIn
+        r.bars = bars
+        r.multiply = multiply
+        r.timbre = timbre
+        r.sound = sound
+        r.accentSound = accentSound
+        r.volume = volume
+        r.pan = pan
+        return r
+    }
+
+    var transportMode: MetronomeTransportMode? { MetronomeTransportMode(rawValue: transport) }
+
+    var sampleFormat: WAVSampleFormat? {
+        switch format {
+        case "float32": .float32
+        case "pcm24": .pcm24
+        case "pcm16": .pcm16
+        default: nil
+        }
+    }
+
+    func validate() throws {
+        do { try request.validate() } catch { throw ValidationError(error.description) }
+        if let duration, !(duration > 0 && duration <= 24 * 3600) {
+            throw ValidationError("--duration must be a number of seconds greater than 0 and at most 86400, got \(duration)")
+        }
+        guard let mode = transportMode else {
+            throw ValidationError("--transport must be off, follow or master, got \"\(transport)\"")
+        }
+        if noConnect && connect != nil { throw ValidationError("--no-connect and --connect cannot be used together") }
+        if let connect {
+            let ports = connect.split(separator: ",")
+            if ports.isEmpty || ports.count > 2 {
+                throw ValidationError("--connect expects one or two port names separated by a comma, e.g. system:playback_1,system:playback_2")
+            }
+        }
+        if name.isEmpty { throw ValidationError("--name must not be empty") }
+        if render != nil {
+            if mode != .off { throw ValidationError("--render plays no transport: leave out --transport") }
+            if !(8000...384_000).contains(rate) { throw ValidationError("--rate must be between 8000 and 384000 Hz, got \(rate)") }
+            if sampleFormat == nil { throw ValidationError("--format must be float32, pcm24 or pcm16, got \"\(format)\"") }
+        }
+    }
+
+    func run() throws {
+        LivePlayback.blockTerminationSignals()
+        let settings = try request.makeSettings()
+        try MetronomeInstrument.checkSoundFiles(settings)
+        if let render {
+            try renderOffline(settings, to: render)
+        } else {
+            try playLive(settings)
+        }
+    }
+
+    private func renderOffline(_ settings: MetronomeSettings, to path: String) throws {
+        let program = MetronomeProgram(settings: settings)
+        let sampleRate = Double(rate)
+        let frames: Int
+        if let duration {
+            frames = Int((duration * sampleRate).rounded())
+        } else if let end = program.endFrame(sampleRate: sampleRate) {
+            frames = Int(end)
+        } else {
+            throw SamplerError("--render needs --duration or --bars: the clicks never end")
+        }
+        let started = Date()
+        try program.render(to: path, frameCount: frames, sampleRate: sampleRate, format: sampleFormat!)
+        print(String(format: "rendered %.3f s of clicks (%@) to %@ in %.3f s", Double(frames) / sampleRate, settings.title, path,
+                     Date().timeIntervalSince(started)))
+    }
+
+    private func playLive(_ settings: MetronomeSettings) throws {
+        let interactive = !quiet && isatty(STDIN_FILENO) != 0
+        let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: server, clientName: name,
+                                       interactive: interactive)
+        defer { program.finish() }
+        var options = LivePlayback.Options()
+        options.clientName = name
+        options.serverName = server
+        options.duration = duration
+        options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
+        if noConnect { options.connections = [] }
+        if let connect { options.connections = connect.split(separator: ",").map(String.init) }
+        if interactive { print("keys: space start/stop, + - (arrows) tempo, t tap, q quit") }
+        let summary: LivePlayback.Summary
+        do {
+            summary = try LivePlayback(program: program, options: options).run { print($0) }
+        } catch {
+            throw SamplerError("\(error)")
+        }
+        if summary.serverShutDown {
+            throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
+        }
+        var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns", summary.renderedSeconds, summary.startsSent,
+                          summary.lateStarts, summary.xruns)
+        if transportMode == .off { line += "; first beat at device frame \(summary.originFrame)" }
+        print(line)
+    }
+}

@@ -1,0 +1,78 @@
+import Foundation
+import JACKTestSupport
+import SoundFiles
+import Testing
+
+/// `sampler import-hydrogen` on a small drumkit.xml written here (Hydrogen's own kits are GPL
+/// and are not shipped), in both of Hydrogen's layouts.
+@Suite struct ImportHydrogenTests {
+    func writeKit() throws -> URL {
+        let dir = try temporaryDirectory()
+        let samples = dir.appendingPathComponent("samples")
+        try FileManager.default.createDirectory(at: samples, withIntermediateDirectories: true)
+        for (name, value) in [("kick", 0.1), ("soft", 0.2), ("hard", 0.3), ("hat", 0.4), ("open", 0.5)] as [(String, Float)] {
+            try WAVFileWriter.write(path: samples.appendingPathComponent("\(name).wav").path,
+                                    channels: [[Float](repeating: value, count: 100)], sampleRate: 48000)
+        }
+        try """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <drumkit_info>
+          <name>Test &amp; Kit</name>
+          <instrumentList>
+            <instrument><id>0</id><name>Kick</name><volume>1</volume><gain>0.5</gain>
+              <pan_L>1</pan_L><pan_R>1</pan_R><muteGroup>-1</muteGroup><midiOutNote>36</midiOutNote>
+              <layer><filename>samples/kick.wav</filename><min>0</min><max>1</max><gain>1</gain><pitch>0</pitch></layer>
+            </instrument>
+            <instrument><id>1</id><name>Snare Rock</name><volume>1</volume><gain>1</gain>
+              <pan_L>1</pan_L><pan_R>0.5</pan_R><muteGroup>-1</muteGroup><midiOutNote>38</midiOutNote>
+              <instrumentComponent><component_id>0</component_id><gain>1</gain>
+                <layer><filename>samples/soft.wav</filename><min>0</min><max>0.5</max><gain>1</gain><pitch>-2</pitch></layer>
+                <layer><filename>samples/hard.wav</filename><min>0.5</min><max>1</max><gain>1</gain><pitch>-2</pitch></layer>
+              </instrumentComponent>
+            </instrument>
+            <instrument><id>2</id><name>Closed Hat</name><volume>1</volume><gain>1</gain><pan>0.5</pan>
+              <muteGroup>0</muteGroup><midiOutNote>42</midiOutNote>
+              <layer><filename>samples/hat.wav</filename><min>0</min><max>1</max></layer>
+            </instrument>
+            <instrument><id>3</id><name>Open Hat</name><volume>1</volume><gain>1</gain><pan>0.5</pan>
+              <muteGroup>0</muteGroup><midiOutNote>46</midiOutNote><filename>samples/open.wav</filename>
+            </instrument>
+            <instrument><id>4</id><name>Empty</name><volume>1</volume></instrument>
+          </instrumentList>
+        </drumkit_info>
+        """.write(to: dir.appendingPathComponent("drumkit.xml"), atomically: true, encoding: .utf8)
+        return dir
+    }
+
+    @Test func convertsInstrumentsLayersGainPanMuteGroupsAndNotes() throws {
+        let dir = try writeKit()
+        let out = dir.appendingPathComponent("kit.json").path
+        let r = try runSampler(["import-hydrogen", dir.appendingPathComponent("drumkit.xml").path, "--out", out], timeout: 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("wrote \(out): 4 instruments"))
+        #expect(r.stdout.contains("note: instrument 5 (Empty): no samples, left out"))
+        let json = try String(contentsOfFile: out, encoding: .utf8)
+        let samples = dir.appendingPathComponent("samples").standardizedFileURL.path
+        #expect(json.contains(#"{ "id": "kick", "gainDb": -6.02, "midiNote": 36, "layers": ["#))
+        #expect(json.contains(#"{ "id": "snare-rock", "pan": -0.5, "tune": -2, "midiNote": 38, "layers": ["#))
+        #expect(json.contains(#"{ "velocity": [1, 63], "samples": ["\#(samples)/soft.wav"] },"#))
+        #expect(json.contains(#"{ "velocity": [64, 127], "samples": ["\#(samples)/hard.wav"] }"#))
+        #expect(json.contains(#"{ "id": "closed-hat", "pan": 0.5, "midiNote": 42, "chokeGroup": 1, "layers": ["#))
+        #expect(json.contains(#"{ "id": "open-hat", "pan": 0.5, "midiNote": 46, "chokeGroup": 1, "layers": ["#))
+        // The patch plays: it validates, and renders its audition pattern.
+        let v = try runSampler(["validate", out], timeout: 30)
+        #expect(v.status == 0 && v.stdout.contains("OK: version 2, 120 bpm, 4 instruments"), "\(v.stderr)")
+        let wav = dir.appendingPathComponent("o.wav").path
+        let rendered = try runSampler(["render", "--patch", out, "--duration", "1", "--out", wav], timeout: 30)
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+    }
+
+    @Test func notADrumkitIsAnError() throws {
+        let dir = try temporaryDirectory()
+        let xml = dir.appendingPathComponent("song.xml")
+        try "<song><name>x</name></song>".write(to: xml, atomically: true, encoding: .utf8)
+        let r = try runSampler(["import-hydrogen", xml.path, "--out", dir.appendingPathComponent("k.json").path], timeout: 30)
+        #expect(r.status == 1)
+        #expect(r.stderr == "sampler: error: \(xml.path): expected a Hydrogen drumkit (<drumkit_info>), got <song>\n")
+    }
+}

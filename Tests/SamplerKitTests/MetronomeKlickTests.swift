@@ -1,0 +1,115 @@
+import Foundation
+import JACKTestSupport
+import SamplerCore
+import SoundFiles
+import Testing
+@testable import SamplerKit
+@testable import Scheduling
+
+let klickPath = "/usr/bin/klick"
+
+/// The same music exported by klick (`klick -W`, offline, no JACK needed) and rendered here: the
+/// onsets agree within one frame (klick truncates its frame positions and adds beat lengths; ours
+/// are rounded once from the closed form), and ours are exactly on the closed-form frames.
+/// Needs Debian's `klick` (`apt-get install klick`).
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: klickPath), "klick is not installed"))
+struct MetronomeKlickTests {
+    struct Case: CustomTestStringConvertible, Sendable {
+        var name: String
+        var klickArguments: [String]
+        var map: String?
+        var configure: @Sendable (inout MetronomeRequest) -> Void
+        var testDescription: String { name }
+    }
+
+    static let cases: [Case] = [
+        Case(name: "klick's manual example", klickArguments: [], map: MetronomeKlickTests.manualExample) { _ in },
+        Case(name: "meters, patterns, volumes, tempo per beat", klickArguments: [], map: """
+            a: 3 7/8 200 X.x.x.. 0.5
+               2 5/4 96.5-150.25
+            b: 1 3/4 100,120,140
+               2 6/8 90 X..x..
+               1 2/2 60-240
+            """) { _ in },
+        Case(name: "from a label, with count-in and multiplier", klickArguments: ["-l", "b", "-c", "2", "-x", "1.25"], map: """
+            a: 2 100
+            b: 4 3/4 120-90
+               4 140
+            """) { $0.label = "b"; $0.countIn = 2; $0.multiply = 1.25 },
+        Case(name: "two-beat count-in", klickArguments: ["-c", "0"], map: "4 6/8 132.5") { $0.countIn = 0 },
+        Case(name: "speed trainer on the command line", klickArguments: ["20", "80-120/10"]) { $0.tempo = "80-120/10"; $0.bars = 20 },
+        Case(name: "meter and pattern on the command line", klickArguments: ["8", "7/8", "200", "X.x.x.."]) {
+            $0.tempo = "200"; $0.meter = "7/8"; $0.accents = "X.x.x.."; $0.bars = 8
+        },
+    ]
+
+    static let manualExample = """
+    intro:    8 120           # play 8 measures at 120 bpm (4/4)
+    verse1:   12 120 X.x.     # 12 measures at 120 bpm, playing only the 1st and 3rd beat
+              4 120-140 X.x.  # gradually increase tempo to 140 bpm
+    chorus1:  16 140
+    bridge:   8 3/4 140 0.5   # change to 3/4 time, reduce volume
+              8 3/4 140       # normal volume again
+    verse2:   12 120          # back to 4/4 (implied)
+    chorus2:  16 140          # jump to 140 bpm
+    outro:    6 140
+              2 140-80        # ritardando over the last 2 bars
+    """
+
+    /// Runs klick's export and returns its samples.
+    func klickExport(_ arguments: [String], map: String?, in dir: URL) throws -> [Float] {
+        let out = dir.appendingPathComponent("klick.wav").path
+        var args = ["-W", out]
+        if let map {
+            let file = dir.appendingPathComponent("klick.map")
+            try map.write(to: file, atomically: true, encoding: .utf8)
+            args += arguments + ["-f", file.path]
+        } else {
+            // Options first, then the tempo words as klick expects them.
+            args += arguments
+        }
+        // Bounded: a klick export that never ends (klick loops some maps forever) must not fill
+        // the disk. `timeout` stops it after 60 s and `ulimit -f` caps the file at ~500 MB.
+        let bounded = "ulimit -f 1000000; exec /usr/bin/timeout 60 \"$0\" \"$@\""
+        #expect(try run("/bin/sh", ["-c", bounded, klickPath] + args) == 0)
+        return try SoundFileLoader().load(path: out).samples(channel: 0)
+    }
+
+    func onsets(_ x: [Float]) -> [Frame] {
+        var d = OnsetDetector(quietGap: 300)
+        x.withUnsafeBufferPointer { d.scan($0.baseAddress!, count: $0.count, at: 0) }
+        return d.onsets
+    }
+
+    @Test(arguments: cases)
+    func agreesWithKlicksExportWithinOneFrame(_ c: Case) throws {
+        let dir = try temporaryDirectory()
+        let klick = try klickExport(c.klickArguments, map: c.map, in: dir)
+        var request = MetronomeRequest()
+        if let map = c.map {
+            let file = dir.appendingPathComponent("ours.map")
+            try map.write(to: file, atomically: true, encoding: .utf8)
+            request.mapFile = file.path
+        }
+        c.configure(&request)
+        let settings = try request.makeSettings()
+        let program = MetronomeProgram(settings: settings)
+        let end = try #require(program.endFrame(sampleRate: 48000))
+        // Same length: both end where the music ends.
+        #expect(abs(Int(end) - klick.count) <= 1, "\(c.name): \(end) frames here, \(klick.count) in klick's export")
+
+        let (ours, _, engine) = try renderOnsets(settings, frames: Int(end))
+        let theirs = onsets(klick)
+        #expect(ours.count == theirs.count, "\(c.name): \(ours.count) onsets here, \(theirs.count) in klick's export")
+        let differences = zip(ours, theirs).map { $0 - $1 }
+        #expect(differences.allSatisfy { (0...1).contains($0) }, "\(c.name): differences \(Set(differences).sorted())")
+        #expect(engine.lateStartCount == 0)
+
+        // Ours are the closed-form frames, rounded once.
+        var m = Metronome(timing: TempoMapTiming(map: settings.map, sampleRate: 48000), origin: 0,
+                          barLimit: settings.bars.map { $0 + settings.map.sections.prefix { $0.isCountIn }.compactMap(\.bars).reduce(0, +) })
+        var scheduled: [Frame] = []
+        m.produce(before: end) { scheduled.append($0.frame) }
+        #expect(ours == scheduled)
+    }
+}

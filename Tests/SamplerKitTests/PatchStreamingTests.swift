@@ -1,0 +1,60 @@
+import Foundation
+import JACKTestSupport
+import Patches
+import SamplerCore
+import SamplerKit
+import SoundFiles
+import Testing
+
+/// The first index where `a` and `b` differ (nil when equal): cheap to report, unlike a diff of
+/// two long arrays.
+func firstDifference(_ a: [Float], _ b: [Float]) -> Int? {
+    if a.count != b.count { return min(a.count, b.count) }
+    return a.indices.first { a[$0] != b[$0] }
+}
+
+/// Streamed patch players rendered offline (no server): the same frames as preloaded ones.
+@Suite struct PatchStreamingTests {
+    /// A patch whose two players play the same 1.5 s ramp, hard left streamed and hard right
+    /// preloaded, each looping once, retriggered every 2 s bar.
+    private func writePatch(in directory: URL, streamedKey: String = #""stream": true"#) throws -> String {
+        let ramp = (0..<72_000).map { Float($0 + 1) / 1_000_000 }
+        try WAVFileWriter.write(path: directory.appendingPathComponent("ramp.wav").path, channels: [ramp], sampleRate: 48000)
+        let steps = "[" + (["[\"streamed\", \"memory\"]"] + Array(repeating: "[]", count: 15)).joined(separator: ", ") + "]"
+        let json = """
+            { "version": 1, "tempo": 120, "sounds": { "ramp": "ramp.wav" },
+              "players": [ { "id": "streamed", "sound": "ramp", "pan": -1, "loops": 1, \(streamedKey) },
+                           { "id": "memory", "sound": "ramp", "pan": 1, "loops": 1, "preload": true } ],
+              "pattern": { "stepsPerBeat": 4, "steps": \(steps) } }
+            """
+        let path = directory.appendingPathComponent("stream.json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+
+    @Test func aStreamedPlayerRendersTheSameFramesAsAPreloadedOne() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let patch = try PatchLoader.load(path: writePatch(in: directory))
+        var program = PatchProgram(patch: patch)
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        try program.prepare(engine: engine, sampleRate: 48000)
+        var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
+        let out = OfflineRenderer(engine: engine, sampleRate: 48000).renderToMemory(frameCount: 7 * 48000, feeder: &feeder)
+        // Bars at 0, 2, 4, 6 s; each plays 1.5 s, wraps and is cut by the next bar's retrigger.
+        #expect(out.right[0] == 1e-6 && out.right[72_000] == 1e-6 && out.right[96_000] == 1e-6)
+        #expect(firstDifference(out.left, out.right) == nil)
+    }
+
+    @Test func aLongSoundStreamsAutomaticallyUnlessThePatchSaysPreload() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let patch = try PatchLoader.load(path: writePatch(in: directory, streamedKey: #""gain": 1"#))
+        var options = PatchStreamingOptions()
+        options.threshold = 1  // the ramp lasts 1.5 s
+        let automatic = try PatchInstrument(patch: patch, sampleRate: 48000, engine: Engine(), streaming: options)
+        #expect(automatic.streams(player: 0) && !automatic.streams(player: 1))
+        let standard = try PatchInstrument(patch: patch, sampleRate: 48000, engine: Engine())
+        #expect(!standard.streams(player: 0) && !standard.streams(player: 1))
+    }
+}

@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# `make bench`: builds the benchmark (and the sampler, for the metronome comparison) in release
+# mode, then runs it from the package root. It prints the table and writes benchmarks/results.json;
+# it exits non-zero if the render path allocated. Extra arguments go to sampler-bench
+# (--quick for a short smoke run, --skip-metronome).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+SWIFT=${SWIFT:-swift}
+SCRATCH=${SCRATCH:-.build}
+WITH_KLICK=1 scripts/install-deps.sh
+$SWIFT build -c release --scratch-path "$SCRATCH" --product sampler
+$SWIFT build -c release --scratch-path "$SCRATCH" --product sampler-bench
+bin=$($SWIFT build -c release --scratch-path "$SCRATCH" --show-bin-path)
+echo "machine:"
+lscpu | head -n 15 | sed 's/^/  /'
+echo "  nproc: $(nproc)"
+exec "$bin/sampler-bench" "$@"
