@@ -19,19 +19,26 @@ final class Recorder: @unchecked Sendable {
     var ports: [OpaquePointer] = []
     let buffers: [UnsafeMutablePointer<Float>]
     let capacity: Int
-    var recorded = 0
-    /// Per recorded cycle: JACK's frame time minus the frames recorded before it. One late
-    /// callback can read a later cycle's time, so the first frame is the most common value.
-    let stamps: UnsafeMutablePointer<Int64>
-    var cycles = 0
-    let maxCycles: Int
     let armed = Atomic<Bool>(false)
     let done = Atomic<Bool>(false)
+    /// The device frame of buffer index 0 (the first recorded period).
+    var firstFrame: Int64 = 0
+    /// Frames of skipped cycles (left as silence) and of periods placed by JACK's time.
+    var skippedFrames = 0
+    private var haveFirst = false
+
+    // Each period's data is written at its place on the device clock, so a cycle JACK skipped
+    // under load leaves a silent gap instead of shifting everything after it. The clock counts
+    // the frames itself and follows JACK's timer only when they disagree for several periods in
+    // a row: a single late callback can read a later cycle's time (the same rule as the engine's
+    // DeviceClock).
+    private var clock: Int64 = 0
+    private var lastFrames: Int64 = 0
+    private var started = false
+    private var disagreements = 0
 
     init(channels: Int, frames: Int) {
         capacity = frames
-        maxCycles = frames + 1
-        stamps = .allocate(capacity: maxCycles)
         buffers = (0..<channels).map { _ in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
             p.initialize(repeating: 0, count: frames)
@@ -39,25 +46,49 @@ final class Recorder: @unchecked Sendable {
         }
     }
 
-    var firstFrame: Int64 {
-        var counts: [Int64: Int] = [:]
-        for i in 0..<cycles { counts[stamps[i], default: 0] += 1 }
-        return counts.max { $0.value < $1.value || ($0.value == $1.value && $0.key > $1.key) }?.key ?? 0
+    private func advance(raw: UInt32, frames: UInt32) -> Int64 {
+        defer { lastFrames = Int64(frames) }
+        guard started else {
+            started = true
+            clock = Int64(raw)
+            return clock
+        }
+        let expected = clock + lastFrames
+        let reported = expected + Int64(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: expected)))
+        if reported == expected {
+            disagreements = 0
+            clock = expected
+        } else {
+            disagreements += 1
+            if disagreements >= 3 {
+                disagreements = 0
+                if reported > expected { skippedFrames += Int(reported - expected) }
+                clock = reported
+            } else {
+                clock = expected
+            }
+        }
+        return clock
     }
 
     func process(_ n: UInt32) -> Int32 {
         guard armed.load(ordering: .acquiring), !done.load(ordering: .relaxed), let client else { return 0 }
-        if cycles < maxCycles {
-            stamps[cycles] = Int64(jack_last_frame_time(client)) - Int64(recorded)
-            cycles += 1
+        let periodStart = advance(raw: jack_last_frame_time(client), frames: n)
+        if !haveFirst {
+            haveFirst = true
+            firstFrame = periodStart
         }
-        let count = min(Int(n), capacity - recorded)
+        let at = Int(periodStart - firstFrame)
+        guard at >= 0, at < capacity else {
+            if at >= capacity { done.store(true, ordering: .releasing) }
+            return 0
+        }
+        let count = min(Int(n), capacity - at)
         for (i, port) in ports.enumerated() {
             let src = jack_port_get_buffer(port, n)!.assumingMemoryBound(to: Float.self)
-            (buffers[i] + recorded).update(from: src, count: count)
+            (buffers[i] + at).update(from: src, count: count)
         }
-        recorded += count
-        if recorded == capacity { done.store(true, ordering: .releasing) }
+        if at + count == capacity { done.store(true, ordering: .releasing) }
         return 0
     }
 }
@@ -138,6 +169,9 @@ var data = Data("SCAP".utf8)
 func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
 append(UInt32(sources.count).littleEndian)
 append(recorder.firstFrame.littleEndian)
+if recorder.skippedFrames > 0 {
+    FileHandle.standardError.write("sampler-capture: JACK skipped \(recorder.skippedFrames) frames (left silent)\n".data(using: .utf8)!)
+}
 append(Int64(frames).littleEndian)
 append(rate.bitPattern.littleEndian)
 for b in recorder.buffers { data.append(UnsafeBufferPointer(start: b, count: frames)) }

@@ -19,8 +19,8 @@ public enum StreamConverter: Sendable {
 /// How a `StreamReader` reads.
 public struct StreamReaderOptions: Sendable {
     /// The converter used when the file's rate differs from the ring's. Medium by default: best
-    /// quality costs about five times as much (measured here: about 6 % of a core per stereo
-    /// 44.1 → 48 kHz stream against 1.2 %), which for 16 streams is a whole core.
+    /// quality costs about four times as much (measured here: about 6 % of a core per stereo
+    /// 44.1 → 48 kHz stream against under 2 %), which for 16 streams is a whole core.
     public var converter: StreamConverter = .mediumQuality
     /// Most frames read (and written to the ring) per step: one step of one stream is the unit
     /// the disk thread interleaves streams by.

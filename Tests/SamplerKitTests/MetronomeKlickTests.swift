@@ -12,7 +12,12 @@ let klickPath = "/usr/bin/klick"
 /// onsets agree within one frame (klick truncates its frame positions and adds beat lengths; ours
 /// are rounded once from the closed form), and ours are exactly on the closed-form frames.
 /// Needs Debian's `klick` (`apt-get install klick`).
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: klickPath), "klick is not installed"))
+/// Opt-in (`KLICK_COMPARISON=1 swift test --filter MetronomeKlickTests`): some of klick's exports
+/// of these maps never finish on this machine (one filled the disk before the export was bounded),
+/// so `make test` does not depend on klick.
+@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: klickPath)
+                && ProcessInfo.processInfo.environment["KLICK_COMPARISON"] == "1",
+                "klick comparison is opt-in (KLICK_COMPARISON=1) and needs klick"))
 struct MetronomeKlickTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String
@@ -31,12 +36,13 @@ struct MetronomeKlickTests {
                2 6/8 90 X..x..
                1 2/2 60-240
             """) { _ in },
-        Case(name: "from a label, with count-in and multiplier", klickArguments: ["-l", "b", "-c", "2", "-x", "1.25"], map: """
+        // (klick 0.12.2's export ignores -c and never ends with -l, so count-in and labels are
+        // checked against the closed form only, in MetronomeRenderTests.)
+        Case(name: "tempo multiplier", klickArguments: ["-x", "1.25"], map: """
             a: 2 100
             b: 4 3/4 120-90
                4 140
-            """) { $0.label = "b"; $0.countIn = 2; $0.multiply = 1.25 },
-        Case(name: "two-beat count-in", klickArguments: ["-c", "0"], map: "4 6/8 132.5") { $0.countIn = 0 },
+            """) { $0.multiply = 1.25 },
         Case(name: "speed trainer on the command line", klickArguments: ["20", "80-120/10"]) { $0.tempo = "80-120/10"; $0.bars = 20 },
         Case(name: "meter and pattern on the command line", klickArguments: ["8", "7/8", "200", "X.x.x.."]) {
             $0.tempo = "200"; $0.meter = "7/8"; $0.accents = "X.x.x.."; $0.bars = 8
@@ -56,22 +62,19 @@ struct MetronomeKlickTests {
               2 140-80        # ritardando over the last 2 bars
     """
 
-    /// Runs klick's export and returns its samples.
+    /// Runs klick's export and returns its samples. klick runs under a time limit and a file-size
+    /// limit: some of its option combinations export for ever.
     func klickExport(_ arguments: [String], map: String?, in dir: URL) throws -> [Float] {
         let out = dir.appendingPathComponent("klick.wav").path
-        var args = ["-W", out]
+        var args = ["-W", out] + arguments
         if let map {
             let file = dir.appendingPathComponent("klick.map")
             try map.write(to: file, atomically: true, encoding: .utf8)
-            args += arguments + ["-f", file.path]
-        } else {
-            // Options first, then the tempo words as klick expects them.
-            args += arguments
+            args += ["-f", file.path]
         }
-        // Bounded: a klick export that never ends (klick loops some maps forever) must not fill
-        // the disk. `timeout` stops it after 60 s and `ulimit -f` caps the file at ~500 MB.
-        let bounded = "ulimit -f 1000000; exec /usr/bin/timeout 60 \"$0\" \"$@\""
-        #expect(try run("/bin/sh", ["-c", bounded, klickPath] + args) == 0)
+        // ulimit -f counts 512-byte blocks in sh: 100 MB at most.
+        let command = "ulimit -f 200000; exec timeout -s KILL 60 \(klickPath) " + args.map { "'\($0)'" }.joined(separator: " ")
+        #expect(try run("/bin/sh", ["-c", command]) == 0, "klick \(args)")
         return try SoundFileLoader().load(path: out).samples(channel: 0)
     }
 

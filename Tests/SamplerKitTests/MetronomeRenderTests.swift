@@ -96,6 +96,30 @@ func settings(_ words: (inout MetronomeRequest) -> Void) throws -> MetronomeSett
         #expect(engine.lateStartCount == 0)
     }
 
+    @Test func countInLabelAndMultiplierRenderOnTheClosedFormFrames() throws {
+        let dir = try temporaryDirectory()
+        let file = dir.appendingPathComponent("song.map")
+        try "a: 2 100\nb: 1 3/4 120-90\n   1 140\n".write(to: file, atomically: true, encoding: .utf8)
+        let s = try settings {
+            $0.mapFile = file.path
+            $0.label = "b"
+            $0.countIn = 2
+            $0.multiply = 1.25
+        }
+        let timing = TempoMapTiming(map: s.map, sampleRate: 48000)
+        let (onsets, peaks, _) = try renderOnsets(s, frames: Int(timing.length!.rounded()))
+        // Two bars of 3/4 at 150 (120 × 1.25): beats 19,200 frames apart, softer.
+        let countIn = (0..<6).map { Frame($0 * 19200) }
+        // Then the ramp 150 → 112.5 over 3 beats, then 175 bpm in 4/4.
+        let k = (112.5 - 150) / 3.0
+        let ramp = (0..<3).map { b in Frame((115_200 + 240 * 48000 / (4 * k) * Foundation.log(1 + k * Double(b) / 150)).rounded()) }
+        let rampEnd = 115_200 + 240 * 48000 / (4 * k) * Foundation.log(112.5 / 150)
+        let last = (0..<4).map { b in Frame((rampEnd + Double(b) * 60 * 48000 / 175).rounded()) }
+        #expect(onsets == countIn + ramp + last)
+        let centre = PanLaw.mono(pan: 0).left
+        #expect(abs(peaks[0] - 0.66 * centre) < 1e-6 && abs(peaks[6] - centre) < 1e-6)
+    }
+
     /// A click made of a few samples, so that clicks 720 frames apart stay distinct.
     func shortClickFile() throws -> String {
         let dir = try temporaryDirectory()
