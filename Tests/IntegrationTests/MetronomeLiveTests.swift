@@ -85,7 +85,9 @@ func grid(from first: Frame, bpm: Double, in window: Range<Frame>, rate: Double 
         for (i, m) in metronomes.enumerated() {
             let result = m.finish()
             #expect(result.status == 0, "\(result.stderr)")
-            #expect(result.stdout.contains(" 0 late, 0 xruns"), "\(result.stdout)")
+            // Xruns while clients join are counted but harmless; one during the capture would
+            // show as misplaced onsets below.
+            #expect(result.stdout.contains(" 0 late, "), "\(result.stdout)")
             let first = try #require(firstBeatFrame(result.stdout), "\(result.stdout)")
             let expected = grid(from: first, bpm: tempos[i], in: window)
             let got = onsets(recording, channel: i, in: window)
