@@ -137,7 +137,7 @@ final class MetronomeController {
         return true
     }
 
-    private func handle(_ key: MetronomeKey, engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+    func handle(_ key: MetronomeKey, engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
         switch key {
         case .quit:
             return false

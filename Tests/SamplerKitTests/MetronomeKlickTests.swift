@@ -87,6 +87,7 @@ struct MetronomeKlickTests {
     @Test(arguments: cases)
     func agreesWithKlicksExportWithinOneFrame(_ c: Case) throws {
         let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
         let klick = try klickExport(c.klickArguments, map: c.map, in: dir)
         var request = MetronomeRequest()
         if let map = c.map {
