@@ -44,9 +44,10 @@ extension Engine {
             }
             if case .reset = command.kind {
                 while schedule.count > 0 { _ = schedule.removeFirst() }
-                for p in 0..<configuration.maxPlayers {
-                    voices[p].isActive = false
-                    tails[p].isActive = false
+                // Every sounding voice is listed; the period's end publishes them once more.
+                for i in 0..<voiceList.count {
+                    let key = Int(voiceList.key(at: i))
+                    if key & 1 == 0 { voices[key >> 1].isActive = false } else { tails[key >> 1].isActive = false }
                 }
                 continue
             }
@@ -62,11 +63,20 @@ extension Engine {
         if !events.push(event) { lostEventCounter.add(1, ordering: .relaxed) }
     }
 
-    /// Publishes each player's position, state and meters for the control side.
+    /// Publishes the position, state and meters of every listed player for the control side, then
+    /// drops from the list what no longer needs the render thread's attention (unlisted players
+    /// keep the status they last published: nothing changes them until a command lists them).
     @_noLocks @_noAllocation
     private func publishStatus(frameCount: Int) {
         var active = 0
-        for p in 0..<configuration.maxPlayers {
+        var kept = 0
+        for i in 0..<voiceList.count {
+            let key = Int(voiceList.key(at: i))
+            let p = key >> 1
+            if key & 1 == 1 {
+                if tails[p].isActive { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
+                continue
+            }
             let v = voices + p
             if v.pointee.isActive { active += 1 }
             let base = p * PlayerStatusField.stride
@@ -91,7 +101,11 @@ extension Engine {
                 status[base + PlayerStatusField.sumRight].store(Int64(bitPattern: v.pointee.meterSumRight.bitPattern), ordering: .relaxed)
                 status[base + PlayerStatusField.meterFrames].store(v.pointee.meterFrames, ordering: .releasing)
             }
+            // A metered player is published every period, sounding or not.
+            let stays = v.pointee.isActive ? true : v.pointee.isMetered
+            if stays { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
         }
+        voiceList.truncate(kept)
         activeVoiceCounter.store(active, ordering: .relaxed)
     }
 
@@ -99,14 +113,27 @@ extension Engine {
     @_noLocks @_noAllocation
     private func apply(_ command: Command, at frame: Frame) {
         if case .stopAll = command.kind {
-            for p in 0..<configuration.maxPlayers where voices[p].isActive {
-                voices[p].isActive = false
-                emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
+            // Every sounding voice is listed (in player order); tails fade out on their own.
+            for i in 0..<voiceList.count {
+                let key = Int(voiceList.key(at: i))
+                if key & 1 == 0 {
+                    let p = key >> 1
+                    if voices[p].isActive {
+                        voices[p].isActive = false
+                        emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
+                    }
+                }
             }
+            return
+        }
+        if case .trigger = command.kind {
+            trigger(instrument: Int(command.player), velocity: Int(command.level), at: frame)
             return
         }
         let p = Int(command.player)
         let v = voices + p
+        // Listed at least until this period's end, so that what the command changed is published.
+        voiceList.insert(player: p, tail: false)
         switch command.kind {
         case .start:
             let slot = sounds[Int(command.sound)]
@@ -115,6 +142,7 @@ extension Engine {
                 tails[p] = v.pointee
                 startRamp(tails + p, to: 0, frames: command.fadeFrames)
                 tails[p].stopsAfterRamp = true
+                voiceList.insert(player: p, tail: true)
             }
             v.pointee.sound = command.sound
             v.pointee.isActive = true
@@ -164,9 +192,7 @@ extension Engine {
             v.pointee.rate = command.rate
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .trigger:
-            trigger(instrument: Int(command.player), velocity: Int(command.level), at: frame)
-        case .stopAll, .reset, .cancelPending:
+        case .stopAll, .reset, .cancelPending, .trigger:
             break
         }
     }
@@ -187,21 +213,50 @@ extension Engine {
     }
 
     /// Adds every sounding voice (and every fading tail) into `left`/`right` for block offsets
-    /// `start ..< end`.
+    /// `start ..< end`, walking the voice list: voice p, then tail p, in player order.
     @_noLocks @_noAllocation
     private func mixVoices(from start: Int, to end: Int, periodStart: Frame,
                            left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
-        for p in 0..<configuration.maxPlayers {
-            // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
-            if voices[p].isActive {
-                if !voices[p].isPaused {
-                    mixVoice(voices + p, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right)
+        for i in 0..<voiceList.count {
+            let key = Int(voiceList.key(at: i))
+            let p = key >> 1
+            if key & 1 == 0 {
+                let v = voices + p
+                // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
+                if v.pointee.isActive {
+                    if !v.pointee.isPaused {
+                        if !mixPlainVoice(v, from: start, to: end, left: left, right: right) {
+                            mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right)
+                        }
+                    }
                 }
-            }
-            if tails[p].isActive {
+            } else if tails[p].isActive {
                 mixVoice(tails + p, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right)
             }
         }
+    }
+
+    /// The common case, kept small so that it stays in registers: a voice at rate 1, without a
+    /// ramp, meters or a stream, that does not reach its sound's end in this block. Mixes it
+    /// exactly as `mixVoice` would and returns `true`, or does nothing and returns `false`.
+    @_noLocks @_noAllocation @inline(__always)
+    private func mixPlainVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
+                               left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
+        if v.pointee.rampFramesLeft != 0 { return false }
+        if v.pointee.rate != 1 { return false }
+        if v.pointee.isMetered { return false }
+        let slot = sounds + Int(v.pointee.sound)
+        if slot.pointee.isStreamed { return false }
+        let position = v.pointee.position, count = end - start
+        if position + Int64(count) >= slot.pointee.frames { return false }
+        let stereo = slot.pointee.isStereo
+        let gl = stereo ? v.pointee.pan.stereoLeft : v.pointee.pan.monoLeft
+        let gr = stereo ? v.pointee.pan.stereoRight : v.pointee.pan.monoRight
+        let level = v.pointee.level
+        Mixing.add(left: slot.pointee.left + Int(position), right: slot.pointee.right + Int(position),
+                   into: left + start, right: right + start, count: count, gainLeft: level * gl, gainRight: level * gr)
+        v.pointee.position = position + Int64(count)
+        return true
     }
 
     /// Mixes one voice. `player` is -1 for a tail, which reports no events.

@@ -18,6 +18,8 @@ public final class Engine: @unchecked Sendable {
     let voices: UnsafeMutablePointer<Voice>
     /// Per player, a voice fading out after a declicked restart.
     let tails: UnsafeMutablePointer<Voice>
+    /// The voices and tails that are sounding (or need their status published): what `render` walks.
+    let voiceList: UnsafeVoiceList
     /// Per player, what the render thread publishes (see `PlayerStatusField`).
     let status: UnsafeMutablePointer<Atomic<Int64>>
     /// Scratch memory for metered voices, `scratchCapacity` frames per channel.
@@ -45,10 +47,9 @@ public final class Engine: @unchecked Sendable {
         commands = SPSCRing(capacity: configuration.commandCapacity)
         events = SPSCRing(capacity: configuration.eventCapacity)
         schedule = .allocate(capacity: configuration.scheduleCapacity)
-        voices = .allocate(capacity: configuration.maxPlayers)
-        voices.initialize(repeating: Voice(), count: configuration.maxPlayers)
-        tails = .allocate(capacity: configuration.maxPlayers)
-        tails.initialize(repeating: Voice(), count: configuration.maxPlayers)
+        voices = Engine.allocateVoices(configuration.maxPlayers)
+        tails = Engine.allocateVoices(configuration.maxPlayers)
+        voiceList = .allocate(players: configuration.maxPlayers)
         let statusCount = configuration.maxPlayers * PlayerStatusField.stride
         status = .allocate(capacity: statusCount)
         for i in 0..<statusCount { (status + i).initialize(to: Atomic(0)) }
@@ -61,8 +62,9 @@ public final class Engine: @unchecked Sendable {
     }
 
     deinit {
-        voices.deallocate()
-        tails.deallocate()
+        UnsafeMutableRawPointer(voices).deallocate()
+        UnsafeMutableRawPointer(tails).deallocate()
+        voiceList.deallocate()
         status.deinitialize(count: configuration.maxPlayers * PlayerStatusField.stride)
         status.deallocate()
         scratchLeft.deallocate()
@@ -71,6 +73,14 @@ public final class Engine: @unchecked Sendable {
         instrumentTables.deallocate()
         sounds.deallocate()
         schedule.deallocate()
+    }
+
+    /// Voices on whole cache lines (see `Voice`).
+    private static func allocateVoices(_ count: Int) -> UnsafeMutablePointer<Voice> {
+        let raw = UnsafeMutableRawPointer.allocate(byteCount: count * MemoryLayout<Voice>.stride, alignment: 64)
+        let voices = raw.bindMemory(to: Voice.self, capacity: count)
+        voices.initialize(repeating: Voice(), count: count)
+        return voices
     }
 
     /// Makes `sound` playable and returns its id. The engine keeps the sound alive for its own

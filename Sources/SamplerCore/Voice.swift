@@ -6,46 +6,61 @@ struct SoundSlot {
     var isStereo: Bool
     /// Set for a streamed sound: the voice reads the ring instead of `left`/`right`.
     var stream: UnsafeMutablePointer<StreamRingState>?
+
+    var isStreamed: Bool {
+        @_noLocks @_noAllocation @inline(__always) get {
+            if case .some = stream { return true }
+            return false
+        }
+    }
 }
 
 /// The state of one player's voice. Owned and touched only by the render thread.
+///
+/// Laid out as two 64-byte cache lines (`Engine` aligns the arrays to 64 bytes): the first holds
+/// what mixing reads every period, the second what only ramps' ends, varispeed, meters, events and
+/// voice stealing read. Keep it at 128 bytes (a test checks the size).
 struct Voice: BitwiseCopyable {
-    var sound: Int32 = -1
-    var isActive = false
-    var isPaused = false
+    // MARK: First line: read or written by every period's mixing.
     /// Next frame to play inside the sound.
     var position: Int64 = 0
+    /// Playback speed (1 = as recorded); pitch follows speed.
+    var rate: Double = 1
+    var sound: Int32 = -1
     /// Repeats left after the current pass (-1 = forever).
     var loopsRemaining: Int32 = 0
-    /// Current linear gain and the ramp towards `levelTarget`.
+    /// Current linear gain.
     var level: Float = 1
-    var levelTarget: Float = 1
-    var levelStep: Float = 0
-    /// Level when the ramp began and frames of it played so far: the level of ramp frame k is
-    /// `rampOrigin + levelStep × k`, so a ramp sounds the same however periods split it.
-    var rampOrigin: Float = 1
-    var rampElapsed: Int32 = 0
     var rampFramesLeft: Int32 = 0
-    /// When set, the voice stops as soon as its gain ramp reaches its end (a stop with a fade).
-    var stopsAfterRamp = false
     var pan: PanGains = .center
-    /// Playback speed (1 = as recorded); pitch follows speed. `fraction` is the position between
-    /// `position` and the next frame when the rate is not 1.
-    var rate: Double = 1
-    var fraction: Double = 0
+    var isActive = false
+    var isPaused = false
     /// Metering: when on, the render thread accumulates the peak and the sum of squares of what
     /// this player contributes, per channel, and publishes them every period.
     var isMetered = false
-    var meterPeakLeft: Float = 0
-    var meterPeakRight: Float = 0
+    /// When set, the voice stops as soon as its gain ramp reaches its end (a stop with a fade).
+    var stopsAfterRamp = false
+    /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
+    /// where k counts the frames of the ramp played so far (`rampElapsed`), so a ramp sounds the
+    /// same however periods split it.
+    var levelStep: Float = 0
+    var rampOrigin: Float = 1
+    var rampElapsed: Int32 = 0
+
+    // MARK: Second line.
+    /// The position between `position` and the next frame when the rate is not 1.
+    var fraction: Double = 0
     var meterSumLeft: Double = 0
     var meterSumRight: Double = 0
     var meterFrames: Int64 = 0
     var meterGeneration: Int64 = 0
-    /// The tag of the start command that began this voice, echoed in its events.
-    var tag: UInt32 = 0
     /// Device frame it started on (voice stealing takes the oldest).
     var startedAt: Frame = 0
+    var levelTarget: Float = 1
+    var meterPeakLeft: Float = 0
+    var meterPeakRight: Float = 0
+    /// The tag of the start command that began this voice, echoed in its events.
+    var tag: UInt32 = 0
 }
 
 /// Commands waiting for their frame, kept sorted by frame (stable for equal frames), in storage
