@@ -18,9 +18,12 @@ public final class Sound: @unchecked Sendable {
     /// Channel 1; the same memory as `left` for a mono sound.
     public let right: UnsafeMutablePointer<Float>
 
-    /// Makes a sound from planar channels. Throws if there are no frames, the channels differ in
-    /// length, or there are not 1 or 2 channels.
-    public init(channels: [[Float]], sampleRate: Double) throws(SoundError) {
+    /// Where the samples came from (`nil`: the heap), to give them back.
+    private let memory: (any SampleMemory)?
+
+    /// Makes a sound from planar channels, its samples in `memory` (the heap when `nil`). Throws
+    /// if there are no frames, the channels differ in length, or there are not 1 or 2 channels.
+    public init(channels: [[Float]], sampleRate: Double, memory: (any SampleMemory)? = nil) throws(SoundError) {
         guard channels.count == 1 || channels.count == 2 else {
             throw .unsupportedChannelCount(channels.count)
         }
@@ -31,10 +34,11 @@ public final class Sound: @unchecked Sendable {
         self.channelCount = channels.count
         self.frameCount = frames
         self.sampleRate = sampleRate
-        left = .allocate(capacity: frames)
+        self.memory = memory
+        left = memory?.allocateSamples(frames) ?? .allocate(capacity: frames)
         left.initialize(from: channels[0], count: frames)
         if channels.count == 2 {
-            right = .allocate(capacity: frames)
+            right = memory?.allocateSamples(frames) ?? .allocate(capacity: frames)
             right.initialize(from: channels[1], count: frames)
         } else {
             right = left
@@ -54,8 +58,13 @@ public final class Sound: @unchecked Sendable {
     }
 
     deinit {
-        if right != left { right.deallocate() }
-        left.deallocate()
+        if let memory {
+            if right != left { memory.deallocateSamples(right, count: frameCount) }
+            memory.deallocateSamples(left, count: frameCount)
+        } else {
+            if right != left { right.deallocate() }
+            left.deallocate()
+        }
     }
 
     /// The samples of channel `index` (0 or 1) as an array, for tests and tools.
@@ -66,6 +75,16 @@ public final class Sound: @unchecked Sendable {
 
     /// Duration in seconds.
     public var duration: Double { Double(frameCount) / sampleRate }
+}
+
+/// Memory for sounds' samples other than the heap (e.g. on huge pages, so that thousands of voices
+/// reading thousands of sounds do not miss in the TLB). Called on control threads only, when a
+/// sound is made or freed; never by the render thread.
+public protocol SampleMemory: AnyObject, Sendable {
+    /// Room for `count` samples, at least 64-byte aligned.
+    func allocateSamples(_ count: Int) -> UnsafeMutablePointer<Float>
+    /// Gives back what `allocateSamples(count)` returned.
+    func deallocateSamples(_ samples: UnsafeMutablePointer<Float>, count: Int)
 }
 
 /// Why a `Sound` could not be made.

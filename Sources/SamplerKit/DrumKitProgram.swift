@@ -148,6 +148,6 @@ public struct DrumKitProgram: LiveProgram {
         let rate = sound.sampleRate
         let channels = (0..<sound.channelCount).map { sound.samples(channel: $0) }
         let shifted = try Resampler.resample(channels, from: rate, to: rate / Double.pow(2, semitones / 12))
-        return try Sound(channels: shifted, sampleRate: rate)
+        return try Sound(channels: shifted, sampleRate: rate, memory: HugePageSampleMemory.shared)
     }
 }

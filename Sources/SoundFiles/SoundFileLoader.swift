@@ -98,7 +98,7 @@ public struct SoundFileLoader: Sendable {
             rate = target
         }
         do {
-            return try Sound(channels: planes, sampleRate: rate)
+            return try Sound(channels: planes, sampleRate: rate, memory: HugePageSampleMemory.shared)
         } catch {
             switch error {
             case .empty: throw SoundFileError(file: file, reason: .empty)
