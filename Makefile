@@ -12,8 +12,10 @@ all: build
 deps:
 	@scripts/install-deps.sh
 
+# Release builds are compiled for this machine's CPU (scripts/release-flags.sh; NATIVE=0 for a
+# portable build).
 build: deps
-	$(SWIFT) build -c release --product sampler
+	$(SWIFT) build -c release --product sampler $$(scripts/release-flags.sh)
 
 run: build
 	@scripts/run-demo.sh

@@ -8,9 +8,11 @@ cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=${SCRATCH:-.build}
 WITH_KLICK=1 scripts/install-deps.sh
-$SWIFT build -c release --scratch-path "$SCRATCH" --product sampler
-$SWIFT build -c release --scratch-path "$SCRATCH" --product sampler-bench
-bin=$($SWIFT build -c release --scratch-path "$SCRATCH" --show-bin-path)
+flags=$(scripts/release-flags.sh)
+echo "release flags: ${flags:-none (baseline CPU)}"
+$SWIFT build -c release --scratch-path "$SCRATCH" --product sampler $flags
+$SWIFT build -c release --scratch-path "$SCRATCH" --product sampler-bench $flags
+bin=$($SWIFT build -c release --scratch-path "$SCRATCH" --show-bin-path $flags)
 echo "machine:"
 lscpu | head -n 15 | sed 's/^/  /'
 echo "  nproc: $(nproc)"

@@ -6,7 +6,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bin=.build/release/sampler
-[ -x "$bin" ] || swift build -c release --product sampler >/dev/null
+[ -x "$bin" ] || swift build -c release --product sampler $(scripts/release-flags.sh) >/dev/null
 dir=$(mktemp -d)
 trap 'rm -rf "$dir"; [ -n "${jp:-}" ] && kill "$jp" 2>/dev/null; true' EXIT
 name="sampler-cpu-$$"

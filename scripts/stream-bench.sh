@@ -14,7 +14,7 @@ cd "$(dirname "$0")/.."
 measure=${1:-10}
 scratch=${SCRATCH_PATH:-.build}
 
-swift build -c release --product sampler-stream-bench --scratch-path "$scratch" >/dev/null
+swift build -c release --product sampler-stream-bench --scratch-path "$scratch" $(scripts/release-flags.sh) >/dev/null
 bench="$scratch/release/sampler-stream-bench"
 
 work=$(mktemp -d)

@@ -1,15 +1,15 @@
 import Foundation
 import SamplerCore
 
-/// Where the engine's time goes beyond its kernels, measured with prototypes that the engine
-/// does not use (the engine's voice loop and voice layout belong to Engine+Render.swift):
-///  - kernels only: the same kernels driven over a dense array of 64-byte voice records (sound
-///    pointers, position, gains): what a hot/cold split of `Voice` with a dense active list
-///    would approach;
-///  - idle slots: the cost per period of each player slot that is not playing;
-///  - huge pages: the sounds' memory collapsed to 2 MB pages (what a huge-page sound arena gives).
+/// Where the engine's time goes, and what its memory layout gains:
+///  - kernels only: the engine's kernels driven over the C reference's dense voice array, with
+///    none of the engine's bookkeeping (the rest of the engine's time is that bookkeeping);
+///  - idle slots: the cost per period of each player slot that is not playing (the engine walks
+///    a list of sounding voices, so this should be about 0);
+///  - huge pages: the same voices with their sounds on the heap (4 KiB pages) and in
+///    `HugePageSampleMemory` (2 MB pages), where the sound-file loaders put every sound.
 func benchPrototypes(pool: SoundPool, report: Report, quick: Bool) {
-    report.section("Where the time goes (prototypes, not the engine's code path; thread CPU time, medians of 9)")
+    report.section("Where the time goes (thread CPU time, medians of 9)")
     report.line("  voices  source     engine   kernels only    C ref   engine − kernels, ns per voice per period")
     var rows: [[String: Any]] = []
     for n in quick ? [64, 512] : [64, 512, 2048, 4096] {
@@ -35,25 +35,24 @@ func benchPrototypes(pool: SoundPool, report: Report, quick: Bool) {
     report.line(String(format: "  an idle player slot costs %.2f ns per period (8 voices in 4,096 slots: %.1f µs per period, in 8 slots: %.1f µs)",
                        idle, Sample(largeTimes).median / 1000, Sample(smallTimes).median / 1000))
 
-    // Huge pages: the same mono voices before and after collapsing their sounds to 2 MB pages.
+    // Huge pages: the same mono voices with their sounds on the heap, then on 2 MB pages.
     let n = quick ? 512 : 4096
-    let before = breakdown(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128))
-    let pacedBefore = pacedRun(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000)
-    let pacedBeforeC = pacedRun(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000, reference: true)
-    let bytes = collapseToHugePages(pool.sounds(.mono, count: n))
+    let heap = SoundPool(memory: nil)
+    let hugeBefore = anonymousHugePageBytes()
+    _ = heap.sounds(.mono, count: n)
+    _ = pool.sounds(.mono, count: n)
+    let bytes = anonymousHugePageBytes() - hugeBefore
+    let before = breakdown(MixWorkload(pool: heap, voices: n, kind: .mono, frameCount: 128))
+    let pacedBefore = pacedRun(MixWorkload(pool: heap, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000)
+    let pacedBeforeC = pacedRun(MixWorkload(pool: heap, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000, reference: true)
     let after = breakdown(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128))
     let pacedAfter = pacedRun(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000)
     let pacedAfterC = pacedRun(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000, reference: true)
-    report.line("  huge pages, \(n) mono voices (\(bytes >> 20) MB of \((n * SoundPool.frames * 4) >> 20) MB of samples now on 2 MB pages):")
-    report.line(String(format: "    back to back: engine %.3f → %.3f, kernels only %.3f → %.3f, C %.3f → %.3f ns/voice-frame",
-                       before.engine, after.engine, before.kernels, after.kernels, before.reference, after.reference))
-    report.line(String(format: "    paced, engine: mean %.1f%% → %.1f%%, p99 %.1f%% → %.1f%% of the period; C: mean %.1f%% → %.1f%%, p99 %.1f%% → %.1f%%",
-                       pacedBefore.mean * 100, pacedAfter.mean * 100, pacedBefore.p99 * 100, pacedAfter.p99 * 100,
-                       pacedBeforeC.mean * 100, pacedAfterC.mean * 100, pacedBeforeC.p99 * 100, pacedAfterC.p99 * 100))
+    report.line("  sound memory, \(n) mono voices: heap (4 KiB pages) → HugePageSampleMemory (\(bytes >> 20) MB of the process on 2 MB pages):")
     report.set("prototypes", [
         "breakdown": rows,
         "idleSlotNsPerPeriod": round(idle, 3),
-        "hugePages": ["voices": n, "collapsedMB": bytes >> 20,
+        "hugePages": ["voices": n, "hugePageMB": bytes >> 20,
                       "engineBefore": round(before.engine, 4), "engineAfter": round(after.engine, 4),
                       "kernelsBefore": round(before.kernels, 4), "kernelsAfter": round(after.kernels, 4),
                       "referenceBefore": round(before.reference, 4), "referenceAfter": round(after.reference, 4),

@@ -1,5 +1,6 @@
 import CMixReference
 import SamplerCore
+import SoundFiles
 
 /// Which sources a mixing workload plays.
 enum SourceKind: String, CaseIterable {
@@ -8,9 +9,16 @@ enum SourceKind: String, CaseIterable {
 
 /// Distinct sounds for the voices of a mixing workload: every voice reads its own memory, as in a
 /// sampler playing many different samples, so that at high voice counts the job is bound by
-/// memory bandwidth and not by one sound sitting in L1. Each sound is half a second of noise.
+/// memory bandwidth and not by one sound sitting in L1. Each sound is half a second of noise, in
+/// `memory`: by default where the sound-file loaders put decoded sounds (2 MB pages), or on the
+/// heap (`nil`, 4 KiB pages) to measure what the huge pages gain.
 final class SoundPool {
     static let frames = 24_000
+    let memory: (any SampleMemory)?
+
+    init(memory: (any SampleMemory)? = HugePageSampleMemory.shared) {
+        self.memory = memory
+    }
     private var mono: [Sound] = []
     private var stereo: [Sound] = []
     private var seed: UInt32 = 12345
@@ -18,10 +26,10 @@ final class SoundPool {
     func sounds(_ kind: SourceKind, count: Int) -> ArraySlice<Sound> {
         switch kind {
         case .mono:
-            while mono.count < count { mono.append(try! Sound(channels: [noise()], sampleRate: 48_000)) }
+            while mono.count < count { mono.append(try! Sound(channels: [noise()], sampleRate: 48_000, memory: memory)) }
             return mono.prefix(count)
         case .stereo:
-            while stereo.count < count { stereo.append(try! Sound(channels: [noise(), noise()], sampleRate: 48_000)) }
+            while stereo.count < count { stereo.append(try! Sound(channels: [noise(), noise()], sampleRate: 48_000, memory: memory)) }
             return stereo.prefix(count)
         }
     }

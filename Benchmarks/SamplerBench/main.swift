@@ -29,11 +29,9 @@ let pool = SoundPool()
 // `--breakdown N [mono|stereo] [ramp]`: engine vs its kernels alone vs C, interleaved.
 if let n = option("--breakdown").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
-    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), frameCount: 128)
-    if arguments.contains("huge") {
-        let bytes = collapseToHugePages(pool.sounds(kind, count: n))
-        print("on 2 MB pages: \(bytes >> 20) MB")
-    }
+    // `heap`: sounds on the heap (4 KiB pages) instead of the loaders' huge-page memory.
+    let w = MixWorkload(pool: arguments.contains("heap") ? SoundPool(memory: nil) : pool, voices: n, kind: kind,
+                        fades: arguments.contains("ramp"), frameCount: 128)
     let b = breakdown(w)
     print(String(format: "%5d %@ engine %.3f  kernels-only %.3f  C %.3f  ns/voice-frame  (engine/C %.2f, kernels/C %.2f)",
                  n, kind.rawValue, b.engine, b.kernels, b.reference, b.engine / b.reference, b.kernels / b.reference))

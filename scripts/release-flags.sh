@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Prints the extra `swift build -c release` flags for this machine: the Swift code is compiled for
+# the CPU it is built on (what `-march=native` does for C; on x86-64 this lets the mixer use AVX2
+# instead of the baseline SSE2). The CPU name is the one clang picks for -march=native. Set
+# NATIVE=0 for a build that runs on any x86-64 CPU (for example, to copy the binary elsewhere).
+set -euo pipefail
+[ "${NATIVE:-1}" = 0 ] && exit 0
+command -v clang >/dev/null 2>&1 || exit 0
+cpu=$(clang -march=native -E -x c /dev/null -### 2>&1 | sed -n 's/.*"-target-cpu" "\([^"]*\)".*/\1/p' | head -n 1)
+case "$cpu" in
+    ""|x86-64|generic) exit 0 ;;
+esac
+echo "-Xswiftc -target-cpu -Xswiftc $cpu"
