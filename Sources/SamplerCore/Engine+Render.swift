@@ -20,15 +20,14 @@ extension Engine {
             let offset = command.frame == Command.immediately
                 ? cursor : max(cursor, Int(max(command.frame - periodStart, 0)))
             if offset > cursor {
-                mixVoices(from: cursor, to: offset, periodStart: periodStart, left: left, right: right)
+                mixVoices(from: cursor, to: offset, periodStart: periodStart, left: left, right: right, publishing: false)
                 cursor = offset
             }
             apply(command, at: periodStart + Int64(offset))
         }
-        if cursor < frameCount {
-            mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right)
-        }
-        publishStatus(frameCount: frameCount)
+        // The period's last stretch (every command in it is applied): mixed and published in one
+        // pass over the voices, while each voice's record is in cache.
+        mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right, publishing: true)
         periodStartCounter.store(periodStart, ordering: .releasing)
         renderedFrameCounter.store(periodEnd, ordering: .releasing)
         periodCounter.add(1, ordering: .releasing)
@@ -63,50 +62,41 @@ extension Engine {
         if !events.push(event) { lostEventCounter.add(1, ordering: .relaxed) }
     }
 
-    /// Publishes the position, state and meters of every listed player for the control side, then
-    /// drops from the list what no longer needs the render thread's attention (unlisted players
-    /// keep the status they last published: nothing changes them until a command lists them).
-    @_noLocks @_noAllocation
-    private func publishStatus(frameCount: Int) {
-        var active = 0
-        var kept = 0
-        for i in 0..<voiceList.count {
-            let key = Int(voiceList.key(at: i))
-            let p = key >> 1
-            if key & 1 == 1 {
-                if tails[p].isActive { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
-                continue
-            }
-            let v = voices + p
-            if v.pointee.isActive { active += 1 }
-            let base = p * PlayerStatusField.stride
-            status[base + PlayerStatusField.position].store(v.pointee.position, ordering: .relaxed)
-            let flags: Int64 = (v.pointee.isActive ? 1 : 0) | (v.pointee.isPaused ? 2 : 0)
-            status[base + PlayerStatusField.flags].store(flags, ordering: .relaxed)
-            if v.pointee.isMetered {
-                let generation = status[base + PlayerStatusField.meterReset].load(ordering: .acquiring)
-                if generation != v.pointee.meterGeneration {
-                    v.pointee.meterGeneration = generation
-                    v.pointee.meterPeakLeft = 0
-                    v.pointee.meterPeakRight = 0
-                    v.pointee.meterSumLeft = 0
-                    v.pointee.meterSumRight = 0
-                    v.pointee.meterFrames = 0
-                }
-                // Every period counts, sounding or not: a stopped player's average falls.
-                v.pointee.meterFrames += Int64(frameCount)
-                status[base + PlayerStatusField.peakLeft].store(Int64(v.pointee.meterPeakLeft.bitPattern), ordering: .relaxed)
-                status[base + PlayerStatusField.peakRight].store(Int64(v.pointee.meterPeakRight.bitPattern), ordering: .relaxed)
-                status[base + PlayerStatusField.sumLeft].store(Int64(bitPattern: v.pointee.meterSumLeft.bitPattern), ordering: .relaxed)
-                status[base + PlayerStatusField.sumRight].store(Int64(bitPattern: v.pointee.meterSumRight.bitPattern), ordering: .relaxed)
-                status[base + PlayerStatusField.meterFrames].store(v.pointee.meterFrames, ordering: .releasing)
-            }
-            // A metered player is published every period, sounding or not.
-            let stays = v.pointee.isActive ? true : v.pointee.isMetered
-            if stays { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
+    /// Publishes the position, state and meters of player `p` for the control side at the end
+    /// of a period of `frameCount` frames. Returns whether the voice stays listed: while it
+    /// sounds or is metered (an unlisted player keeps the status it last published: nothing
+    /// changes it until a command lists it again).
+    @_noLocks @_noAllocation @inline(__always)
+    private func publish(_ v: UnsafeMutablePointer<Voice>, player p: Int, frameCount: Int) -> Bool {
+        let base = p * PlayerStatusField.stride
+        status[base + PlayerStatusField.position].store(v.pointee.position, ordering: .relaxed)
+        let flags: Int64 = (v.pointee.isActive ? 1 : 0) | (v.pointee.isPaused ? 2 : 0)
+        status[base + PlayerStatusField.flags].store(flags, ordering: .relaxed)
+        if v.pointee.isMetered {
+            publishMeters(v, base: base, frameCount: frameCount)
+            return true
         }
-        voiceList.truncate(kept)
-        activeVoiceCounter.store(active, ordering: .relaxed)
+        return v.pointee.isActive
+    }
+
+    @_noLocks @_noAllocation
+    private func publishMeters(_ v: UnsafeMutablePointer<Voice>, base: Int, frameCount: Int) {
+        let generation = status[base + PlayerStatusField.meterReset].load(ordering: .acquiring)
+        if generation != v.pointee.meterGeneration {
+            v.pointee.meterGeneration = generation
+            v.pointee.meterPeakLeft = 0
+            v.pointee.meterPeakRight = 0
+            v.pointee.meterSumLeft = 0
+            v.pointee.meterSumRight = 0
+            v.pointee.meterFrames = 0
+        }
+        // Every period counts, sounding or not: a stopped player's average falls.
+        v.pointee.meterFrames += Int64(frameCount)
+        status[base + PlayerStatusField.peakLeft].store(Int64(v.pointee.meterPeakLeft.bitPattern), ordering: .relaxed)
+        status[base + PlayerStatusField.peakRight].store(Int64(v.pointee.meterPeakRight.bitPattern), ordering: .relaxed)
+        status[base + PlayerStatusField.sumLeft].store(Int64(bitPattern: v.pointee.meterSumLeft.bitPattern), ordering: .relaxed)
+        status[base + PlayerStatusField.sumRight].store(Int64(bitPattern: v.pointee.meterSumRight.bitPattern), ordering: .relaxed)
+        status[base + PlayerStatusField.meterFrames].store(v.pointee.meterFrames, ordering: .releasing)
     }
 
     /// Applies `command` at device frame `frame` (its own frame, or later if it arrived late).
@@ -213,13 +203,18 @@ extension Engine {
     }
 
     /// Adds every sounding voice (and every fading tail) into `left`/`right` for block offsets
-    /// `start ..< end`, walking the voice list: voice p, then tail p, in player order.
+    /// `start ..< end`, walking the voice list: voice p, then tail p, in player order. With
+    /// `publishing` (the period's last stretch, `end` = its length), also publishes each player's
+    /// status and drops from the list what no longer needs the render thread.
     @_noLocks @_noAllocation
     private func mixVoices(from start: Int, to end: Int, periodStart: Frame,
-                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, publishing: Bool) {
+        var active = 0
+        var kept = 0
         for i in 0..<voiceList.count {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
+            var stays: Bool
             if key & 1 == 0 {
                 let v = voices + p
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
@@ -230,9 +225,22 @@ extension Engine {
                         }
                     }
                 }
-            } else if tails[p].isActive {
-                mixVoice(tails + p, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right)
+                if !publishing { continue }
+                if v.pointee.isActive { active += 1 }
+                stays = publish(v, player: p, frameCount: end)
+            } else {
+                let t = tails + p
+                if t.pointee.isActive {
+                    mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right)
+                }
+                if !publishing { continue }
+                stays = t.pointee.isActive
             }
+            if stays { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
+        }
+        if publishing {
+            voiceList.truncate(kept)
+            activeVoiceCounter.store(active, ordering: .relaxed)
         }
     }
 
