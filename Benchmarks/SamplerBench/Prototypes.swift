@@ -38,17 +38,22 @@ func benchPrototypes(pool: SoundPool, report: Report, quick: Bool) {
     // Huge pages: the same mono voices with their sounds on the heap, then on 2 MB pages.
     let n = quick ? 512 : 4096
     let heap = SoundPool(memory: nil)
-    let hugeBefore = anonymousHugePageBytes()
     _ = heap.sounds(.mono, count: n)
     _ = pool.sounds(.mono, count: n)
-    let bytes = anonymousHugePageBytes() - hugeBefore
+    let bytes = anonymousHugePageBytes()
     let before = breakdown(MixWorkload(pool: heap, voices: n, kind: .mono, frameCount: 128))
     let pacedBefore = pacedRun(MixWorkload(pool: heap, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000)
     let pacedBeforeC = pacedRun(MixWorkload(pool: heap, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000, reference: true)
     let after = breakdown(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128))
     let pacedAfter = pacedRun(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000)
     let pacedAfterC = pacedRun(MixWorkload(pool: pool, voices: n, kind: .mono, frameCount: 128), periods: quick ? 200 : 1000, reference: true)
-    report.line("  sound memory, \(n) mono voices: heap (4 KiB pages) → HugePageSampleMemory (\(bytes >> 20) MB of the process on 2 MB pages):")
+    report.line("  sound memory, \(n) mono voices (\((n * SoundPool.frames * 4) >> 20) MB of samples): heap (4 KiB pages) → HugePageSampleMemory"
+        + " (\(bytes >> 20) MB of this process on 2 MB pages):")
+    report.line(String(format: "    back to back: engine %.3f → %.3f, kernels only %.3f → %.3f, C %.3f → %.3f ns/voice-frame",
+                       before.engine, after.engine, before.kernels, after.kernels, before.reference, after.reference))
+    report.line(String(format: "    paced, engine: mean %.1f%% → %.1f%%, p99 %.1f%% → %.1f%% of the period; C: mean %.1f%% → %.1f%%, p99 %.1f%% → %.1f%%",
+                       pacedBefore.mean * 100, pacedAfter.mean * 100, pacedBefore.p99 * 100, pacedAfter.p99 * 100,
+                       pacedBeforeC.mean * 100, pacedAfterC.mean * 100, pacedBeforeC.p99 * 100, pacedAfterC.p99 * 100))
     report.set("prototypes", [
         "breakdown": rows,
         "idleSlotNsPerPeriod": round(idle, 3),
