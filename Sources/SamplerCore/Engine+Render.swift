@@ -68,12 +68,10 @@ extension Engine {
     /// changes it until a command lists it again).
     @_noLocks @_noAllocation @inline(__always)
     private func publish(_ v: UnsafeMutablePointer<Voice>, player p: Int, frameCount: Int) -> Bool {
-        let base = p * PlayerStatusField.stride
-        status[base + PlayerStatusField.position].store(v.pointee.position, ordering: .relaxed)
         let flags: Int64 = (v.pointee.isActive ? 1 : 0) | (v.pointee.isPaused ? 2 : 0)
-        status[base + PlayerStatusField.flags].store(flags, ordering: .relaxed)
+        playerStates[p].store(v.pointee.position << 2 | flags, ordering: .relaxed)
         if v.pointee.isMetered {
-            publishMeters(v, base: base, frameCount: frameCount)
+            publishMeters(v, base: p * PlayerStatusField.stride, frameCount: frameCount)
             return true
         }
         return v.pointee.isActive
@@ -134,18 +132,18 @@ extension Engine {
                 tails[p].stopsAfterRamp = true
                 voiceList.insert(player: p, tail: true)
             }
-            v.pointee.sound = command.sound
+            v.pointee.setSound(command.sound, slot)
             v.pointee.isActive = true
             v.pointee.isPaused = false
             v.pointee.position = min(max(command.position, 0), slot.frames - 1)
             v.pointee.fraction = 0
-            v.pointee.rate = command.rate
+            v.pointee.setRate(command.rate)
             v.pointee.loopsRemaining = command.loops
             v.pointee.level = command.level
             v.pointee.levelTarget = command.level
             v.pointee.rampFramesLeft = 0
             v.pointee.stopsAfterRamp = false
-            v.pointee.pan = command.pan
+            v.pointee.setPan(command.pan)
             v.pointee.tag = command.tag
             v.pointee.startedAt = frame
             emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag), tag: command.tag))
@@ -165,7 +163,7 @@ extension Engine {
         case .setGain:
             startRamp(v, to: command.level, frames: command.fadeFrames)
         case .setPan:
-            v.pointee.pan = command.pan
+            v.pointee.setPan(command.pan)
         case .setLoops:
             v.pointee.loopsRemaining = command.loops
         case .pause:
@@ -179,7 +177,7 @@ extension Engine {
                 v.pointee.fraction = 0
             }
         case .setRate:
-            v.pointee.rate = command.rate
+            v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
         case .stopAll, .reset, .cancelPending, .trigger:
@@ -250,19 +248,17 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     private func mixPlainVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
+        // Everything read here is on the voice's first cache line.
         if v.pointee.rampFramesLeft != 0 { return false }
-        if v.pointee.rate != 1 { return false }
+        if v.pointee.isVarispeed { return false }
         if v.pointee.isMetered { return false }
-        let slot = sounds + Int(v.pointee.sound)
-        if slot.pointee.isStreamed { return false }
+        if v.pointee.isStreamed { return false }
         let position = v.pointee.position, count = end - start
-        if position + Int64(count) >= slot.pointee.frames { return false }
-        let stereo = slot.pointee.isStereo
-        let gl = stereo ? v.pointee.pan.stereoLeft : v.pointee.pan.monoLeft
-        let gr = stereo ? v.pointee.pan.stereoRight : v.pointee.pan.monoRight
+        if position + Int64(count) >= v.pointee.frames { return false }
         let level = v.pointee.level
-        Mixing.add(left: slot.pointee.left + Int(position), right: slot.pointee.right + Int(position),
-                   into: left + start, right: right + start, count: count, gainLeft: level * gl, gainRight: level * gr)
+        Mixing.add(left: v.pointee.left.unsafelyUnwrapped + Int(position), right: v.pointee.right.unsafelyUnwrapped + Int(position),
+                   into: left + start, right: right + start, count: count,
+                   gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
         v.pointee.position = position + Int64(count)
         return true
     }
@@ -280,8 +276,8 @@ extension Engine {
             // A metered voice is mixed into scratch memory first, so its own contribution can be
             // measured, then added to the output.
             if metered { n = min(n, scratchCapacity) }
-            let gl = slot.isStereo ? v.pointee.pan.stereoLeft : v.pointee.pan.monoLeft
-            let gr = slot.isStereo ? v.pointee.pan.stereoRight : v.pointee.pan.monoRight
+            let gl = v.pointee.panLeft
+            let gr = v.pointee.panRight
             let dl = metered ? scratchLeft : left + out
             let dr = metered ? scratchRight : right + out
             var advance: Int

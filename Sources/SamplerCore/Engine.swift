@@ -20,7 +20,10 @@ public final class Engine: @unchecked Sendable {
     let tails: UnsafeMutablePointer<Voice>
     /// The voices and tails that are sounding (or need their status published): what `render` walks.
     let voiceList: UnsafeVoiceList
-    /// Per player, what the render thread publishes (see `PlayerStatusField`).
+    /// Per player, its position and state as the render thread publishes them at the end of each
+    /// period: `position << 2 | paused << 1 | active`, densely (8 players per cache line).
+    let playerStates: UnsafeMutablePointer<Atomic<Int64>>
+    /// Per player, its meters (see `PlayerStatusField`).
     let status: UnsafeMutablePointer<Atomic<Int64>>
     /// Scratch memory for metered voices, `scratchCapacity` frames per channel.
     let scratchLeft: UnsafeMutablePointer<Float>
@@ -50,6 +53,8 @@ public final class Engine: @unchecked Sendable {
         voices = Engine.allocateVoices(configuration.maxPlayers)
         tails = Engine.allocateVoices(configuration.maxPlayers)
         voiceList = .allocate(players: configuration.maxPlayers)
+        playerStates = .allocate(capacity: configuration.maxPlayers)
+        for i in 0..<configuration.maxPlayers { (playerStates + i).initialize(to: Atomic(0)) }
         let statusCount = configuration.maxPlayers * PlayerStatusField.stride
         status = .allocate(capacity: statusCount)
         for i in 0..<statusCount { (status + i).initialize(to: Atomic(0)) }
@@ -65,6 +70,8 @@ public final class Engine: @unchecked Sendable {
         UnsafeMutableRawPointer(voices).deallocate()
         UnsafeMutableRawPointer(tails).deallocate()
         voiceList.deallocate()
+        playerStates.deinitialize(count: configuration.maxPlayers)
+        playerStates.deallocate()
         status.deinitialize(count: configuration.maxPlayers * PlayerStatusField.stride)
         status.deallocate()
         scratchLeft.deallocate()
@@ -147,18 +154,18 @@ public final class Engine: @unchecked Sendable {
 
     /// Where `player` is in its sound (frames) at the end of the last rendered period.
     public func position(ofPlayer player: Int) -> Frame {
-        status[player * PlayerStatusField.stride + PlayerStatusField.position].load(ordering: .relaxed)
+        playerStates[player].load(ordering: .relaxed) >> 2
     }
 
     /// Whether `player` was sounding (started, not finished or stopped) at the end of the last
     /// period; a paused player counts as sounding.
     public func isActive(player: Int) -> Bool {
-        status[player * PlayerStatusField.stride + PlayerStatusField.flags].load(ordering: .relaxed) & 1 != 0
+        playerStates[player].load(ordering: .relaxed) & 1 != 0
     }
 
     /// Whether `player` was paused at the end of the last period.
     public func isPaused(player: Int) -> Bool {
-        status[player * PlayerStatusField.stride + PlayerStatusField.flags].load(ordering: .relaxed) & 2 != 0
+        playerStates[player].load(ordering: .relaxed) & 2 != 0
     }
 
     /// The meters of `player` accumulated since the previous call (or since metering was turned

@@ -62,17 +62,15 @@ enum Metering {
     }
 }
 
-/// Where each player's published state sits in `Engine.status` (one block of `stride` atomics
-/// per player).
+/// Where each player's meters sit in `Engine.status` (one block of `stride` atomics per player).
 enum PlayerStatusField {
     // Computed, not stored: a stored static is initialized lazily, through a lock.
     static var stride: Int { @_noLocks @_noAllocation get { 8 } }
-    static var position: Int { @_noLocks @_noAllocation get { 0 } }
-    static var flags: Int { @_noLocks @_noAllocation get { 1 } }
-    static var peakLeft: Int { @_noLocks @_noAllocation get { 2 } }
-    static var peakRight: Int { @_noLocks @_noAllocation get { 3 } }
-    static var sumLeft: Int { @_noLocks @_noAllocation get { 4 } }
-    static var sumRight: Int { @_noLocks @_noAllocation get { 5 } }
-    static var meterFrames: Int { @_noLocks @_noAllocation get { 6 } }
-    static var meterReset: Int { @_noLocks @_noAllocation get { 7 } }
+    static var peakLeft: Int { @_noLocks @_noAllocation get { 0 } }
+    static var peakRight: Int { @_noLocks @_noAllocation get { 1 } }
+    static var sumLeft: Int { @_noLocks @_noAllocation get { 2 } }
+    static var sumRight: Int { @_noLocks @_noAllocation get { 3 } }
+    static var meterFrames: Int { @_noLocks @_noAllocation get { 4 } }
+    static var meterReset: Int { @_noLocks @_noAllocation get { 5 } }
 }
+

@@ -17,22 +17,27 @@ struct SoundSlot {
 
 /// The state of one player's voice. Owned and touched only by the render thread.
 ///
-/// Laid out as two 64-byte cache lines (`Engine` aligns the arrays to 64 bytes): the first holds
-/// what mixing reads every period, the second what only ramps' ends, varispeed, meters, events and
-/// voice stealing read. Keep it at 128 bytes (a test checks the size).
+/// Laid out on whole 64-byte cache lines (`Engine` aligns the arrays to 64 bytes): the first line
+/// holds everything the common case of mixing reads and writes every period (a copy of the
+/// sound's pointers and length, the pan resolved for the sound's channel count, the flags that
+/// send a voice down the full path), so that a plain voice costs one line besides its samples.
+/// The rest is read only by ramps, varispeed, streams, meters, events and voice stealing.
+/// Keep the first line first and the size a multiple of 64 (a test checks both).
 struct Voice: BitwiseCopyable {
     // MARK: First line: read or written by every period's mixing.
     /// Next frame to play inside the sound.
     var position: Int64 = 0
-    /// Playback speed (1 = as recorded); pitch follows speed.
-    var rate: Double = 1
-    var sound: Int32 = -1
-    /// Repeats left after the current pass (-1 = forever).
-    var loopsRemaining: Int32 = 0
+    /// The sound's length and samples (copies of its `SoundSlot`; `left == right` for mono).
+    var frames: Int64 = 0
+    var left: UnsafeMutablePointer<Float>? = nil
+    var right: UnsafeMutablePointer<Float>? = nil
     /// Current linear gain.
     var level: Float = 1
+    /// `pan` resolved for the sound: its mono or its stereo factors.
+    var panLeft: Float = 0.70710677
+    var panRight: Float = 0.70710677
+    var sound: Int32 = -1
     var rampFramesLeft: Int32 = 0
-    var pan: PanGains = .center
     var isActive = false
     var isPaused = false
     /// Metering: when on, the render thread accumulates the peak and the sum of squares of what
@@ -40,14 +45,14 @@ struct Voice: BitwiseCopyable {
     var isMetered = false
     /// When set, the voice stops as soon as its gain ramp reaches its end (a stop with a fade).
     var stopsAfterRamp = false
-    /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
-    /// where k counts the frames of the ramp played so far (`rampElapsed`), so a ramp sounds the
-    /// same however periods split it.
-    var levelStep: Float = 0
-    var rampOrigin: Float = 1
-    var rampElapsed: Int32 = 0
+    var isStereo = false
+    var isStreamed = false
+    /// `rate != 1`.
+    var isVarispeed = false
 
-    // MARK: Second line.
+    // MARK: The other lines.
+    /// Playback speed (1 = as recorded); pitch follows speed.
+    var rate: Double = 1
     /// The position between `position` and the next frame when the rate is not 1.
     var fraction: Double = 0
     var meterSumLeft: Double = 0
@@ -56,11 +61,47 @@ struct Voice: BitwiseCopyable {
     var meterGeneration: Int64 = 0
     /// Device frame it started on (voice stealing takes the oldest).
     var startedAt: Frame = 0
+    var pan: PanGains = .center
+    /// Repeats left after the current pass (-1 = forever).
+    var loopsRemaining: Int32 = 0
+    /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
+    /// where k counts the frames of the ramp played so far (`rampElapsed`), so a ramp sounds the
+    /// same however periods split it.
     var levelTarget: Float = 1
+    var levelStep: Float = 0
+    var rampOrigin: Float = 1
+    var rampElapsed: Int32 = 0
     var meterPeakLeft: Float = 0
     var meterPeakRight: Float = 0
     /// The tag of the start command that began this voice, echoed in its events.
     var tag: UInt32 = 0
+    /// To a whole number of cache lines (3).
+    private var padding: (Int64, Int64, Int64) = (0, 0, 0)
+
+    /// Sets `pan` and its factors for the current sound's channel count.
+    @_noLocks @_noAllocation @inline(__always)
+    mutating func setPan(_ gains: PanGains) {
+        pan = gains
+        panLeft = isStereo ? gains.stereoLeft : gains.monoLeft
+        panRight = isStereo ? gains.stereoRight : gains.monoRight
+    }
+
+    @_noLocks @_noAllocation @inline(__always)
+    mutating func setRate(_ newRate: Double) {
+        rate = newRate
+        isVarispeed = newRate != 1
+    }
+
+    /// Points the voice at `slot`'s samples.
+    @_noLocks @_noAllocation @inline(__always)
+    mutating func setSound(_ index: Int32, _ slot: SoundSlot) {
+        sound = index
+        frames = slot.frames
+        left = slot.left
+        right = slot.right
+        isStereo = slot.isStereo
+        isStreamed = slot.isStreamed
+    }
 }
 
 /// Commands waiting for their frame, kept sorted by frame (stable for equal frames), in storage
