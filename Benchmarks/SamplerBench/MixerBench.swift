@@ -3,15 +3,18 @@ import Foundation
 import SamplerCore
 
 /// Back-to-back timing of one workload: the engine and the C reference take turns, batch by
-/// batch, so that both see the same machine state; each batch covers about 32 M voice-frames and
+/// batch, so that both see the same machine state; each batch covers about 16 M voice-frames and
 /// is timed in thread CPU time.
 struct PairTiming {
     /// Nanoseconds per period, median over the rounds.
     var engine: Double
     var reference: Double
+    /// Median over the rounds of engine / reference within each round: steadier than the ratio of
+    /// the medians when the machine's load drifts (each pair ran back to back).
+    var ratio: Double
 }
 
-func timeBackToBack(_ w: MixWorkload, rounds: Int = 9, voiceFramesPerBatch: Int = 32 << 20) -> PairTiming {
+func timeBackToBack(_ w: MixWorkload, rounds: Int = 15, voiceFramesPerBatch: Int = 16 << 20) -> PairTiming {
     let periods = max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount))
     var engine: [Double] = [], reference: [Double] = []
     // One untimed batch each to fault in and warm everything.
@@ -29,7 +32,8 @@ func timeBackToBack(_ w: MixWorkload, rounds: Int = 9, voiceFramesPerBatch: Int 
         engine.append(Double(t1 - t0) / Double(periods))
         reference.append(Double(t3 - t2) / Double(periods))
     }
-    return PairTiming(engine: Sample(engine).median, reference: Sample(reference).median)
+    let ratios = zip(engine, reference).map { $0 / $1 }
+    return PairTiming(engine: Sample(engine).median, reference: Sample(reference).median, ratio: Sample(ratios).median)
 }
 
 /// Engine-only timing: nanoseconds per period (median of batches) for a workload.
@@ -60,9 +64,10 @@ enum MixVariant: String, CaseIterable {
 
 /// 1 and 7: mixer cost per voice-frame against the C reference, and the machine's read bandwidth.
 func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int]) {
-    report.section("1 + 7. Mixer cost, ns per voice-frame (128-frame periods, back-to-back, median of 9 batches, thread CPU time)")
+    report.section("1 + 7. Mixer cost, ns per voice-frame (128-frame periods, back-to-back, median of 15 batches, thread CPU time)")
     report.line("   each voice loops its own 0.5 s sound (distinct memory) with its own gain and pan;")
-    report.line("   C ref = the same job as a plain C loop (-O3 -march=native), timed in the same run")
+    report.line("   C ref = the same job as a plain C loop (-O3 -march=native), timed in the same run, batch for batch;")
+    report.line("   engine/C = median of the 15 batch pairs' ratios")
     let mismatches = checkKernelsAgainstFormula()
     report.line("   kernels (Mixing.add/addRamped) vs the plain per-frame formula, 4000 random cases: "
         + (mismatches == 0 ? "bit-identical" : "\(mismatches) samples differ"))
@@ -79,7 +84,7 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int]) {
                 let t = timeBackToBack(w)
                 let frames = Double(n * 128)
                 let engine = t.engine / frames, reference = t.reference / frames
-                let ratio = engine / reference
+                let ratio = t.ratio
                 report.line("  \(col(String(n), width: 6))  \(kind.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0))  "
                     + "\(variant.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))"
                     + "\(col(engine, 3, width: 10))\(col(reference, 3))\(col(ratio, 2, width: 10))   "
