@@ -209,10 +209,13 @@ extension Engine {
                            left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, publishing: Bool) {
         var active = 0
         var kept = 0
-        for i in 0..<voiceList.count {
+        var touched: Float = 0
+        let count = voiceList.count
+        for i in 0..<count {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
             var stays: Bool
+            if i + 2 < count { touched += touchAhead(Int(voiceList.key(at: i + 2))) }
             if key & 1 == 0 {
                 let v = voices + p
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
@@ -236,6 +239,8 @@ extension Engine {
             }
             if stays { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
         }
+        // Stored so the reads ahead are not optimized away.
+        prefetchSink.pointee = touched
         if publishing {
             voiceList.truncate(kept)
             activeVoiceCounter.store(active, ordering: .relaxed)
@@ -245,6 +250,22 @@ extension Engine {
     /// The common case, kept small so that it stays in registers: a voice at rate 1, without a
     /// ramp, meters or a stream, that does not reach its sound's end in this block. Mixes it
     /// exactly as `mixVoice` would and returns `true`, or does nothing and returns `false`.
+    /// A software prefetch (Swift has no prefetch intrinsic): reads the record of the voice two
+    /// places ahead in the list and the sample it will start on, so that both cache lines are on
+    /// their way while the current voice is mixed. With thousands of voices neither is in cache
+    /// at the start of a period, and waiting for them one voice at a time cost 10–20%.
+    @_noLocks @_noAllocation @inline(__always)
+    private func touchAhead(_ key: Int) -> Float {
+        let v = (key & 1 == 0 ? voices : tails) + (key >> 1)
+        if v.pointee.isStreamed { return 0 }
+        if let samples = v.pointee.left {
+            let frames = v.pointee.frames
+            // Sounds stay registered (and their memory alive) for the engine's lifetime.
+            if frames > 0 { return samples[Int(min(v.pointee.position, frames - 1))] }
+        }
+        return 0
+    }
+
     @_noLocks @_noAllocation @inline(__always)
     private func mixPlainVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {

@@ -29,6 +29,8 @@ public final class Engine: @unchecked Sendable {
     let scratchLeft: UnsafeMutablePointer<Float>
     let scratchRight: UnsafeMutablePointer<Float>
     let scratchCapacity = 1024
+    /// Where the render thread stores what it read ahead (see `touchAhead`).
+    let prefetchSink: UnsafeMutablePointer<Float>
     /// The instruments (see `setInstruments`), behind a pointer the render thread reads.
     let instrumentTables: UnsafeMutablePointer<InstrumentTables>
     let sounds: UnsafeMutablePointer<SoundSlot>
@@ -62,6 +64,8 @@ public final class Engine: @unchecked Sendable {
         instrumentTables.initialize(to: .make([]))
         scratchLeft = .allocate(capacity: scratchCapacity)
         scratchRight = .allocate(capacity: scratchCapacity)
+        prefetchSink = .allocate(capacity: 1)
+        prefetchSink.initialize(to: 0)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
     }
@@ -76,6 +80,7 @@ public final class Engine: @unchecked Sendable {
         status.deallocate()
         scratchLeft.deallocate()
         scratchRight.deallocate()
+        prefetchSink.deallocate()
         instrumentTables.pointee.deallocate()
         instrumentTables.deallocate()
         sounds.deallocate()
