@@ -5,8 +5,10 @@
 # NATIVE=0 for a build that runs on any x86-64 CPU (for example, to copy the binary elsewhere).
 set -euo pipefail
 [ "${NATIVE:-1}" = 0 ] && exit 0
-command -v clang >/dev/null 2>&1 || exit 0
-cpu=$(clang -march=native -E -x c /dev/null -### 2>&1 | sed -n 's/.*"-target-cpu" "\([^"]*\)".*/\1/p' | head -n 1)
+# The clang of the Swift toolchain (same LLVM, so it names CPUs swiftc knows), else any clang.
+clang="$(dirname "$(command -v swift 2>/dev/null || echo /nonexistent/swift)")/clang"
+[ -x "$clang" ] || clang=$(command -v clang 2>/dev/null) || exit 0
+cpu=$("$clang" -march=native -E -x c /dev/null -### 2>&1 | sed -n 's/.*"-target-cpu" "\([^"]*\)".*/\1/p' | head -n 1)
 case "$cpu" in
     ""|x86-64|generic) exit 0 ;;
 esac
