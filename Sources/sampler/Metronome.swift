@@ -66,17 +66,7 @@ struct Metronome: ParsableCommand {
     @Option(help: "JACK transport: off, follow (click while it rolls, from its position) or master (also be the timebase master).")
     var transport: String = "off"
 
-    @Option(help: "JACK client name.")
-    var name: String = "sampler"
-
-    @Option(help: "JACK server name (default: $JACK_DEFAULT_SERVER or the default server).")
-    var server: String?
-
-    @Flag(help: "Do not connect the output ports to anything.")
-    var noConnect = false
-
-    @Option(help: "Connect out_L,out_R to these two ports (comma-separated) instead of the first physical outputs.")
-    var connect: String?
+    @OptionGroup var jack: JACKOptions
 
     @Option(help: "Render the clicks offline to this WAV file instead of playing them (needs --duration or --bars, or a map that ends).")
     var render: String?
@@ -112,14 +102,7 @@ struct Metronome: ParsableCommand {
 
     var transportMode: MetronomeTransportMode? { MetronomeTransportMode(rawValue: transport) }
 
-    var sampleFormat: WAVSampleFormat? {
-        switch format {
-        case "float32": .float32
-        case "pcm24": .pcm24
-        case "pcm16": .pcm16
-        default: nil
-        }
-    }
+    var sampleFormat: WAVSampleFormat? { WAVSampleFormat(option: format) }
 
     func validate() throws {
         do { try request.validate() } catch { throw ValidationError(error.description) }
@@ -129,14 +112,6 @@ struct Metronome: ParsableCommand {
         guard let mode = transportMode else {
             throw ValidationError("--transport must be off, follow or master, got \"\(transport)\"")
         }
-        if noConnect && connect != nil { throw ValidationError("--no-connect and --connect cannot be used together") }
-        if let connect {
-            let ports = connect.split(separator: ",")
-            if ports.isEmpty || ports.count > 2 {
-                throw ValidationError("--connect expects one or two port names separated by a comma, e.g. system:playback_1,system:playback_2")
-            }
-        }
-        if name.isEmpty { throw ValidationError("--name must not be empty") }
         if render != nil {
             if mode != .off { throw ValidationError("--render plays no transport: leave out --transport") }
             if !(8000...384_000).contains(rate) { throw ValidationError("--rate must be between 8000 and 384000 Hz, got \(rate)") }
@@ -174,16 +149,13 @@ struct Metronome: ParsableCommand {
 
     private func playLive(_ settings: MetronomeSettings) throws {
         let interactive = !quiet && isatty(STDIN_FILENO) != 0
-        let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: server, clientName: name,
+        let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: jack.name,
                                        interactive: interactive)
         defer { program.finish() }
         var options = LivePlayback.Options()
-        options.clientName = name
-        options.serverName = server
+        jack.apply(to: &options)
         options.duration = duration
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
-        if noConnect { options.connections = [] }
-        if let connect { options.connections = connect.split(separator: ",").map(String.init) }
         if interactive { print("keys: space start/stop, + - (arrows) tempo, t tap, q quit") }
         let summary: LivePlayback.Summary
         do {

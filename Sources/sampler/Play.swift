@@ -16,17 +16,7 @@ struct Play: ParsableCommand {
     @Option(help: "Stop after this many seconds (default: play until Ctrl-C).")
     var duration: Double?
 
-    @Option(help: "JACK client name.")
-    var name: String = "sampler"
-
-    @Option(help: "JACK server name (default: $JACK_DEFAULT_SERVER or the default server).")
-    var server: String?
-
-    @Flag(help: "Do not connect the output ports to anything.")
-    var noConnect = false
-
-    @Option(help: "Connect out_L,out_R to these two ports (comma-separated) instead of the first physical outputs.")
-    var connect: String?
+    @OptionGroup var jack: JACKOptions
 
     @Option(help: "Also write what is played to this WAV file (32-bit float).")
     var record: String?
@@ -38,27 +28,16 @@ struct Play: ParsableCommand {
         if let duration, !(duration > 0 && duration.isFinite) {
             throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
         }
-        if noConnect && connect != nil { throw ValidationError("--no-connect and --connect cannot be used together") }
-        if let connect {
-            let ports = connect.split(separator: ",")
-            if ports.isEmpty || ports.count > 2 {
-                throw ValidationError("--connect expects one or two port names separated by a comma, e.g. system:playback_1,system:playback_2")
-            }
-        }
-        if name.isEmpty { throw ValidationError("--name must not be empty") }
     }
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
         let program = try patchOptions.makeProgram()
         var options = LivePlayback.Options()
-        options.clientName = name
-        options.serverName = server
+        jack.apply(to: &options)
         options.duration = duration
         options.recordPath = record
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
-        if noConnect { options.connections = [] }
-        if let connect { options.connections = connect.split(separator: ",").map(String.init) }
         let playback = LivePlayback(program: program, options: options)
         let summary: LivePlayback.Summary
         do {

@@ -31,14 +31,7 @@ struct Render: ParsableCommand {
         if sampleFormat == nil { throw ValidationError("--format must be float32, pcm24 or pcm16, got \"\(format)\"") }
     }
 
-    var sampleFormat: WAVSampleFormat? {
-        switch format {
-        case "float32": .float32
-        case "pcm24": .pcm24
-        case "pcm16": .pcm16
-        default: nil
-        }
-    }
+    var sampleFormat: WAVSampleFormat? { WAVSampleFormat(option: format) }
 
     func run() throws {
         var program = try patchOptions.makeProgram()

@@ -22,6 +22,11 @@ import Testing
         try expectError(["play", "--duration", "0"], status: 64, "--duration must be a positive number of seconds, got 0.0")
         try expectError(["play", "--connect", "a,b,c"], status: 64, "--connect expects one or two port names")
         try expectError(["play", "--no-connect", "--connect", "a"], status: 64, "--no-connect and --connect cannot be used together")
+        // The metronome shares play's JACK options and render's formats.
+        try expectError(["metronome", "--no-connect", "--connect", "a"], status: 64, "--no-connect and --connect cannot be used together")
+        try expectError(["metronome", "--name", ""], status: 64, "--name must not be empty")
+        try expectError(["metronome", "--render", "/tmp/x.wav", "--duration", "1", "--format", "wav"], status: 64,
+                        "--format must be float32, pcm24 or pcm16, got \"wav\"")
         try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--format", "mp3"], status: 64,
                         "--format must be float32, pcm24 or pcm16, got \"mp3\"")
         try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--rate", "100"], status: 64,

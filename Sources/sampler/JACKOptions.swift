@@ -1,0 +1,36 @@
+import ArgumentParser
+import SamplerKit
+
+/// The JACK connection options `sampler play` and `sampler metronome` share.
+struct JACKOptions: ParsableArguments {
+    @Option(help: "JACK client name.")
+    var name: String = "sampler"
+
+    @Option(help: "JACK server name (default: $JACK_DEFAULT_SERVER or the default server).")
+    var server: String?
+
+    @Flag(help: "Do not connect the output ports to anything.")
+    var noConnect = false
+
+    @Option(help: "Connect out_L,out_R to these two ports (comma-separated) instead of the first physical outputs.")
+    var connect: String?
+
+    func validate() throws {
+        if noConnect && connect != nil { throw ValidationError("--no-connect and --connect cannot be used together") }
+        if let connect {
+            let ports = connect.split(separator: ",")
+            if ports.isEmpty || ports.count > 2 {
+                throw ValidationError("--connect expects one or two port names separated by a comma, e.g. system:playback_1,system:playback_2")
+            }
+        }
+        if name.isEmpty { throw ValidationError("--name must not be empty") }
+    }
+
+    /// Sets the client, server and connections of `options`.
+    func apply(to options: inout LivePlayback.Options) {
+        options.clientName = name
+        options.serverName = server
+        if noConnect { options.connections = [] }
+        if let connect { options.connections = connect.split(separator: ",").map(String.init) }
+    }
+}
