@@ -5,9 +5,10 @@ import Synchronization
 /// Sample memory on 2 MB pages where the kernel allows it (transparent huge pages in `always` or
 /// `madvise` mode), so that thousands of voices reading thousands of sounds do not each start a
 /// period with a TLB miss (in a VM, a nested page walk). Samples are carved from 2 MB-aligned
-/// arenas (`mmap` + `madvise(MADV_HUGEPAGE)`) at 64-byte alignment. An arena is returned to the
-/// system when every sound in it is freed; space freed inside a live arena is not reused (sounds
-/// are loaded once and live long). Where huge pages are off, this is ordinary memory.
+/// arenas (`mmap` + `madvise(MADV_HUGEPAGE)`) at 64-byte alignment. An arena is unmapped when every
+/// sound in it is freed; a sound freed inside a live arena gives its memory back
+/// (`MADV_DONTNEED`) but not its address space, which is not reused (sounds are loaded once and
+/// live long). Where huge pages are off, this is ordinary memory.
 ///
 /// Every sound the loaders decode lives here. Thread-safe (a mutex); control threads only.
 public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
@@ -62,6 +63,13 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
             if arenas[i].live == 0 {
                 munmap(arenas[i].base, arenas[i].size)
                 arenas.remove(at: i)
+            } else {
+                // The space is not reused, but its memory goes back to the system: the whole
+                // 4 KiB pages inside the sound's samples (a huge page around them is split).
+                let page = 4096
+                let start = (Int(bitPattern: address) + page - 1) & ~(page - 1)
+                let end = (Int(bitPattern: address) + count * MemoryLayout<Float>.stride) & ~(page - 1)
+                if end > start { _ = madvise(UnsafeMutableRawPointer(bitPattern: start), end - start, MADV_DONTNEED) }
             }
         }
     }

@@ -29,6 +29,21 @@ struct HugePageSampleMemoryTests {
         #expect(memory.mappedBytes == 0)
     }
 
+    @Test func freeingSoundsBetweenLiveOnesKeepsTheLiveOnesIntact() throws {
+        let memory = HugePageSampleMemory()
+        var keep: [Sound] = []
+        for round in 0..<6 {
+            keep.append(try Sound(channels: [[Float](repeating: Float(round), count: 1000)], sampleRate: 48_000, memory: memory))
+            // 8 MB freed at once, between the kept sounds: its pages go back to the system.
+            _ = try Sound(channels: [[Float](repeating: 0.5, count: 2 << 20)], sampleRate: 48_000, memory: memory)
+        }
+        for (round, sound) in keep.enumerated() {
+            #expect(sound.samples(channel: 0).allSatisfy { $0 == Float(round) })
+        }
+        let fresh = try Sound(channels: [[Float](repeating: 0.25, count: 5000)], sampleRate: 48_000, memory: memory)
+        #expect(fresh.samples(channel: 0).allSatisfy { $0 == 0.25 })
+    }
+
     /// Where the kernel offers transparent huge pages, a big sound's samples are on them.
     @Test(.enabled(if: transparentHugePagesAreOn, "transparent huge pages are off on this machine"))
     func aBigSoundIsOnHugePagesWhereTheKernelOffersThem() throws {
