@@ -71,7 +71,7 @@ extension Engine {
         let flags: Int64 = (v.pointee.isActive ? 1 : 0) | (v.pointee.isPaused ? 2 : 0)
         playerStates[p].store(v.pointee.position << 2 | flags, ordering: .relaxed)
         if v.pointee.isMetered {
-            publishMeters(v, base: p * PlayerStatusField.stride, frameCount: frameCount)
+            publishMeters(v, base: p * PlayerMeterField.stride, frameCount: frameCount)
             return true
         }
         return v.pointee.isActive
@@ -79,7 +79,7 @@ extension Engine {
 
     @_noLocks @_noAllocation
     private func publishMeters(_ v: UnsafeMutablePointer<Voice>, base: Int, frameCount: Int) {
-        let generation = status[base + PlayerStatusField.meterReset].load(ordering: .acquiring)
+        let generation = meters[base + PlayerMeterField.meterReset].load(ordering: .acquiring)
         if generation != v.pointee.meterGeneration {
             v.pointee.meterGeneration = generation
             v.pointee.meterPeakLeft = 0
@@ -90,11 +90,11 @@ extension Engine {
         }
         // Every period counts, sounding or not: a stopped player's average falls.
         v.pointee.meterFrames += Int64(frameCount)
-        status[base + PlayerStatusField.peakLeft].store(Int64(v.pointee.meterPeakLeft.bitPattern), ordering: .relaxed)
-        status[base + PlayerStatusField.peakRight].store(Int64(v.pointee.meterPeakRight.bitPattern), ordering: .relaxed)
-        status[base + PlayerStatusField.sumLeft].store(Int64(bitPattern: v.pointee.meterSumLeft.bitPattern), ordering: .relaxed)
-        status[base + PlayerStatusField.sumRight].store(Int64(bitPattern: v.pointee.meterSumRight.bitPattern), ordering: .relaxed)
-        status[base + PlayerStatusField.meterFrames].store(v.pointee.meterFrames, ordering: .releasing)
+        meters[base + PlayerMeterField.peakLeft].store(Int64(v.pointee.meterPeakLeft.bitPattern), ordering: .relaxed)
+        meters[base + PlayerMeterField.peakRight].store(Int64(v.pointee.meterPeakRight.bitPattern), ordering: .relaxed)
+        meters[base + PlayerMeterField.sumLeft].store(Int64(bitPattern: v.pointee.meterSumLeft.bitPattern), ordering: .relaxed)
+        meters[base + PlayerMeterField.sumRight].store(Int64(bitPattern: v.pointee.meterSumRight.bitPattern), ordering: .relaxed)
+        meters[base + PlayerMeterField.meterFrames].store(v.pointee.meterFrames, ordering: .releasing)
     }
 
     /// Applies `command` at device frame `frame` (its own frame, or later if it arrived late).
@@ -128,6 +128,7 @@ extension Engine {
             if command.fadeFrames > 0 && v.pointee.isActive && !v.pointee.isPaused {
                 // Declick: the old voice fades out on the player's tail while the new one starts.
                 tails[p] = v.pointee
+                tails[p].isMetered = false  // a tail's meters are never published
                 startRamp(tails + p, to: 0, frames: command.fadeFrames)
                 tails[p].stopsAfterRamp = true
                 voiceList.insert(player: p, tail: true)
@@ -209,13 +210,13 @@ extension Engine {
                            left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, publishing: Bool) {
         var active = 0
         var kept = 0
-        var touched: Float = 0
+        var touched: UInt32 = 0
         let count = voiceList.count
         for i in 0..<count {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
             var stays: Bool
-            if i + 2 < count { touched += touchAhead(Int(voiceList.key(at: i + 2))) }
+            if i + 2 < count { touched ^= touchAhead(Int(voiceList.key(at: i + 2))) }
             if key & 1 == 0 {
                 let v = voices + p
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
@@ -247,25 +248,26 @@ extension Engine {
         }
     }
 
-    /// The common case, kept small so that it stays in registers: a voice at rate 1, without a
-    /// ramp, meters or a stream, that does not reach its sound's end in this block. Mixes it
-    /// exactly as `mixVoice` would and returns `true`, or does nothing and returns `false`.
     /// A software prefetch (Swift has no prefetch intrinsic): reads the record of the voice two
     /// places ahead in the list and the sample it will start on, so that both cache lines are on
     /// their way while the current voice is mixed. With thousands of voices neither is in cache
     /// at the start of a period, and waiting for them one voice at a time cost 10–20%.
     @_noLocks @_noAllocation @inline(__always)
-    private func touchAhead(_ key: Int) -> Float {
+    private func touchAhead(_ key: Int) -> UInt32 {
         let v = (key & 1 == 0 ? voices : tails) + (key >> 1)
         if v.pointee.isStreamed { return 0 }
         if let samples = v.pointee.left {
             let frames = v.pointee.frames
-            // Sounds stay registered (and their memory alive) for the engine's lifetime.
-            if frames > 0 { return samples[Int(min(v.pointee.position, frames - 1))] }
+            // Sounds stay registered (and their memory alive) for the engine's lifetime. Bits,
+            // not float arithmetic: no dependency chain of adds, no denormal slowdowns.
+            if frames > 0 { return samples[Int(min(v.pointee.position, frames - 1))].bitPattern }
         }
         return 0
     }
 
+    /// The common case, kept small so that it stays in registers: a voice at rate 1, without a
+    /// ramp, meters or a stream, that does not reach its sound's end in this block. Mixes it
+    /// exactly as `mixVoice` would and returns `true`, or does nothing and returns `false`.
     @_noLocks @_noAllocation @inline(__always)
     private func mixPlainVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
@@ -439,8 +441,12 @@ extension Engine {
                     let o = tables.instruments[other]
                     for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
                         if voices[p].isActive {
-                            if !voices[p].stopsAfterRamp {
-                                startRamp(voices + p, to: 0, frames: o.chokeFadeFrames)
+                            if o.chokeFadeFrames <= 0 {
+                                // No fade: silenced on the trigger's frame.
+                                voices[p].isActive = false
+                                emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
+                            } else if !voices[p].stopsAfterRamp {
+                                startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
                                 voices[p].stopsAfterRamp = true
                             }
                         }

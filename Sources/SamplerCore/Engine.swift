@@ -23,14 +23,14 @@ public final class Engine: @unchecked Sendable {
     /// Per player, its position and state as the render thread publishes them at the end of each
     /// period: `position << 2 | paused << 1 | active`, densely (8 players per cache line).
     let playerStates: UnsafeMutablePointer<Atomic<Int64>>
-    /// Per player, its meters (see `PlayerStatusField`).
-    let status: UnsafeMutablePointer<Atomic<Int64>>
+    /// Per player, its meters (see `PlayerMeterField`).
+    let meters: UnsafeMutablePointer<Atomic<Int64>>
     /// Scratch memory for metered voices, `scratchCapacity` frames per channel.
     let scratchLeft: UnsafeMutablePointer<Float>
     let scratchRight: UnsafeMutablePointer<Float>
     let scratchCapacity = 1024
     /// Where the render thread stores what it read ahead (see `touchAhead`).
-    let prefetchSink: UnsafeMutablePointer<Float>
+    let prefetchSink: UnsafeMutablePointer<UInt32>
     /// The instruments (see `setInstruments`), behind a pointer the render thread reads.
     let instrumentTables: UnsafeMutablePointer<InstrumentTables>
     let sounds: UnsafeMutablePointer<SoundSlot>
@@ -57,9 +57,9 @@ public final class Engine: @unchecked Sendable {
         voiceList = .allocate(players: configuration.maxPlayers)
         playerStates = .allocate(capacity: configuration.maxPlayers)
         for i in 0..<configuration.maxPlayers { (playerStates + i).initialize(to: Atomic(0)) }
-        let statusCount = configuration.maxPlayers * PlayerStatusField.stride
-        status = .allocate(capacity: statusCount)
-        for i in 0..<statusCount { (status + i).initialize(to: Atomic(0)) }
+        let meterCount = configuration.maxPlayers * PlayerMeterField.stride
+        meters = .allocate(capacity: meterCount)
+        for i in 0..<meterCount { (meters + i).initialize(to: Atomic(0)) }
         instrumentTables = .allocate(capacity: 1)
         instrumentTables.initialize(to: .make([]))
         scratchLeft = .allocate(capacity: scratchCapacity)
@@ -76,8 +76,8 @@ public final class Engine: @unchecked Sendable {
         voiceList.deallocate()
         playerStates.deinitialize(count: configuration.maxPlayers)
         playerStates.deallocate()
-        status.deinitialize(count: configuration.maxPlayers * PlayerStatusField.stride)
-        status.deallocate()
+        meters.deinitialize(count: configuration.maxPlayers * PlayerMeterField.stride)
+        meters.deallocate()
         scratchLeft.deallocate()
         scratchRight.deallocate()
         prefetchSink.deallocate()
@@ -177,15 +177,15 @@ public final class Engine: @unchecked Sendable {
     /// on), then starts a new accumulation. Metering must be on (`Command.setMetering`).
     /// Control thread only.
     public func takeMeters(ofPlayer player: Int) -> MeterReading {
-        let base = player * PlayerStatusField.stride
-        let frames = status[base + PlayerStatusField.meterFrames].load(ordering: .acquiring)
+        let base = player * PlayerMeterField.stride
+        let frames = meters[base + PlayerMeterField.meterFrames].load(ordering: .acquiring)
         let reading = MeterReading(
-            peakLeft: Float(bitPattern: UInt32(truncatingIfNeeded: status[base + PlayerStatusField.peakLeft].load(ordering: .relaxed))),
-            peakRight: Float(bitPattern: UInt32(truncatingIfNeeded: status[base + PlayerStatusField.peakRight].load(ordering: .relaxed))),
-            sumOfSquaresLeft: Double(bitPattern: UInt64(bitPattern: status[base + PlayerStatusField.sumLeft].load(ordering: .relaxed))),
-            sumOfSquaresRight: Double(bitPattern: UInt64(bitPattern: status[base + PlayerStatusField.sumRight].load(ordering: .relaxed))),
+            peakLeft: Float(bitPattern: UInt32(truncatingIfNeeded: meters[base + PlayerMeterField.peakLeft].load(ordering: .relaxed))),
+            peakRight: Float(bitPattern: UInt32(truncatingIfNeeded: meters[base + PlayerMeterField.peakRight].load(ordering: .relaxed))),
+            sumOfSquaresLeft: Double(bitPattern: UInt64(bitPattern: meters[base + PlayerMeterField.sumLeft].load(ordering: .relaxed))),
+            sumOfSquaresRight: Double(bitPattern: UInt64(bitPattern: meters[base + PlayerMeterField.sumRight].load(ordering: .relaxed))),
             frames: frames)
-        status[base + PlayerStatusField.meterReset].add(1, ordering: .releasing)
+        meters[base + PlayerMeterField.meterReset].add(1, ordering: .releasing)
         return reading
     }
 
@@ -237,4 +237,16 @@ public struct MeterReading: Equatable, Sendable {
         guard peak > 0 else { return -160 }
         return max(-160, 20 * Double.log10(peak))
     }
+}
+
+/// Where each player's meters sit in `Engine.meters` (one block of `stride` atomics per player).
+enum PlayerMeterField {
+    // Computed, not stored: a stored static is initialized lazily, through a lock.
+    static var stride: Int { @_noLocks @_noAllocation get { 8 } }
+    static var peakLeft: Int { @_noLocks @_noAllocation get { 0 } }
+    static var peakRight: Int { @_noLocks @_noAllocation get { 1 } }
+    static var sumLeft: Int { @_noLocks @_noAllocation get { 2 } }
+    static var sumRight: Int { @_noLocks @_noAllocation get { 3 } }
+    static var meterFrames: Int { @_noLocks @_noAllocation get { 4 } }
+    static var meterReset: Int { @_noLocks @_noAllocation get { 5 } }
 }

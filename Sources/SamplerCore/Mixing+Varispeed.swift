@@ -61,16 +61,3 @@ enum Metering {
         v.pointee.meterSumRight += Double(sumR)
     }
 }
-
-/// Where each player's meters sit in `Engine.status` (one block of `stride` atomics per player).
-enum PlayerStatusField {
-    // Computed, not stored: a stored static is initialized lazily, through a lock.
-    static var stride: Int { @_noLocks @_noAllocation get { 8 } }
-    static var peakLeft: Int { @_noLocks @_noAllocation get { 0 } }
-    static var peakRight: Int { @_noLocks @_noAllocation get { 1 } }
-    static var sumLeft: Int { @_noLocks @_noAllocation get { 2 } }
-    static var sumRight: Int { @_noLocks @_noAllocation get { 3 } }
-    static var meterFrames: Int { @_noLocks @_noAllocation get { 4 } }
-    static var meterReset: Int { @_noLocks @_noAllocation get { 5 } }
-}
-

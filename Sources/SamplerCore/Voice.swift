@@ -33,7 +33,7 @@ struct Voice: BitwiseCopyable {
     var right: UnsafeMutablePointer<Float>? = nil
     /// Current linear gain.
     var level: Float = 1
-    /// `pan` resolved for the sound: its mono or its stereo factors.
+    /// The pan's factors for the sound: its mono or its stereo ones (see `setPan`).
     var panLeft: Float = 0.70710677
     var panRight: Float = 0.70710677
     var sound: Int32 = -1
@@ -61,7 +61,6 @@ struct Voice: BitwiseCopyable {
     var meterGeneration: Int64 = 0
     /// Device frame it started on (voice stealing takes the oldest).
     var startedAt: Frame = 0
-    var pan: PanGains = .center
     /// Repeats left after the current pass (-1 = forever).
     var loopsRemaining: Int32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
@@ -76,12 +75,11 @@ struct Voice: BitwiseCopyable {
     /// The tag of the start command that began this voice, echoed in its events.
     var tag: UInt32 = 0
     /// To a whole number of cache lines (3).
-    private var padding: (Int64, Int64, Int64) = (0, 0, 0)
+    private var padding: (Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0)
 
-    /// Sets `pan` and its factors for the current sound's channel count.
+    /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)
     mutating func setPan(_ gains: PanGains) {
-        pan = gains
         panLeft = isStereo ? gains.stereoLeft : gains.monoLeft
         panRight = isStereo ? gains.stereoRight : gains.monoRight
     }

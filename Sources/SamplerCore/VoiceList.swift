@@ -7,7 +7,6 @@
 /// A copyable handle on unsafe storage allocated once (like `UnsafeCommandSchedule`); `Engine`
 /// allocates and frees it. Render thread only.
 struct UnsafeVoiceList {
-    let capacity: Int
     private let keys: UnsafeMutablePointer<UInt32>
     /// Per key, 1 while the key is in `keys`.
     private let listed: UnsafeMutablePointer<UInt8>
@@ -20,7 +19,7 @@ struct UnsafeVoiceList {
         listed.initialize(repeating: 0, count: capacity)
         let state = UnsafeMutablePointer<Int>.allocate(capacity: 1)
         state.initialize(to: 0)
-        return UnsafeVoiceList(capacity: capacity, keys: .allocate(capacity: capacity), listed: listed, state: state)
+        return UnsafeVoiceList(keys: .allocate(capacity: capacity), listed: listed, state: state)
     }
 
     func deallocate() {
@@ -43,7 +42,7 @@ struct UnsafeVoiceList {
         if listed[Int(key)] != 0 { return }
         listed[Int(key)] = 1
         var i = state[0]
-        // New voices usually start on the highest free slots last: search from the end.
+        // From the end: cheapest when the new key is among the highest listed.
         while i > 0 && keys[i - 1] > key {
             keys[i] = keys[i - 1]
             i -= 1
@@ -62,11 +61,4 @@ struct UnsafeVoiceList {
 
     @_noLocks @_noAllocation @inline(__always)
     func truncate(_ count: Int) { state[0] = count }
-
-    /// Empties the list.
-    @_noLocks @_noAllocation
-    func removeAll() {
-        for i in 0..<state[0] { listed[Int(keys[i])] = 0 }
-        state[0] = 0
-    }
 }

@@ -151,6 +151,21 @@ import Testing
         #expect(abs(out.right[200] - 0.1) < 1e-6)
     }
 
+    @Test func aChokeWithoutFadeStopsTheOtherOnTheTriggersFrame() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 0, pan: -1, chokeGroup: 1, layers: [InstrumentLayer(sounds: [s[3]])], chokeFadeFrames: 0),
+            InstrumentDefinition(firstPlayer: 1, pan: 1, chokeGroup: 1, layers: [InstrumentLayer(sounds: [s[0]])]),
+        ])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        engine.send(.trigger(instrument: 1, velocity: 127, at: 200))
+        let out = renderBlocks(engine, periods: 4, blockSize: 100)
+        #expect(abs(out.left[199] - 0.4) < 1e-6)
+        #expect(out.left[200...].allSatisfy { $0 == 0 })
+        #expect(!engine.isActive(player: 0))
+        #expect(events(engine).contains { $0.kind == .stopped && $0.player == 0 && $0.frame == 200 })
+    }
+
     @Test func aPoolStealsTheOldestVoice() throws {
         let (engine, s) = try engineWithKit()
         engine.setInstruments([InstrumentDefinition(firstPlayer: 2, voiceCount: 2, pan: -1,

@@ -3,7 +3,7 @@ import Testing
 
 /// The render thread walks a sorted list of the sounding voices instead of every player slot:
 /// the output must not depend on the order voices started in, idle players must keep publishing
-/// the right status, and the voice record must stay on two cache lines.
+/// the right status, and the voice record must stay on whole cache lines.
 @Suite struct VoiceListTests {
     @Test func aVoiceIsWholeCacheLinesWithThePlainPathsFieldsInTheFirst() {
         #expect(MemoryLayout<Voice>.stride % 64 == 0)
