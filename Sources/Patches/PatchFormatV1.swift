@@ -17,7 +17,8 @@ enum PatchFormatV1 {
     static let playerKeys = ["id", "sound", "gain", "gainDb", "pan", "loops", "stream", "preload"]
     static let patternKeys = ["stepsPerBeat", "beatsPerBar", "steps"]
 
-    static let tempoRange = NumberRange.above(0, atMost: 1000)
+    // At least 1 bpm: slower grids overflow 64-bit frame positions within the song lengths allowed.
+    static let tempoRange = NumberRange.between(1, 1000)
     static let gainRange = NumberRange.between(0, 16)
     static let gainDbRange = NumberRange.between(-120, 24)
     static let panRange = NumberRange.between(-1, 1)

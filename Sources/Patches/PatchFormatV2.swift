@@ -23,7 +23,8 @@ enum PatchFormatV2 {
     static let songKeys = ["sequence", "loop"]
     static let entryKeys = ["pattern", "repeats", "tempo"]
 
-    static let tempoRange = NumberRange.above(0, atMost: 1000)
+    // At least 1 bpm: slower grids overflow 64-bit frame positions within the song lengths allowed.
+    static let tempoRange = NumberRange.between(1, 1000)
     static let gainDbRange = NumberRange.between(-120, 24)
     static let panRange = NumberRange.between(-1, 1)
     static let tuneRange = NumberRange.between(-48, 48)

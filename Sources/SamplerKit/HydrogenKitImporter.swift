@@ -125,7 +125,12 @@ final class XMLElementNode {
     func child(_ name: String) -> XMLElementNode? { children.first { $0.name == name } }
     func children(named name: String) -> [XMLElementNode] { children.filter { $0.name == name } }
     func text(_ name: String) -> String? { child(name)?.text.trimmingCharacters(in: .whitespacesAndNewlines) }
-    func number(_ name: String) -> Double? { text(name).flatMap(Double.init) }
+    /// A finite number of sane size (a drumkit's gains, pans, groups, notes, velocities); nan,
+    /// infinities and huge values count as absent, so conversions to `Int` cannot trap.
+    func number(_ name: String) -> Double? {
+        guard let value = text(name).flatMap(Double.init), value.isFinite, abs(value) < 1e9 else { return nil }
+        return value
+    }
 }
 
 private final class TreeReader: NSObject, XMLParserDelegate {

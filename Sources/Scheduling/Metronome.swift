@@ -62,8 +62,10 @@ public struct Metronome: TriggerSource {
     }
 
     /// The device frame of a position in frames from the map's start: rounded once.
+    /// Positions beyond 2^62 frames (millions of years) saturate there instead of trapping.
     public func frame(atPosition position: Double) -> Frame {
-        origin + Frame((phase + position).rounded())
+        let offset = (phase + position).rounded()
+        return offset < 0x1p62 ? origin + Frame(offset) : 1 << 62
     }
 
     /// The frame where the clicks end: the end of the map, the bar limit or the stop frame,

@@ -141,6 +141,10 @@ struct Metronome: ParsableCommand {
         } else {
             throw SamplerError("--render needs --duration or --bars: the clicks never end")
         }
+        if frames > Int(86400 * sampleRate) {
+            throw SamplerError(String(format: "--render: the clicks last %.0f s, more than 24 hours (86400 s); give --duration or fewer --bars",
+                                      Double(frames) / sampleRate))
+        }
         let started = Date()
         try program.render(to: path, frameCount: frames, sampleRate: sampleRate, format: sampleFormat!)
         print(String(format: "rendered %.3f s of clicks (%@) to %@ in %.3f s", Double(frames) / sampleRate, settings.title, path,

@@ -7,7 +7,7 @@ struct PatchOptions: ParsableArguments {
     @Option(name: .long, help: "The patch file (JSON, version 1 or 2) to play.")
     var patch: String = "Patches/drums.json"
 
-    @Option(name: .long, help: "Tempo in quarter notes per minute, overriding the patch's (0 < tempo ≤ 1000).")
+    @Option(name: .long, help: "Tempo in quarter notes per minute, overriding the patch's (1 ≤ tempo ≤ 1000).")
     var tempo: Double?
 
     @Option(name: .long, help: "Play this pattern of a version 2 patch (default: its song, or its first pattern).")
@@ -20,8 +20,8 @@ struct PatchOptions: ParsableArguments {
     var loop: Bool?
 
     func validate() throws {
-        if let tempo, !(tempo > 0 && tempo <= 1000) {
-            throw ValidationError("--tempo must be a number greater than 0 and at most 1000, got \(tempo)")
+        if let tempo, !(tempo >= 1 && tempo <= 1000) {
+            throw ValidationError("--tempo must be a number between 1 and 1000, got \(tempo)")
         }
         if pattern != nil && song { throw ValidationError("--pattern and --song cannot be used together") }
     }

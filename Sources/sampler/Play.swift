@@ -25,8 +25,9 @@ struct Play: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if let duration, !(duration > 0 && duration.isFinite) {
-            throw ValidationError("--duration must be a positive number of seconds, got \(duration)")
+        // A year at most: far beyond any session, and far from overflowing 64-bit frame counts.
+        if let duration, !(duration > 0 && duration <= 366 * 86400) {
+            throw ValidationError("--duration must be a positive number of seconds, at most 31622400 (a year), got \(duration)")
         }
     }
 

@@ -17,9 +17,14 @@ import Testing
     }
 
     @Test func badOptionValuesSayWhatWasExpected() throws {
-        try expectError(["--tempo", "0"], status: 64, "--tempo must be a number greater than 0 and at most 1000, got 0.0")
+        try expectError(["--tempo", "0"], status: 64, "--tempo must be a number between 1 and 1000, got 0.0")
+        try expectError(["render", "--tempo", "1e-300", "--duration", "1", "--out", "/tmp/x.wav"], status: 64,
+                        "--tempo must be a number between 1 and 1000, got 1e-300")
         try expectError(["--tempo", "fast"], status: 64, "--tempo")
-        try expectError(["play", "--duration", "0"], status: 64, "--duration must be a positive number of seconds, got 0.0")
+        try expectError(["play", "--duration", "0"], status: 64, "--duration must be a positive number of seconds, at most 31622400 (a year), got 0.0")
+        try expectError(["play", "--duration", "1e16"], status: 64, "--duration must be a positive number of seconds, at most 31622400 (a year), got 1e+16")
+        try expectError(["render", "--duration", "90000", "--out", "/tmp/x.wav"], status: 64,
+                        "--duration must be a number of seconds greater than 0 and at most 86400, got 90000.0")
         try expectError(["play", "--connect", "a,b,c"], status: 64, "--connect expects one or two port names")
         try expectError(["play", "--no-connect", "--connect", "a"], status: 64, "--no-connect and --connect cannot be used together")
         // The metronome shares play's JACK options and render's formats.

@@ -67,6 +67,26 @@ import Testing
         #expect(rendered.status == 0, "\(rendered.stderr)")
     }
 
+    /// nan, infinities and huge numbers in a hand-edited drumkit do not crash the import: they
+    /// count as absent (no mute group, no note, the full velocity range).
+    @Test func nonFiniteAndHugeNumbersAreIgnored() throws {
+        let dir = try writeKit()
+        let xml = dir.appendingPathComponent("drumkit.xml")
+        var text = try String(contentsOf: xml, encoding: .utf8)
+        text = text.replacingOccurrences(of: "<muteGroup>0</muteGroup><midiOutNote>42</midiOutNote>",
+                                         with: "<muteGroup>nan</muteGroup><midiOutNote>inf</midiOutNote>")
+        text = text.replacingOccurrences(of: "<filename>samples/hat.wav</filename><min>0</min><max>1</max>",
+                                         with: "<filename>samples/hat.wav</filename><min>nan</min><max>1e300</max>")
+        try text.write(to: xml, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("kit.json").path
+        let r = try runSampler(["import-hydrogen", xml.path, "--out", out], timeout: 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        let json = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(json.contains(#"{ "id": "closed-hat", "pan": 0.5, "layers": ["#), "\(json)")
+        let v = try runSampler(["validate", out], timeout: 30)
+        #expect(v.status == 0, "\(v.stderr)")
+    }
+
     @Test func notADrumkitIsAnError() throws {
         let dir = try temporaryDirectory()
         let xml = dir.appendingPathComponent("song.xml")

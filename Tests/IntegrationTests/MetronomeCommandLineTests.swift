@@ -24,6 +24,9 @@ import Testing
         try expectError(["120", "--accents", "X.y."], status: 64, "--accents: unknown accent character \"y\"")
         try expectError(["120", "--subdivide", "0"], status: 64, "--subdivide must be 1 to 16")
         try expectError(["120", "--transport", "sometimes"], status: 64, "--transport must be off, follow or master")
+        // 10,000,000 bars of 256 whole notes at 1 bpm: refused, not rendered for ever.
+        try expectError(["1", "--meter", "256/1", "--bars", "10000000", "--render", "/tmp/never.wav"], status: 1,
+                        "--render: the clicks last 614400000000 s, more than 24 hours (86400 s)")
     }
 
     @Test func unreadableFilesAndMalformedMapsNameTheFile() throws {

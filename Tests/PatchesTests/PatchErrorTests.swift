@@ -26,7 +26,7 @@ import Testing
     }
 
     @Test func nullIsNotANumber() {
-        #expect(errorDescription(patchJSON(tempo: "null")) == "drums.json: tempo: expected a number greater than 0 and at most 1000, got null")
+        #expect(errorDescription(patchJSON(tempo: "null")) == "drums.json: tempo: expected a number between 1 and 1000, got null")
     }
 
     @Test func panOutOfRange() {
@@ -45,11 +45,12 @@ import Testing
     }
 
     @Test func tempoMustBePositive() {
-        #expect(errorDescription(patchJSON(tempo: "0")) == "drums.json: tempo: expected a number greater than 0 and at most 1000, got 0")
+        #expect(errorDescription(patchJSON(tempo: "0")) == "drums.json: tempo: expected a number between 1 and 1000, got 0")
+        #expect(errorDescription(patchJSON(tempo: "0.5")) == "drums.json: tempo: expected a number between 1 and 1000, got 0.5")
     }
 
     @Test func tempoAtMostAThousand() {
-        #expect(errorDescription(patchJSON(tempo: "1000.5")) == "drums.json: tempo: expected a number greater than 0 and at most 1000, got 1000.5")
+        #expect(errorDescription(patchJSON(tempo: "1000.5")) == "drums.json: tempo: expected a number between 1 and 1000, got 1000.5")
     }
 
     @Test func gainAndGainDbTogether() {
@@ -179,6 +180,6 @@ import Testing
 
     @Test func longStringsAreShortened() {
         let json = patchJSON(tempo: #""\#(String(repeating: "a", count: 50))""#)
-        #expect(errorDescription(json) == #"drums.json: tempo: expected a number greater than 0 and at most 1000, got "\#(String(repeating: "a", count: 40))…""#)
+        #expect(errorDescription(json) == #"drums.json: tempo: expected a number between 1 and 1000, got "\#(String(repeating: "a", count: 40))…""#)
     }
 }

@@ -136,7 +136,7 @@ func kitError(_ json: String) -> String? {
         (kitJSON(pattern: #"{ "name": "p", "tracks": {} }"#, song: #"{ "sequence": [] }"#),
          "kit.json: song.sequence: expected at least one song entry, got an empty array"),
         (kitJSON(pattern: #"{ "name": "p", "tracks": {} }"#, song: #"{ "sequence": [ { "pattern": "p", "tempo": 0 } ] }"#),
-         "kit.json: song.sequence[0].tempo: expected a number greater than 0 and at most 1000, got 0"),
+         "kit.json: song.sequence[0].tempo: expected a number between 1 and 1000, got 0"),
     ])
     func everyInvalidValueIsNamedByItsPath(json: String, expected: String) {
         #expect(kitError(json) == expected)
