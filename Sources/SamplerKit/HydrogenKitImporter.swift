@@ -17,9 +17,16 @@ public enum HydrogenKitImporter {
     }
 
     public static func importKit(path: String) throws -> Result {
-        guard let parser = XMLParser(contentsOf: URL(fileURLWithPath: path)) else {
-            throw SamplerError("\(path): cannot read the file")
+        // Read here, not by XMLParser(contentsOf:): that one goes through CoreFoundation's URL
+        // loading, which prints a warning of its own to stderr when the file is missing.
+        let data: Data
+        do {
+            data = try Data(contentsOf: URL(fileURLWithPath: path))
+        } catch {
+            let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
+            throw SamplerError("\(path): cannot read the file (\(reason))")
         }
+        let parser = XMLParser(data: data)
         let reader = TreeReader()
         parser.delegate = reader
         guard parser.parse(), let root = reader.root else {

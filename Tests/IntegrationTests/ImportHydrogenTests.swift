@@ -87,6 +87,14 @@ import Testing
         #expect(v.status == 0, "\(v.stderr)")
     }
 
+    @Test func aMissingDrumkitIsNamed() throws {
+        let dir = try temporaryDirectory()
+        let xml = dir.appendingPathComponent("nothing.xml").path
+        let r = try runSampler(["import-hydrogen", xml, "--out", dir.appendingPathComponent("k.json").path], timeout: 30)
+        #expect(r.status == 1)
+        #expect(r.stderr == "sampler: error: \(xml): cannot read the file (no such file)\n", "\(r.stderr)")
+    }
+
     @Test func notADrumkitIsAnError() throws {
         let dir = try temporaryDirectory()
         let xml = dir.appendingPathComponent("song.xml")

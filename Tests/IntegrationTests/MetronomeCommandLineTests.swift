@@ -24,6 +24,13 @@ import Testing
         try expectError(["120", "--accents", "X.y."], status: 64, "--accents: unknown accent character \"y\"")
         try expectError(["120", "--subdivide", "0"], status: 64, "--subdivide must be 1 to 16")
         try expectError(["120", "--transport", "sometimes"], status: 64, "--transport must be off, follow or master")
+        try expectError(["120", "--bars", "0"], status: 64, "--bars must be a positive number of bars")
+        try expectError(["120", "--render", "/tmp/never.wav", "--duration", "1", "--transport", "follow"], status: 64,
+                        "--render plays no transport: leave out --transport")
+        try expectError(["120", "--render", "/tmp/never.wav", "--duration", "1", "--rate", "100"], status: 64,
+                        "--rate must be between 8000 and 384000 Hz, got 100")
+        try expectError(["120", "--render", "/tmp/never.wav", "--duration", "90000"], status: 64,
+                        "--duration must be a number of seconds greater than 0 and at most 86400, got 90000.0")
         // 10,000,000 bars of 256 whole notes at 1 bpm: refused, not rendered for ever.
         try expectError(["1", "--meter", "256/1", "--bars", "10000000", "--render", "/tmp/never.wav"], status: 1,
                         "--render: the clicks last 614400000000 s, more than 24 hours (86400 s)")

@@ -97,6 +97,8 @@ func kitError(_ json: String) -> String? {
          #"kit.json: instruments[1].id: duplicate instrument id "kick" (first used by instruments[0])"#),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "velocity": [64, 10], "samples": ["k.wav"] } ] } ]"#),
          "kit.json: instruments[0].layers[0].velocity: expected [min, max] with 1 ≤ min ≤ max ≤ 127, got [64, 10]"),
+        (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "velocity": [64], "samples": ["k.wav"] } ] } ]"#),
+         "kit.json: instruments[0].layers[0].velocity: expected [min, max] with 1 ≤ min ≤ max ≤ 127, got an array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "velocity": [0, 10], "samples": ["k.wav"] } ] } ]"#),
          "kit.json: instruments[0].layers[0].velocity[0]: expected an integer between 1 and 127, got 0"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"], "selection": "shuffle" } ] } ]"#),
