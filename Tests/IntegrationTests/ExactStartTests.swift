@@ -50,7 +50,11 @@ import Testing
         engine.send(.start(player: 7, sound: click, at: panned, gain: Gain(linear: 0.5), pan: PanGains(pan: 0.5)))
         expectedLeft.append(panned)
 
-        // A start whose frame has already passed plays at once and is reported late.
+        // A start whose frame has already passed plays at once and is reported late. Sent once the
+        // clients are past their first periods: a device clock started from one late read of
+        // JACK's timer is a period off until it has seen `DeviceClock.resyncAfter` periods (both
+        // this engine's and the capture's), and this checks late starts, not that window.
+        #expect(waitUntil(timeout: 2) { engine.periodCount >= 16 })
         engine.send(.start(player: 8, sound: click, at: engine.renderedFrame - 100, pan: right))
         var late: Event?, lateStart: Event?
         #expect(waitUntil(timeout: 2) {
