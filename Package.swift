@@ -39,6 +39,8 @@ let package = Package(
         // integration tests to check what really left the engine's ports.
         .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
         .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK"], path: "Sources/SamplerMIDISend"),
+        // Fault injection: a client upstream of the sampler that sleeps inside its cycle on demand.
+        .executableTarget(name: "sampler-disturb", dependencies: ["CJACK"], path: "Sources/SamplerDisturb"),
 
         // `make bench`: a release-built benchmark executable, and the same mixing job as a plain C
         // loop for reference.

@@ -13,7 +13,7 @@ final class ProcessContext: @unchecked Sendable {
     var midiInPort: OpaquePointer?
     var recordTap: RecordTap?
 
-    /// The 64-bit device clock.
+    /// JACK's frame time of each period, widened to 64 bits.
     private var clock = DeviceClock()
 
     let xruns = Atomic<Int>(0)
@@ -30,7 +30,7 @@ final class ProcessContext: @unchecked Sendable {
         guard let client, let leftPort, let rightPort,
               let l = jack_port_get_buffer(leftPort, frames), let r = jack_port_get_buffer(rightPort, frames)
         else { return 0 }
-        let periodStart = clock.advance(raw: jack_last_frame_time(client), frames: frames)
+        let periodStart = clock.stamp(raw: jack_last_frame_time(client))
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
         if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
         engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
@@ -65,7 +65,7 @@ let processCallback: JackProcessCallback = { frames, arg in
 }
 
 let xrunCallback: JackXRunCallback = { arg in
-    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.xruns.add(1, ordering: .relaxed) }
+    _ = Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.xruns.add(1, ordering: .relaxed) }
     return 0
 }
 

@@ -9,7 +9,9 @@
 // It connects the given ports to its inputs, prints "ready" once connected, records N frames
 // from the next period on, writes FILE and exits. File layout (little-endian): "SCAP", UInt32
 // channel count, Int64 frame time of the first sample (32-bit JACK frame time, zero-extended),
-// Int64 frame count, Float64 sample rate, then each channel's Float32 samples in turn.
+// Int64 frame count, Float64 sample rate, then each channel's Float32 samples in turn, then
+// Int64 period count and, per period, Int64 stamp and Int64 length (the periods recorded, each
+// placed by JACK's frame time of its cycle alone; frames no period covered were lost).
 import CJACK
 import Foundation
 import Synchronization
@@ -23,19 +25,18 @@ final class Recorder: @unchecked Sendable {
     let done = Atomic<Bool>(false)
     /// The device frame of buffer index 0 (the first recorded period).
     var firstFrame: Int64 = 0
-    /// Frames of skipped cycles (left as silence) and of periods placed by JACK's time.
-    var skippedFrames = 0
     private var haveFirst = false
+    /// Every period recorded: its stamp (device frame of its first sample) and its length, in
+    /// memory allocated up front. Frames no period covered were lost (left as silence).
+    let periodStamps: UnsafeMutablePointer<Int64>
+    let periodLengths: UnsafeMutablePointer<Int32>
+    let periodCapacity: Int
+    var periodCount = 0
 
-    // Each period's data is written at its place on the device clock, so a cycle JACK skipped
-    // under load leaves a silent gap instead of shifting everything after it. The clock counts
-    // the frames itself and follows JACK's timer only when they disagree for several periods in
-    // a row: a single late callback can read a later cycle's time (the same rule as the engine's
-    // DeviceClock).
-    private var clock: Int64 = 0
-    private var lastFrames: Int64 = 0
-    private var started = false
-    private var disagreements = 0
+    // Each period is stamped with JACK's frame time for its cycle and nothing else: no rule of
+    // the engine's is repeated here, so a mistake in the engine's clock cannot cancel out. The
+    // 32-bit value is widened to the 64-bit frame nearest the previous stamp.
+    private var stamp: Int64 = 0
 
     init(channels: Int, frames: Int) {
         capacity = frames
@@ -44,41 +45,22 @@ final class Recorder: @unchecked Sendable {
             p.initialize(repeating: 0, count: frames)
             return p
         }
-    }
-
-    private func advance(raw: UInt32, frames: UInt32) -> Int64 {
-        defer { lastFrames = Int64(frames) }
-        guard started else {
-            started = true
-            clock = Int64(raw)
-            return clock
-        }
-        let expected = clock + lastFrames
-        let reported = expected + Int64(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: expected)))
-        if reported == expected {
-            disagreements = 0
-            clock = expected
-        } else {
-            disagreements += 1
-            if disagreements >= 3 {
-                disagreements = 0
-                if reported > expected { skippedFrames += Int(reported - expected) }
-                clock = reported
-            } else {
-                clock = expected
-            }
-        }
-        return clock
+        periodCapacity = frames / 16 + 64
+        periodStamps = .allocate(capacity: periodCapacity)
+        periodLengths = .allocate(capacity: periodCapacity)
     }
 
     func process(_ n: UInt32) -> Int32 {
         guard armed.load(ordering: .acquiring), !done.load(ordering: .relaxed), let client else { return 0 }
-        let periodStart = advance(raw: jack_last_frame_time(client), frames: n)
+        let raw = jack_last_frame_time(client)
         if !haveFirst {
             haveFirst = true
-            firstFrame = periodStart
+            stamp = Int64(raw)
+            firstFrame = stamp
+        } else {
+            stamp += Int64(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: stamp)))
         }
-        let at = Int(periodStart - firstFrame)
+        let at = Int(stamp - firstFrame)
         guard at >= 0, at < capacity else {
             if at >= capacity { done.store(true, ordering: .releasing) }
             return 0
@@ -87,6 +69,11 @@ final class Recorder: @unchecked Sendable {
         for (i, port) in ports.enumerated() {
             let src = jack_port_get_buffer(port, n)!.assumingMemoryBound(to: Float.self)
             (buffers[i] + at).update(from: src, count: count)
+        }
+        if periodCount < periodCapacity {
+            periodStamps[periodCount] = stamp
+            periodLengths[periodCount] = Int32(count)
+            periodCount += 1
         }
         if at + count == capacity { done.store(true, ordering: .releasing) }
         return 0
@@ -169,11 +156,13 @@ var data = Data("SCAP".utf8)
 func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
 append(UInt32(sources.count).littleEndian)
 append(recorder.firstFrame.littleEndian)
-if recorder.skippedFrames > 0 {
-    FileHandle.standardError.write("sampler-capture: JACK skipped \(recorder.skippedFrames) frames (left silent)\n".data(using: .utf8)!)
-}
 append(Int64(frames).littleEndian)
 append(rate.bitPattern.littleEndian)
 for b in recorder.buffers { data.append(UnsafeBufferPointer(start: b, count: frames)) }
+append(Int64(recorder.periodCount).littleEndian)
+for i in 0..<recorder.periodCount {
+    append(recorder.periodStamps[i].littleEndian)
+    append(Int64(recorder.periodLengths[i]).littleEndian)
+}
 do { try data.write(to: URL(fileURLWithPath: outPath)) } catch { fail("cannot write \(outPath): \(error)") }
 print("done"); fflush(stdout)

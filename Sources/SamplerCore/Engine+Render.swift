@@ -1,8 +1,18 @@
 extension Engine {
     /// Renders `frameCount` frames of stereo output into `left` and `right` (overwritten, not
-    /// added to). `periodStart` is the device frame of the first sample of this block; commands
-    /// whose frame falls inside `periodStart ..< periodStart + frameCount` take effect on exactly
-    /// that sample.
+    /// added to). `periodStart` is the device frame of the first sample of this block, as the
+    /// device reports it for this period; commands whose frame falls inside
+    /// `periodStart ..< periodStart + frameCount` take effect on exactly that sample.
+    ///
+    /// The device-timeline invariant: whatever the periods' stamps, the samples written for
+    /// device frame t are the samples an uninterrupted render has at t. So when `periodStart` is
+    /// later than the first frame not yet rendered (the device skipped cycles), every voice and
+    /// every command is first advanced over the lost frames as if they had been rendered (their
+    /// output discarded; the gap is counted in `lostPeriodCount` / `lostFrameCount`), and when it
+    /// is earlier (frames already rendered are asked for again), those frames are written as
+    /// silence and counted in `repeatedFrameCount`. A jump of more than
+    /// `EngineConfiguration.maxCatchUpFrames` either way is a new clock (`clockRestartCount`):
+    /// every voice stops and every pending command is dropped.
     ///
     /// Real-time safe: no allocation, no locks, no I/O. Call from one render thread only.
     @_noLocks @_noAllocation
@@ -12,6 +22,37 @@ extension Engine {
         right.update(repeating: 0, count: frameCount)
         drainCommands()
 
+        var start = periodStart
+        var skip = 0
+        if timeline.pointee.isRunning {
+            let next = timeline.pointee.nextFrame
+            let limit = Int64(configuration.maxCatchUpFrames)
+            if start > next + limit || start + Int64(frameCount) < next - limit {
+                restartClock()
+            } else if start > next {
+                catchUp(from: next, to: start)
+            } else if start < next {
+                skip = Int(min(next - start, Int64(frameCount)))
+                repeatedFrameCounter.add(skip, ordering: .relaxed)
+                start = next
+            }
+        }
+        timeline.pointee.isRunning = true
+        if skip < frameCount {
+            renderBlock(frameCount: frameCount - skip, periodStart: start, left: left + skip, right: right + skip, silent: false)
+            timeline.pointee.nextFrame = start + Int64(frameCount - skip)
+        }
+        periodStartCounter.store(start, ordering: .releasing)
+        renderedFrameCounter.store(timeline.pointee.nextFrame, ordering: .releasing)
+        periodCounter.add(1, ordering: .releasing)
+    }
+
+    /// Applies the scheduled commands that fall in `periodStart ..< periodStart + frameCount` on
+    /// their frames and mixes every voice into `left`/`right`; with `silent`, plain voices only
+    /// advance (their output would be discarded).
+    @_noLocks @_noAllocation
+    func renderBlock(frameCount: Int, periodStart: Frame,
+                     left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) {
         let periodEnd = periodStart + Int64(frameCount)
         var cursor = 0
         while schedule.count > 0 {
@@ -20,17 +61,16 @@ extension Engine {
             let offset = command.frame == Command.immediately
                 ? cursor : max(cursor, Int(max(command.frame - periodStart, 0)))
             if offset > cursor {
-                mixVoices(from: cursor, to: offset, periodStart: periodStart, left: left, right: right, publishing: false)
+                mixVoices(from: cursor, to: offset, periodStart: periodStart, left: left, right: right,
+                          publishing: false, silent: silent)
                 cursor = offset
             }
             apply(command, at: periodStart + Int64(offset))
         }
-        // The period's last stretch (every command in it is applied): mixed and published in one
+        // The block's last stretch (every command in it is applied): mixed and published in one
         // pass over the voices, while each voice's record is in cache.
-        mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right, publishing: true)
-        periodStartCounter.store(periodStart, ordering: .releasing)
-        renderedFrameCounter.store(periodEnd, ordering: .releasing)
-        periodCounter.add(1, ordering: .releasing)
+        mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right,
+                  publishing: true, silent: silent)
     }
 
     @_noLocks @_noAllocation
@@ -42,12 +82,10 @@ extension Engine {
                 continue
             }
             if case .reset = command.kind {
-                while schedule.count > 0 { _ = schedule.removeFirst() }
-                // Every sounding voice is listed; the period's end publishes them once more.
-                for i in 0..<voiceList.count {
-                    let key = Int(voiceList.key(at: i))
-                    if key & 1 == 0 { voices[key >> 1].isActive = false } else { tails[key >> 1].isActive = false }
-                }
+                // A new device clock (a reconnected server): its frames are not comparable with
+                // the old one's, so the next period's stamp is taken as it is.
+                silenceEverything()
+                timeline.pointee.isRunning = false
                 continue
             }
             if !schedule.insert(command) {
@@ -146,23 +184,36 @@ extension Engine {
             v.pointee.stopsAfterRamp = false
             v.pointee.setPan(command.pan)
             v.pointee.tag = command.tag
-            v.pointee.startedAt = frame
-            emit(Event(kind: .started, player: command.player, frame: frame, value: Int64(command.tag), tag: command.tag))
-            if command.frame != Command.immediately && frame > command.frame {
+            // A start that arrived after its frame takes up its sound where it would be had it
+            // started on time (the device timeline), and is reported late by the frames of it
+            // that were not heard; so is a start on frames the device skipped.
+            let timed = command.frame != Command.immediately
+            let late = timed ? frame - command.frame : 0
+            v.pointee.startedAt = late > 0 ? command.frame : frame
+            emit(Event(kind: .started, player: command.player, frame: v.pointee.startedAt, value: Int64(command.tag), tag: command.tag))
+            if late > 0 { advanceVoice(v, player: p, from: command.frame, frames: late) }
+            let lostUntil = timeline.pointee.lostUntil
+            let unheard = timed && lostUntil > command.frame ? max(late, lostUntil - command.frame) : late
+            if unheard > 0 {
                 lateStartCounter.add(1, ordering: .relaxed)
-                emit(Event(kind: .lateStart, player: command.player, frame: frame, value: frame - command.frame, tag: command.tag))
+                emit(Event(kind: .lateStart, player: command.player, frame: frame, value: unheard, tag: command.tag))
             }
         case .stop:
             guard v.pointee.isActive else { return }
             if command.fadeFrames > 0 && !v.pointee.isPaused {
+                if v.pointee.stopsAfterRamp { return }  // already fading out: the first fade goes on
                 startRamp(v, to: 0, frames: command.fadeFrames)
                 v.pointee.stopsAfterRamp = true
+                advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame)
             } else {
                 v.pointee.isActive = false
                 emit(Event(kind: .stopped, player: command.player, frame: frame, tag: v.pointee.tag))
             }
         case .setGain:
+            // A voice fading out to stop keeps fading: a gain change does not revive it.
+            if v.pointee.stopsAfterRamp { return }
             startRamp(v, to: command.level, frames: command.fadeFrames)
+            advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame)
         case .setPan:
             v.pointee.setPan(command.pan)
         case .setLoops:
@@ -174,7 +225,8 @@ extension Engine {
         case .seek:
             if v.pointee.sound >= 0 {
                 let frames = sounds[Int(v.pointee.sound)].frames
-                v.pointee.position = min(max(command.position, 0), frames - 1)
+                let late = Double(lateness(command, at: frame)) * v.pointee.rate
+                v.pointee.position = min(max(command.position + Int64(late), 0), frames - 1)
                 v.pointee.fraction = 0
             }
         case .setRate:
@@ -207,7 +259,8 @@ extension Engine {
     /// status and drops from the list what no longer needs the render thread.
     @_noLocks @_noAllocation
     private func mixVoices(from start: Int, to end: Int, periodStart: Frame,
-                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, publishing: Bool) {
+                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                           publishing: Bool, silent: Bool) {
         var active = 0
         var kept = 0
         var touched: UInt32 = 0
@@ -222,7 +275,7 @@ extension Engine {
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
                 if v.pointee.isActive {
                     if !v.pointee.isPaused {
-                        if !mixPlainVoice(v, from: start, to: end, left: left, right: right) {
+                        if !mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right)
                         }
                     }
@@ -270,7 +323,7 @@ extension Engine {
     /// exactly as `mixVoice` would and returns `true`, or does nothing and returns `false`.
     @_noLocks @_noAllocation @inline(__always)
     private func mixPlainVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
-                               left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) -> Bool {
+                               left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
         // Everything read here is on the voice's first cache line.
         if v.pointee.rampFramesLeft != 0 { return false }
         if v.pointee.isVarispeed { return false }
@@ -278,6 +331,10 @@ extension Engine {
         if v.pointee.isStreamed { return false }
         let position = v.pointee.position, count = end - start
         if position + Int64(count) >= v.pointee.frames { return false }
+        if silent {
+            v.pointee.position = position + Int64(count)
+            return true
+        }
         let level = v.pointee.level
         Mixing.add(left: v.pointee.left.unsafelyUnwrapped + Int(position), right: v.pointee.right.unsafelyUnwrapped + Int(position),
                    into: left + start, right: right + start, count: count,
@@ -288,7 +345,7 @@ extension Engine {
 
     /// Mixes one voice. `player` is -1 for a tail, which reports no events.
     @_noLocks @_noAllocation
-    private func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
+    func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         let slot = sounds[Int(v.pointee.sound)]
         let metered = v.pointee.isMetered

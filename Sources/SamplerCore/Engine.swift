@@ -45,6 +45,16 @@ public final class Engine: @unchecked Sendable {
     let droppedCommandCounter = Atomic<Int>(0)
     let lostEventCounter = Atomic<Int>(0)
     let periodCounter = Atomic<Int>(0)
+    let lostPeriodCounter = Atomic<Int>(0)
+    let lostFrameCounter = Atomic<Int>(0)
+    let repeatedFrameCounter = Atomic<Int>(0)
+    let clockRestartCounter = Atomic<Int>(0)
+    /// The render thread's timeline (see `render`).
+    let timeline: UnsafeMutablePointer<TimelineState>
+    /// Where skipped frames are rendered to and forgotten, `discardCapacity` frames per channel.
+    let discardLeft: UnsafeMutablePointer<Float>
+    let discardRight: UnsafeMutablePointer<Float>
+    let discardCapacity = 1024
 
     /// Makes an engine with every buffer it will ever need. Control thread only.
     public init(configuration: EngineConfiguration = .init()) {
@@ -66,6 +76,10 @@ public final class Engine: @unchecked Sendable {
         scratchRight = .allocate(capacity: scratchCapacity)
         prefetchSink = .allocate(capacity: 1)
         prefetchSink.initialize(to: 0)
+        timeline = .allocate(capacity: 1)
+        timeline.initialize(to: TimelineState())
+        discardLeft = .allocate(capacity: discardCapacity)
+        discardRight = .allocate(capacity: discardCapacity)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
     }
@@ -81,6 +95,9 @@ public final class Engine: @unchecked Sendable {
         scratchLeft.deallocate()
         scratchRight.deallocate()
         prefetchSink.deallocate()
+        timeline.deallocate()
+        discardLeft.deallocate()
+        discardRight.deallocate()
         instrumentTables.pointee.deallocate()
         instrumentTables.deallocate()
         sounds.deallocate()

@@ -10,9 +10,14 @@ public struct EngineConfiguration: Sendable {
     public var eventCapacity: Int = 8192
     /// Commands waiting for a future frame on the render side.
     public var scheduleCapacity: Int = 8192
+    /// The largest jump of the device clock the engine advances its voices over (skipped
+    /// cycles, a late start); a larger one is taken as a new clock. 524,288 frames: 10.9 s at
+    /// 48 kHz.
+    public var maxCatchUpFrames: Int = 524_288
 
     public init(maxPlayers: Int = 256, maxSounds: Int = 1024, commandCapacity: Int = 4096,
-                eventCapacity: Int = 8192, scheduleCapacity: Int = 8192) {
+                eventCapacity: Int = 8192, scheduleCapacity: Int = 8192, maxCatchUpFrames: Int = 524_288) {
+        self.maxCatchUpFrames = maxCatchUpFrames
         self.maxPlayers = maxPlayers
         self.maxSounds = maxSounds
         self.commandCapacity = commandCapacity

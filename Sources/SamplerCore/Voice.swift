@@ -148,14 +148,17 @@ struct UnsafeCommandSchedule {
         @_noLocks @_noAllocation get { storage[state[0]].frame }
     }
 
-    /// Removes every command for `player`, keeping the others in order.
+    /// Removes every command for `player`, keeping the others in order. Triggers are not player
+    /// commands (their `player` field names an instrument) and stay.
     @_noLocks @_noAllocation
     func removeAll(forPlayer player: Int32) {
         let head = state[0], count = state[1]
         var kept = 0
         for i in 0..<count {
             let command = storage[(head + i) % capacity]
-            if command.player != player {
+            var isTrigger = false
+            if case .trigger = command.kind { isTrigger = true }
+            if command.player != player || isTrigger {
                 storage[(head + kept) % capacity] = command
                 kept += 1
             }

@@ -78,10 +78,20 @@ public final class LivePlayback {
 
     /// What happened, for the caller to report.
     public struct Summary {
+        /// "N lost periods (F frames), R frames repeated", for the exit line.
+        public var lostDescription: String {
+            "\(lostPeriods) lost periods (\(lostFrames) frames), \(repeatedFrames) frames repeated"
+        }
         public var renderedSeconds: Double
         public var startsSent: Int
         public var lateStarts: Int
         public var xruns: Int
+        /// Stretches of device frames JACK skipped the client for (each a silent gap in the
+        /// output, the music advanced over it), and their frames.
+        public var lostPeriods: Int
+        public var lostFrames: Int
+        /// Frames JACK asked for again after they had been rendered (written as silence).
+        public var repeatedFrames: Int
         public var serverShutDown: Bool
         public var originFrame: Frame
         public var sampleRate: Double
@@ -165,8 +175,9 @@ public final class LivePlayback {
             if options.showStatus, Date().timeIntervalSince(lastStatus) > 0.25 {
                 lastStatus = Date()
                 let t = Double(rendered - origin) / rate
-                let line = String(format: "\r%8.2f s  voices %3d  late %d  xruns %d  ", max(0, t),
-                                  engine.activeVoiceCount, late, client.xrunCount) + program.status(at: rendered)
+                let line = String(format: "\r%8.2f s  voices %3d  late %d  lost %d (%d frames)  xruns %d  ", max(0, t),
+                                  engine.activeVoiceCount, late, engine.lostPeriodCount, engine.lostFrameCount,
+                                  client.xrunCount) + program.status(at: rendered)
                 FileHandle.standardOutput.write(line.data(using: .utf8)!)
             }
             if sigtimedwait(&signals, nil, &tick) > 0 { break }
@@ -174,6 +185,8 @@ public final class LivePlayback {
         if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
         return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
                        startsSent: feeder.sentCount, lateStarts: engine.lateStartCount, xruns: client.xrunCount,
+                       lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
+                       repeatedFrames: engine.repeatedFrameCount,
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,
                        bufferSize: client.bufferSize)
     }

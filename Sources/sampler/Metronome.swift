@@ -170,8 +170,8 @@ struct Metronome: ParsableCommand {
         if summary.serverShutDown {
             throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
-        var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns", summary.renderedSeconds, summary.startsSent,
-                          summary.lateStarts, summary.xruns)
+        var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
+                          summary.lateStarts, summary.xruns) + summary.lostDescription
         if transportMode == .off { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)
     }

@@ -21,34 +21,6 @@ func clickKit(bpm: Double, swing: Double, kickSteps: [Int]) throws -> URL {
 }
 
 /// Runs a program in the background, killed after `timeout` seconds at the latest.
-final class BackgroundProgram {
-    let process = Process()
-    private let out = Pipe()
-    private var data = Data()
-    private let group = DispatchGroup()
-
-    init(_ url: URL, _ arguments: [String], timeout: Double) throws {
-        process.executableURL = url
-        process.arguments = arguments
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
-        let p = process
-        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if p.isRunning { p.terminate() } }
-        DispatchQueue.global().async(group: group) { [out] in
-            let d = out.fileHandleForReading.readDataToEndOfFile()
-            self.data = d
-        }
-    }
-
-    /// Waits for the exit; returns the status and everything printed.
-    func finish() -> (status: Int32, output: String) {
-        process.waitUntilExit()
-        group.wait()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
-    }
-}
-
 @Suite(.serialized) struct DrumKitLiveTests {
     @Test func aSwungPatternsOnsetsLandOnTheirExactFrames() throws {
         let server = try JACKServer(period: 256)

@@ -7,11 +7,27 @@ public struct Capture {
     public let firstFrame: Int64
     public let sampleRate: Double
     public let channels: [[Float]]
+    /// The periods the witness recorded, each placed by JACK's frame time of its cycle alone:
+    /// (device frame of its first sample, frames). Frames none of them covers were lost by the
+    /// witness and hold silence.
+    public let periods: [(start: Int64, count: Int)]
 
-    public init(firstFrame: Int64, sampleRate: Double, channels: [[Float]]) {
+    public init(firstFrame: Int64, sampleRate: Double, channels: [[Float]], periods: [(start: Int64, count: Int)]? = nil) {
         self.firstFrame = firstFrame
         self.sampleRate = sampleRate
         self.channels = channels
+        self.periods = periods ?? [(firstFrame, channels.first?.count ?? 0)]
+    }
+
+    /// Frames of the recording's span that no recorded period covered.
+    public var lostFrames: Int {
+        let total = channels.first?.count ?? 0
+        var covered = [Bool](repeating: false, count: total)
+        for p in periods {
+            let from = Int(p.start - firstFrame)
+            for i in max(0, from)..<min(total, from + p.count) { covered[i] = true }
+        }
+        return covered.filter { !$0 }.count
     }
 
     /// Absolute device frames where a sound begins in `channel`: the first sample whose magnitude
@@ -82,7 +98,15 @@ public final class CaptureProcess {
                 let base = 32 + c * frames * 4
                 planes.append((0..<frames).map { raw.loadUnaligned(fromByteOffset: base + $0 * 4, as: Float.self) })
             }
-            return Capture(firstFrame: first, sampleRate: rate, channels: planes)
+            var at = 32 + channels * frames * 4
+            let count = Int(raw.loadUnaligned(fromByteOffset: at, as: Int64.self))
+            at += 8
+            var periods: [(start: Int64, count: Int)] = []
+            for i in 0..<count {
+                periods.append((raw.loadUnaligned(fromByteOffset: at + i * 16, as: Int64.self),
+                                Int(raw.loadUnaligned(fromByteOffset: at + i * 16 + 8, as: Int64.self))))
+            }
+            return Capture(firstFrame: first, sampleRate: rate, channels: planes, periods: periods)
         }
     }
 

@@ -2,6 +2,10 @@ import Foundation
 
 /// A real `jackd -d dummy` server under a unique name, for one test. Stopped by its own PID in
 /// `stop()` and, as a fallback, in deinit (so a failing test still stops it).
+///
+/// Synchronous (`jackd -S`) by default: the server waits for every client each cycle, so a
+/// busy machine makes cycles late but never skips a client, and exactness can be asserted.
+/// Fault tests ask for an asynchronous server (`synchronous: false`), which does skip clients.
 public final class JACKServer: @unchecked Sendable {
     public let name: String
     public let sampleRate: Int
@@ -9,12 +13,15 @@ public final class JACKServer: @unchecked Sendable {
     private let process = Process()
     private static let counter = LockedCounter()
 
-    public init(period: Int, sampleRate: Int = 48000, name: String? = nil) throws {
+    public let synchronous: Bool
+
+    public init(period: Int, sampleRate: Int = 48000, name: String? = nil, synchronous: Bool = true) throws {
+        self.synchronous = synchronous
         self.name = name ?? "sampler-test-\(getpid())-\(JACKServer.counter.next())"
         self.sampleRate = sampleRate
         self.period = period
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-        process.arguments = ["-n", self.name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
+        process.arguments = (synchronous ? ["-S"] : []) + ["-n", self.name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()
@@ -49,7 +56,7 @@ public final class JACKServer: @unchecked Sendable {
     /// Frees the registry entry a killed server left behind, by starting a server under the same
     /// name and stopping it cleanly.
     public func clearAfterKill() {
-        guard !process.isRunning, let again = try? JACKServer(period: period, sampleRate: sampleRate, name: name) else { return }
+        guard !process.isRunning, let again = try? JACKServer(period: period, sampleRate: sampleRate, name: name, synchronous: synchronous) else { return }
         again.stop()
     }
 

@@ -114,12 +114,13 @@ import Testing
         #expect(finished?.frame == 30)
     }
 
-    @Test func startInThePastPlaysAtOnceAndIsReportedLate() throws {
+    @Test func startInThePastPlaysFromWhereItWouldBeAndIsReportedLate() throws {
         let engine = Engine()
-        let id = try engine.register(rampSound(frames: 10))
+        let id = try engine.register(rampSound(frames: 100))
         engine.send(.start(player: 0, sound: id, at: 90))
         let out = renderBlocks(engine, periods: 1, blockSize: 64, start: 100)
-        #expect(out.left[0] == 0.001 * PanGains.center.monoLeft)
+        // Sample 10 of the sound is due at frame 100 on the device timeline.
+        #expect(out.left[0] == 0.011 * PanGains.center.monoLeft)
         let late = events(engine).first { $0.kind == .lateStart }
         #expect(late?.value == 10)
         #expect(engine.lateStartCount == 1)

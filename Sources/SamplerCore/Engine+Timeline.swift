@@ -1,0 +1,114 @@
+/// The render thread's own view of the device timeline: where its voices are.
+struct TimelineState {
+    /// Whether a period has been rendered on the current clock.
+    var isRunning = false
+    /// The first device frame no voice has been advanced over yet.
+    var nextFrame: Frame = 0
+    /// While catching up over lost frames: the frame the catch-up ends on (the starts applied
+    /// before it are reported late by the frames of them that were lost); `.min` otherwise.
+    var lostUntil: Frame = .min
+}
+
+extension Engine {
+    /// Advances every voice and every scheduled command over `from ..< to`, frames the device
+    /// skipped, exactly as if they had been rendered, and discards the output. Counted as one
+    /// lost stretch of `to - from` frames. Real-time safe.
+    @_noLocks @_noAllocation
+    func catchUp(from: Frame, to: Frame) {
+        lostPeriodCounter.add(1, ordering: .relaxed)
+        lostFrameCounter.add(Int(to - from), ordering: .relaxed)
+        timeline.pointee.lostUntil = to
+        var t = from
+        while t < to {
+            let n = Int(min(to - t, Int64(discardCapacity)))
+            discardLeft.update(repeating: 0, count: n)
+            discardRight.update(repeating: 0, count: n)
+            renderBlock(frameCount: n, periodStart: t, left: discardLeft, right: discardRight, silent: true)
+            t += Int64(n)
+        }
+        timeline.pointee.lostUntil = .min
+    }
+
+    /// Plays voice `v` of player `p` over the `frames` frames from device frame `from` into
+    /// discarded memory: a start that arrived late takes up its sound where it would be had it
+    /// started on time. Gives up (the voice then plays from where it is) beyond
+    /// `maxCatchUpFrames`. Real-time safe.
+    @_noLocks @_noAllocation
+    func advanceVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from: Frame, frames: Int64) {
+        guard frames <= Int64(configuration.maxCatchUpFrames) else { return }
+        var done: Int64 = 0
+        while done < frames && v.pointee.isActive {
+            let n = Int(min(frames - done, Int64(discardCapacity)))
+            discardLeft.update(repeating: 0, count: n)
+            discardRight.update(repeating: 0, count: n)
+            mixVoiceForCatchUp(v, player: p, count: n, periodStart: from + done)
+            done += Int64(n)
+        }
+    }
+
+    /// Moves a gain ramp started `frames` frames late to where it would be now; ends it (and
+    /// stops the voice if the ramp was a stop fade) when it would be over. Real-time safe.
+    @_noLocks @_noAllocation
+    func advanceRamp(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, rampStart: Frame) {
+        guard v.pointee.rampFramesLeft > 0, frames > 0 else { return }
+        if frames >= Int64(v.pointee.rampFramesLeft) {
+            let end = rampStart + Int64(v.pointee.rampFramesLeft)
+            v.pointee.rampFramesLeft = 0
+            v.pointee.level = v.pointee.levelTarget
+            if v.pointee.stopsAfterRamp {
+                v.pointee.stopsAfterRamp = false
+                v.pointee.isActive = false
+                emit(Event(kind: .stopped, player: Int32(p), frame: end, tag: v.pointee.tag))
+            }
+        } else {
+            v.pointee.rampElapsed += Int32(frames)
+            v.pointee.rampFramesLeft -= Int32(frames)
+            v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(v.pointee.rampElapsed)
+        }
+    }
+
+    /// A jump of the device clock too large to catch up on (or a server's new clock): everything
+    /// scheduled on the old clock is dropped and every voice stops. Real-time safe.
+    @_noLocks @_noAllocation
+    func restartClock() {
+        clockRestartCounter.add(1, ordering: .relaxed)
+        silenceEverything()
+        timeline.pointee.isRunning = false
+    }
+
+    /// Stops every voice and tail and forgets every pending command. Real-time safe.
+    @_noLocks @_noAllocation
+    func silenceEverything() {
+        while schedule.count > 0 { _ = schedule.removeFirst() }
+        // Every sounding voice is listed; the period's end publishes them once more.
+        for i in 0..<voiceList.count {
+            let key = Int(voiceList.key(at: i))
+            if key & 1 == 0 { voices[key >> 1].isActive = false } else { tails[key >> 1].isActive = false }
+        }
+    }
+
+    /// Frames the device skipped and the engine advanced over (output lost), and in how many
+    /// stretches. Any thread.
+    public var lostFrameCount: Int { lostFrameCounter.load(ordering: .relaxed) }
+    public var lostPeriodCount: Int { lostPeriodCounter.load(ordering: .relaxed) }
+    /// Frames the device asked for again after they had been rendered (written as silence).
+    public var repeatedFrameCount: Int { repeatedFrameCounter.load(ordering: .relaxed) }
+    /// Device-clock jumps beyond `maxCatchUpFrames` (everything was stopped). Any thread.
+    public var clockRestartCount: Int { clockRestartCounter.load(ordering: .relaxed) }
+}
+
+extension Engine {
+    /// How many frames after its own frame `command` is applied at `frame` (0 for an
+    /// immediate command).
+    @_noLocks @_noAllocation @inline(__always)
+    func lateness(_ command: Command, at frame: Frame) -> Int64 {
+        command.frame == Command.immediately ? 0 : max(0, frame - command.frame)
+    }
+
+    /// Mixes `count` frames of voice `v` into the discard buffers, as the period starting at
+    /// `periodStart` would.
+    @_noLocks @_noAllocation
+    func mixVoiceForCatchUp(_ v: UnsafeMutablePointer<Voice>, player p: Int, count: Int, periodStart: Frame) {
+        mixVoice(v, player: p, from: 0, to: count, periodStart: periodStart, left: discardLeft, right: discardRight)
+    }
+}

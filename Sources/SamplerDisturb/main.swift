@@ -1,0 +1,108 @@
+// sampler-disturb: a JACK client that makes the clients downstream of it late on purpose, for
+// the fault-injection tests.
+//
+//   sampler-disturb --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES]
+//                   [--name N] [--seconds S]
+//
+// Its `midi_out` port is connected to --to, so JACK runs it before that client in every cycle.
+// Every --every cycles (default 150) its process callback sleeps --sleep periods (default 1.5),
+// so the client downstream runs late: on an asynchronous server it misses cycles and reads a
+// later cycle's time; on a synchronous one the whole cycle is late. Prints "ready" once
+// connected, runs until SIGTERM/SIGINT (or --seconds), then prints "disturbed N".
+import CJACK
+import Foundation
+import Synchronization
+
+final class Disturber: @unchecked Sendable {
+    // Contract: `port` and the sleep settings are written before activation; afterwards only
+    // the process thread touches `cycle`, and the count is an atomic.
+    var port: OpaquePointer?
+    var sleepMicroseconds: UInt32 = 0
+    var every = 150
+    var cycle = 0
+    let disturbances = Atomic<Int>(0)
+
+    func process(_ n: UInt32) -> Int32 {
+        guard let port, let buffer = jack_port_get_buffer(port, n) else { return 0 }
+        jack_midi_clear_buffer(buffer)
+        cycle += 1
+        if cycle % every == 0 {
+            usleep(sleepMicroseconds)
+            disturbances.add(1, ordering: .relaxed)
+        }
+        return 0
+    }
+}
+
+func fail(_ message: String) -> Never {
+    FileHandle.standardError.write(("sampler-disturb: " + message + "\n").data(using: .utf8)!)
+    exit(2)
+}
+
+var server: String?
+var target = ""
+var sleepPeriods = 1.5
+var every = 150
+var clientName = "disturb"
+var seconds = Double.infinity
+var args = CommandLine.arguments.dropFirst().makeIterator()
+while let a = args.next() {
+    switch a {
+    case "--server": server = args.next()
+    case "--to": target = args.next() ?? ""
+    case "--sleep": sleepPeriods = Double(args.next() ?? "") ?? -1
+    case "--every": every = Int(args.next() ?? "") ?? 0
+    case "--name": clientName = args.next() ?? "disturb"
+    case "--seconds": seconds = Double(args.next() ?? "") ?? -1
+    default: fail("unknown option \(a)")
+    }
+}
+guard !target.isEmpty, sleepPeriods >= 0, sleepPeriods <= 100, every > 0, seconds > 0 else {
+    fail("usage: --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES] [--seconds S]")
+}
+
+var blocked = sigset_t()
+sigemptyset(&blocked)
+sigaddset(&blocked, SIGINT)
+sigaddset(&blocked, SIGTERM)
+pthread_sigmask(SIG_BLOCK, &blocked, nil)
+
+var status = jack_status_t(0)
+let client: OpaquePointer? = clientName.withCString { name in
+    if let server { return server.withCString { sampler_jack_client_open(name, $0, 1, &status) } }
+    return sampler_jack_client_open(name, nil, 1, &status)
+}
+guard let client else { fail("cannot connect to JACK server \(server ?? "default")") }
+let disturber = Disturber()
+guard let port = jack_port_register(client, "midi_out", JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue), 0) else {
+    fail("cannot register port")
+}
+disturber.port = port
+let periodSeconds = Double(jack_get_buffer_size(client)) / Double(jack_get_sample_rate(client))
+disturber.sleepMicroseconds = UInt32(sleepPeriods * periodSeconds * 1_000_000)
+disturber.every = every
+jack_set_process_callback(client, { n, arg in
+    Unmanaged<Disturber>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
+}, Unmanaged.passUnretained(disturber).toOpaque())
+guard jack_activate(client) == 0 else { fail("cannot activate") }
+let own = String(cString: jack_get_client_name(client)) + ":midi_out"
+var tries = 0
+while jack_port_by_name(client, target) == nil {
+    if tries >= 1000 { fail("no port \(target)") }
+    usleep(10_000); tries += 1
+}
+var result = jack_connect(client, own, target)
+tries = 0
+while result != 0 && result != EEXIST && tries < 200 {
+    usleep(10_000); tries += 1
+    result = jack_connect(client, own, target)
+}
+guard result == 0 || result == EEXIST else { fail("cannot connect to \(target) (error \(result))") }
+print("ready"); fflush(stdout)
+
+var wait = timespec(tv_sec: seconds.isFinite ? Int(seconds) : 1 << 30,
+                    tv_nsec: seconds.isFinite ? Int((seconds - seconds.rounded(.down)) * 1e9) : 0)
+_ = sigtimedwait(&blocked, nil, &wait)
+jack_deactivate(client)
+jack_client_close(client)
+print("disturbed \(disturber.disturbances.load(ordering: .relaxed))"); fflush(stdout)

@@ -1,0 +1,124 @@
+import Foundation
+import JACKTestSupport
+import SoundFiles
+import Testing
+
+/// The device-timeline invariant on real JACK servers, judged by the independent witness
+/// (`sampler-capture`, which stamps each period from JACK's frame time alone): every captured
+/// period of `sampler play` equals `sampler render` of the same patch at its device frames, or
+/// is silent where a cycle was lost.
+struct LiveTimelineRun {
+    let check: TimelineCheck
+    let output: String
+    let origin: Int64
+    let disturbances: Int
+
+    /// The number after `label` in the program's exit line ("3 lost periods").
+    func number(before label: String) -> Int? {
+        output.range(of: #"\d+ "# + label, options: .regularExpression).flatMap { Int(output[$0].split(separator: " ")[0]) }
+    }
+
+    /// Plays `patch` on `server` for about `seconds`, witnessed; with `disturb`, a client
+    /// upstream of the sampler sleeps `sleep` periods every `every` cycles.
+    static func run(patch: URL, server: JACKServer, seconds: Double, disturb: (sleep: Double, every: Int)? = nil,
+                    command: [String] = []) throws -> LiveTimelineRun {
+        let frames = Int(seconds * Double(server.sampleRate))
+        let witness = try CaptureProcess(server: server, ports: ["a", "b"], frames: frames, name: "wit", connect: false)
+        let args = command.isEmpty ? ["play", "--patch", patch.path] : command
+        let sampler = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
+                                            args + ["--server", server.name, "--name", "sbin", "--connect", "wit:in_0,wit:in_1",
+                                                    "--duration", "\(seconds + 30)", "--quiet"], timeout: seconds + 40)
+        var disturber: BackgroundProgram?
+        if let disturb {
+            disturber = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-disturb"),
+                                              ["--server", server.name, "--to", "sbin:midi_in",
+                                               "--sleep", "\(disturb.sleep)", "--every", "\(disturb.every)"], timeout: seconds + 40)
+        }
+        let recording = try witness.finish()
+        sampler.terminate()
+        let played = sampler.finish()
+        disturber?.terminate()
+        let disturbed = disturber?.finish().output ?? ""
+        #expect(played.status == 0, "\(played.output)")
+        let origin = try #require(played.output.range(of: #"(from device frame|first beat at device frame) \d+"#, options: .regularExpression)
+            .flatMap { Int64(played.output[$0].split(separator: " ").last!) }, "\(played.output)")
+
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let wav = dir.appendingPathComponent("render.wav").path
+        let renderArgs = command.isEmpty ? ["render", "--patch", patch.path] : ["metronome"] + command.dropFirst() + ["--render", wav]
+        let r = try runSampler(renderArgs + (command.isEmpty ? ["--out", wav] : []) + ["--duration", "\(seconds + 5)"], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let rendered = try SoundFileLoader().load(path: wav)
+        let render = [rendered.samples(channel: 0), rendered.samples(channel: rendered.channelCount > 1 ? 1 : 0)]
+        let check = TimelineCheck(capture: recording, render: render, origin: origin)
+
+        // Cross-check the program's own origin: the witness's first onset is the render's first
+        // onset placed at that origin.
+        let first = Capture(firstFrame: 0, sampleRate: 48000, channels: [render[0]]).onsets(channel: 0).first
+        let heard = recording.onsets(channel: 0).first
+        if let first, let heard, check.count(.wrong) == 0 {
+            #expect(heard >= origin + first, "an onset before the program's first beat")
+        }
+        let count = disturbed.split(separator: "\n").last.flatMap { $0.hasPrefix("disturbed ") ? Int($0.split(separator: " ")[1]) : nil } ?? 0
+        return LiveTimelineRun(check: check, output: played.output, origin: origin, disturbances: count)
+    }
+}
+
+@Suite(.serialized) struct DeviceTimelineLiveTests {
+    static var drums: URL { packageRoot.appendingPathComponent("Patches/drums.json") }
+
+    /// A patch with a streamed backing track (a 30 s signal that changes every frame) and a
+    /// click on every beat: any shift of either against the timeline shows.
+    static func backingTrackPatch() throws -> URL {
+        let dir = try temporaryDirectory()
+        let n = 48000 * 30
+        let backing = (0..<n).map { i in Float((i &* 2_654_435_761) % 2001) / 4000 - 0.25 }
+        try WAVFileWriter.write(path: dir.appendingPathComponent("backing.wav").path, channels: [backing], sampleRate: 48000)
+        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
+                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+        let patch = dir.appendingPathComponent("backing.json")
+        try """
+        {"version": 1, "tempo": 113, "sounds": {"backing": "backing.wav", "click": "click.wav"},
+         "players": [{"id": "b", "sound": "backing", "stream": true, "pan": 1},
+                     {"id": "c", "sound": "click", "pan": -1}],
+         "pattern": {"stepsPerBeat": 1, "steps": [["b", "c"], ["c"], ["c"], ["c"]]}}
+        """.write(to: patch, atomically: true, encoding: .utf8)
+        return patch
+    }
+
+    @Test(arguments: [64, 256, 1024])
+    func onASynchronousServerEveryPeriodEqualsTheRender(period: Int) throws {
+        let server = try JACKServer(period: period)
+        defer { server.stop() }
+        let run = try LiveTimelineRun.run(patch: Self.drums, server: server, seconds: 8)
+        #expect(run.check.verdicts.count * period > 48000 * 7)
+        #expect(run.check.count(.exact) == run.check.verdicts.count, "\(run.check)")
+    }
+
+    @Test func aSkippedCycleIsASilentGapNeverAShift() throws {
+        let server = try JACKServer(period: 256, synchronous: false)
+        defer { server.stop() }
+        let run = try LiveTimelineRun.run(patch: Self.drums, server: server, seconds: 10, disturb: (1.5, 150))
+        print("disturbed \(run.disturbances)×, 1.5 periods every 150 cycles: \(run.check)")
+        #expect(run.disturbances >= 5)
+        #expect(run.check.longestWrongRun <= 2, "\(run.check)")
+        #expect(run.check.longestInexactRun <= 3, "\(run.check)")
+        #expect(run.check.count(.exact) > run.check.verdicts.count * 9 / 10, "\(run.check)")
+        // Every disturbance lost the sampler a cycle, and it says so.
+        #expect((run.number(before: "lost periods") ?? 0) > 0, "\(run.output)")
+    }
+
+    @Test func longDisturbancesOftenKeepAStreamedBackingTrackOnTheClickGrid() throws {
+        let server = try JACKServer(period: 256, synchronous: false)
+        defer { server.stop() }
+        let run = try LiveTimelineRun.run(patch: try Self.backingTrackPatch(), server: server, seconds: 10, disturb: (3, 50))
+        print("disturbed \(run.disturbances)×, 3 periods every 50 cycles: \(run.check)")
+        #expect(run.disturbances >= 20)
+        #expect(run.check.longestWrongRun <= 2, "\(run.check)")
+        // After the last disturbance, the backing track and the clicks are where the render has
+        // them: the periods of the last second are exact.
+        let tail = run.check.verdicts.suffix(150)
+        #expect(tail.filter { $0.verdict == .exact }.count >= 140, "\(run.check)")
+    }
+}

@@ -1,0 +1,41 @@
+import Foundation
+
+/// A program running in the background with its output collected (stdout and stderr together),
+/// terminated after `timeout` seconds at the latest.
+///
+/// `@unchecked Sendable`: `data` is written once by the reading task and read only after
+/// `group.wait()` in `finish()`, which orders the two.
+public final class BackgroundProgram: @unchecked Sendable {
+    public let process = Process()
+    private let out = Pipe()
+    private var data = Data()
+    private let group = DispatchGroup()
+
+    public init(_ url: URL, _ arguments: [String], timeout: Double) throws {
+        process.executableURL = url
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        let p = process
+        DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if p.isRunning { p.terminate() } }
+        DispatchQueue.global().async(group: group) { [out] in
+            let d = out.fileHandleForReading.readDataToEndOfFile()
+            self.data = d
+        }
+    }
+
+    /// Waits for the exit; returns the status and everything printed.
+    public func finish() -> (status: Int32, output: String) {
+        process.waitUntilExit()
+        group.wait()
+        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+    }
+}
+
+extension BackgroundProgram {
+    /// Asks the program to stop (SIGTERM).
+    public func terminate() {
+        if process.isRunning { process.terminate() }
+    }
+}

@@ -1,0 +1,60 @@
+/// Every period a witness recorded, compared with an offline render of the same program placed
+/// on the device timeline: the device-timeline invariant says each one is exact (equal to the
+/// render at its frames) or, for a period the engine could not render, silent.
+public struct TimelineCheck: CustomStringConvertible {
+    public enum Verdict: Equatable { case exact, silent, wrong }
+
+    public private(set) var verdicts: [(start: Int64, count: Int, verdict: Verdict)] = []
+
+    /// Compares each period of `capture` (channels in the render's order) with `render`, whose
+    /// frame 0 is device frame `origin`. Periods before `origin` must be silent; periods past
+    /// the render's end are not judged.
+    public init(capture: Capture, render: [[Float]], origin: Int64) {
+        for p in capture.periods {
+            let from = Int(p.start - capture.firstFrame)
+            var exact = true, silent = true
+            var beyond = false
+            for c in capture.channels.indices {
+                for i in 0..<p.count {
+                    let got = capture.channels[c][from + i]
+                    let t = Int(p.start - origin) + i
+                    if t >= render[c].count { beyond = true; break }
+                    let want: Float = t >= 0 ? render[c][t] : 0
+                    if got != want { exact = false }
+                    if got != 0 { silent = false }
+                }
+            }
+            if beyond { break }
+            verdicts.append((p.start, p.count, exact ? .exact : silent ? .silent : .wrong))
+        }
+    }
+
+    public func count(_ v: Verdict) -> Int { verdicts.filter { $0.verdict == v }.count }
+
+    /// The longest run of consecutive periods that are not exact (wrong or silent where the
+    /// render sounds count alike).
+    public var longestInexactRun: Int {
+        var longest = 0, run = 0
+        for v in verdicts {
+            if v.verdict == .exact { run = 0 } else { run += 1; longest = max(longest, run) }
+        }
+        return longest
+    }
+
+    /// The longest run of consecutive wrong periods.
+    public var longestWrongRun: Int {
+        var longest = 0, run = 0
+        for v in verdicts {
+            if v.verdict == .wrong { run += 1; longest = max(longest, run) } else { run = 0 }
+        }
+        return longest
+    }
+
+    /// Device frames of the first few wrong periods (for messages).
+    public var firstWrong: [Int64] { Array(verdicts.filter { $0.verdict == .wrong }.prefix(5).map(\.start)) }
+
+    public var description: String {
+        "\(verdicts.count) periods: \(count(.exact)) exact, \(count(.silent)) silent, \(count(.wrong)) wrong; "
+            + "longest inexact run \(longestInexactRun), longest wrong run \(longestWrongRun); first wrong at \(firstWrong)"
+    }
+}
