@@ -109,7 +109,7 @@ struct LiveTimelineRun {
         #expect((run.number(before: "lost periods") ?? 0) > 0, "\(run.output)")
     }
 
-    @Test func longDisturbancesOftenKeepAStreamedBackingTrackOnTheClickGrid() throws {
+    @Test func aStreamedBackingTrackStaysOnTheClickGridThroughLongDisturbances() throws {
         let server = try JACKServer(period: 256, synchronous: false)
         defer { server.stop() }
         let run = try LiveTimelineRun.run(patch: try Self.backingTrackPatch(), server: server, seconds: 10, disturb: (3, 50))
@@ -120,5 +120,45 @@ struct LiveTimelineRun {
         // them: the periods of the last second are exact.
         let tail = run.check.verdicts.suffix(150)
         #expect(tail.filter { $0.verdict == .exact }.count >= 140, "\(run.check)")
+    }
+
+    @Test(arguments: [64, 1024])
+    func theMetronomeOnASynchronousServerEqualsItsRenderInEveryPeriod(period: Int) throws {
+        let server = try JACKServer(period: period)
+        defer { server.stop() }
+        let run = try LiveTimelineRun.run(patch: Self.drums, server: server, seconds: 6,
+                                          command: ["metronome", "113", "--meter", "7/8", "--subdivide", "2"])
+        #expect(run.check.verdicts.count * period > 48000 * 5)
+        #expect(run.check.count(.exact) == run.check.verdicts.count, "\(run.check)")
+    }
+
+    @Test func theMetronomeThroughDisturbancesLosesPeriodsButNeverShifts() throws {
+        let server = try JACKServer(period: 128, synchronous: false)
+        defer { server.stop() }
+        let run = try LiveTimelineRun.run(patch: Self.drums, server: server, seconds: 8, disturb: (3, 50),
+                                          command: ["metronome", "97.3", "--subdivide", "3"])
+        print("metronome disturbed \(run.disturbances)×: \(run.check)")
+        #expect(run.disturbances >= 20)
+        #expect(run.check.longestWrongRun <= 2, "\(run.check)")
+        #expect(run.check.count(.exact) > run.check.verdicts.count * 9 / 10, "\(run.check)")
+    }
+
+    @Test func bufferSizeChangesWhilePlayingNeverShift() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        // jack_bufsize changes the server's period while the sampler plays: 1024, 128, 512.
+        let changer = Thread {
+            for size in [1024, 128, 512] {
+                Thread.sleep(forTimeInterval: 2)
+                _ = try? JACKTestSupport.run("/usr/bin/jack_bufsize", ["\(size)"], environment: ["JACK_DEFAULT_SERVER": server.name])
+            }
+        }
+        changer.start()
+        let run = try LiveTimelineRun.run(patch: Self.drums, server: server, seconds: 9)
+        print("buffer sizes 256 → 1024 → 128 → 512: \(run.check)")
+        let sizes = Set(run.check.verdicts.map(\.count))
+        #expect(sizes.count >= 3, "the period size did not change: \(sizes)")
+        #expect(run.check.longestWrongRun <= 2, "\(run.check)")
+        #expect(run.check.count(.wrong) <= 6, "\(run.check)")
     }
 }
