@@ -7,7 +7,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 SWIFT=${SWIFT:-swift}
 SCRATCH=${SCRATCH:-.build}
-WITH_KLICK=1 scripts/install-deps.sh
+scripts/install-deps.sh
 flags=$(scripts/release-flags.sh)
 echo "release flags: ${flags:-none (baseline CPU)}"
 $SWIFT build -c release --scratch-path "$SCRATCH" --product sampler $flags

@@ -2,8 +2,7 @@
 # Installs the Debian packages the build, the demo and the tests need, if any is missing.
 # Runs `apt-get update` only when something has to be installed.
 set -euo pipefail
-packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev sox)
-[ "${WITH_KLICK:-0}" = 1 ] && packages+=(klick)
+packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev sox klick)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

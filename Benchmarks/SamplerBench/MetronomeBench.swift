@@ -74,7 +74,7 @@ func benchMetronome(samplerPath: String, report: Report, seconds: Double) throws
         return
     }
     guard FileManager.default.isExecutableFile(atPath: "/usr/bin/klick") else {
-        report.line("  n/a (klick is not installed: WITH_KLICK=1 scripts/install-deps.sh)")
+        report.line("  n/a (klick is not installed: scripts/install-deps.sh)")
         report.set("metronome", "n/a (klick not installed)")
         report.target("sampler metronome CPU vs klick", value: "n/a (klick not installed)", target: "≤ 1×", met: nil)
         return

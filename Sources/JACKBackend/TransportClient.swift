@@ -126,7 +126,8 @@ public final class TransportClient: @unchecked Sendable {
             guard jack_set_timebase_callback(opened, 0, transportTimebaseCallback, arg) == 0 else {
                 jack_client_close(opened)
                 client = nil
-                unmanaged.release()
+                // Every stored property is set, so deinit runs and releases the context: releasing
+                // it here as well would free it twice.
                 throw .clientOpenFailed(status: 0)
             }
         }

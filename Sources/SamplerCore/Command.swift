@@ -153,10 +153,11 @@ public struct Command: BitwiseCopyable, Sendable {
         return c
     }
 
-    /// Sets `player`'s playback speed at `frame` (clamped to 0.25…4).
+    /// Sets `player`'s playback speed at `frame` (clamped to 0.25…4; NaN is kept, and refused
+    /// by `Engine.send`).
     public static func setRate(player: Int, _ rate: Double, at frame: Frame = immediately) -> Command {
         var c = Command(kind: .setRate, player: Int32(player), frame: frame)
-        c.rate = min(4, max(0.25, rate))
+        c.rate = rate.isNaN ? rate : min(4, max(0.25, rate))
         return c
     }
 
@@ -172,6 +173,25 @@ public struct Command: BitwiseCopyable, Sendable {
         var c = Command(kind: .seek, player: Int32(player), frame: frame)
         c.position = position
         return c
+    }
+}
+
+extension Command {
+    /// The playback speeds a voice accepts.
+    public static let rateRange: ClosedRange<Double> = 0.25...4
+
+    /// Whether every value the render thread will use is in range: a finite rate in
+    /// `rateRange` (start, setRate), a finite non-negative gain (start, setGain, trigger), finite
+    /// pan factors, non-negative fade lengths and positions. Checked by `Engine.send` on the
+    /// control thread.
+    public var isValid: Bool {
+        if fadeFrames < 0 || position < 0 || loops < -1 { return false }
+        if !(level.isFinite && level >= 0) { return false }
+        if !(pan.monoLeft.isFinite && pan.monoRight.isFinite && pan.stereoLeft.isFinite && pan.stereoRight.isFinite) { return false }
+        switch kind {
+        case .start, .setRate: return rate.isFinite && Command.rateRange.contains(rate)
+        default: return true
+        }
     }
 }
 

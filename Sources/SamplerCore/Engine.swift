@@ -45,6 +45,7 @@ public final class Engine: @unchecked Sendable {
     let droppedCommandCounter = Atomic<Int>(0)
     let lostEventCounter = Atomic<Int>(0)
     let periodCounter = Atomic<Int>(0)
+    let refusedCommandCounter = Atomic<Int>(0)
     let lostPeriodCounter = Atomic<Int>(0)
     let lostFrameCounter = Atomic<Int>(0)
     let repeatedFrameCounter = Atomic<Int>(0)
@@ -156,13 +157,19 @@ public final class Engine: @unchecked Sendable {
     public func sound(_ id: SoundID) -> Sound { registered[Int(id.rawValue)] }
 
     /// Queues `command` for the render thread; `false` (and the dropped count goes up) when the
-    /// queue is full. Control thread only, one thread at a time. Never blocks.
+    /// queue is full, and `false` (the refused count goes up) when a value in it is out of range
+    /// (`Command.isValid`): a bad value never reaches the render thread. Control thread only, one
+    /// thread at a time. Never blocks.
     @discardableResult
     public func send(_ command: Command) -> Bool {
         precondition(command.player >= 0 && Int(command.player) < configuration.maxPlayers || command.kind == .stopAll,
                      "player \(command.player) out of range")
         precondition(command.kind != .start || (command.sound >= 0 && Int(command.sound) < registered.count),
                      "sound \(command.sound) is not registered")
+        guard command.isValid else {
+            refusedCommandCounter.add(1, ordering: .relaxed)
+            return false
+        }
         if commands.push(command) { return true }
         droppedCommandCounter.add(1, ordering: .relaxed)
         return false
@@ -216,6 +223,8 @@ public final class Engine: @unchecked Sendable {
     public var lateStartCount: Int { lateStartCounter.load(ordering: .relaxed) }
     /// Commands dropped because a queue or the schedule was full.
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
+    /// Commands `send` refused for a value out of range.
+    public var refusedCommandCount: Int { refusedCommandCounter.load(ordering: .relaxed) }
     /// Events lost because the event queue was full.
     public var lostEventCount: Int { lostEventCounter.load(ordering: .relaxed) }
     /// Periods rendered since the engine was made.

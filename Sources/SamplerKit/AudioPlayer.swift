@@ -209,6 +209,9 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         session.lock.withLock {
             guard state != .stopped else { return }
             let at = session.earliestStartFrame
+            // A start still waiting for its frame (play(atTime:) in the future) is forgotten
+            // first, so it cannot sound after the stop.
+            session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
             // The position is read back once the stop frame has been rendered.
             session.send(.stop(player: player, at: at))
             waitUntilRendered(at)

@@ -174,6 +174,8 @@ public final class AudioSession: @unchecked Sendable {
     func releasePlayer(_ p: Int) {
         lock.withLock {
             members[p] = nil
+            // Nothing the old owner queued may play on the slot's next owner.
+            _ = engine.send(Command(kind: .cancelPending, player: Int32(p), frame: Command.immediately))
             _ = engine.send(.stop(player: p))
             freePlayers.append(p)
         }

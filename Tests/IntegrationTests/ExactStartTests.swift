@@ -13,6 +13,8 @@ import Testing
         defer { server.stop() }
         let engine = Engine()
         let click = try engine.register(shortClick())
+        // For the late start: sample i is (i + 1) / 4096, so the captured value names the sample.
+        let ramp = try engine.register(Sound(channels: [(0..<6000).map { Float($0 + 1) / 16384 }], sampleRate: 48000))
         let client = try JACKClient(name: "exact", serverName: server.name, engine: engine)
         defer { client.close() }
         try client.activate()
@@ -50,12 +52,11 @@ import Testing
         engine.send(.start(player: 7, sound: click, at: panned, gain: Gain(linear: 0.5), pan: PanGains(pan: 0.5)))
         expectedLeft.append(panned)
 
-        // A start whose frame has already passed plays at once and is reported late. Sent once the
-        // clients are past their first periods: a device clock started from one late read of
-        // JACK's timer is a period off until it has seen `DeviceClock.resyncAfter` periods (both
-        // this engine's and the capture's), and this checks late starts, not that window.
+        // A start whose frame has already passed plays at once, from the sample it would have
+        // reached, and is reported late.
         #expect(waitUntil(timeout: 2) { engine.periodCount >= 16 })
-        engine.send(.start(player: 8, sound: click, at: engine.renderedFrame - 100, pan: right))
+        let asked = engine.renderedFrame - 100
+        engine.send(.start(player: 8, sound: ramp, at: asked, pan: right))
         var late: Event?, lateStart: Event?
         #expect(waitUntil(timeout: 2) {
             engine.drainEvents { e in
@@ -76,9 +77,15 @@ import Testing
         let dBRight = 20 * log10(Double(recording.sample(channel: 1, at: panned)) / (0.5 * sin(theta)))
         #expect(abs(dBLeft) < 0.1 && abs(dBRight) < 0.1)
 
-        let lateFrame = try #require(lateStart?.frame)
-        #expect((late?.value ?? 0) >= 100)
-        #expect(recording.onsets(channel: 1, quietGap: 4) == [lateFrame, panned].sorted())
+        #expect(lateStart?.frame == asked)
+        let lateBy = try #require(late?.value)
+        #expect(lateBy >= 100 && lateBy < 6000)
+        let heard = asked + lateBy
+        let span = recording.firstFrame..<(recording.firstFrame + Int64(recording.channels[1].count))
+        try #require(span.contains(heard - 1) && span.contains(heard), "late start heard at \(heard), capture \(span)")
+        #expect(recording.onsets(channel: 1, threshold: 1e-6, quietGap: 4) == [heard, panned].sorted())
+        #expect(recording.sample(channel: 1, at: heard) == Float(lateBy + 1) / 16384)
+        #expect(recording.sample(channel: 1, at: heard - 1) == 0)
     }
 }
 
