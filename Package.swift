@@ -67,5 +67,5 @@ let package = Package(
         ]),
         .testTarget(name: "IntegrationTests", dependencies: ["SamplerKit", "JACKBackend", "JACKTestSupport"]),
     ],
-    swiftLanguageModes: [.v5]
+    swiftLanguageModes: [.v6]
 )

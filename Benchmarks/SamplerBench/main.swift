@@ -1,6 +1,7 @@
 // `make bench`: the performance measurements of issue 9, release-built, printed as a table and
 // written to benchmarks/results.json. Exits non-zero if the render path allocated (or a check
 // failed). Run from the package root; `--quick` for a short smoke run.
+@preconcurrency import Glibc
 import Foundation
 import MallocInterposerSwift
 

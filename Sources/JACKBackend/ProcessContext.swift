@@ -71,7 +71,7 @@ let xrunCallback: JackXRunCallback = { arg in
 
 let bufferSizeCallback: JackBufferSizeCallback = { _, arg in
     // Nothing to reallocate: the engine renders blocks of any size into the port buffers.
-    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.bufferSizeChanges.add(1, ordering: .relaxed) }
+    _ = Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.bufferSizeChanges.add(1, ordering: .relaxed) }
     return 0
 }
 

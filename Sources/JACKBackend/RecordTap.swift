@@ -36,7 +36,7 @@ public final class RecordTap: @unchecked Sendable {
 
     /// Starts the writer thread, which calls `sink` with batches of frames until `stop()`.
     /// Control thread only.
-    public func start(sink: @escaping (_ left: [Float], _ right: [Float]) -> Void) {
+    public func start(sink: @escaping @Sendable (_ left: [Float], _ right: [Float]) -> Void) {
         let t = Thread { [self] in
             var left = [Float](repeating: 0, count: 4096), right = left
             while true {

@@ -142,7 +142,7 @@ for (i, source) in sources.enumerated() where connectSources {
     guard result == 0 || result == EEXIST else { fail("cannot connect \(source) (error \(result))") }
 }
 recorder.armed.store(true, ordering: .releasing)
-print("ready"); fflush(stdout)
+print("ready"); fflush(nil)
 let rate = Double(jack_get_sample_rate(client))
 let deadline = Date().addingTimeInterval(Double(frames) / rate * 3 + 10)
 while !recorder.done.load(ordering: .acquiring) {
@@ -153,7 +153,7 @@ jack_deactivate(client)
 jack_client_close(client)
 
 var data = Data("SCAP".utf8)
-func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
+@MainActor func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
 append(UInt32(sources.count).littleEndian)
 append(recorder.firstFrame.littleEndian)
 append(Int64(frames).littleEndian)
@@ -165,4 +165,4 @@ for i in 0..<recorder.periodCount {
     append(Int64(recorder.periodLengths[i]).littleEndian)
 }
 do { try data.write(to: URL(fileURLWithPath: outPath)) } catch { fail("cannot write \(outPath): \(error)") }
-print("done"); fflush(stdout)
+print("done"); fflush(nil)

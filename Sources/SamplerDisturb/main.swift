@@ -98,11 +98,11 @@ while result != 0 && result != EEXIST && tries < 200 {
     result = jack_connect(client, own, target)
 }
 guard result == 0 || result == EEXIST else { fail("cannot connect to \(target) (error \(result))") }
-print("ready"); fflush(stdout)
+print("ready"); fflush(nil)
 
 var wait = timespec(tv_sec: seconds.isFinite ? Int(seconds) : 1 << 30,
                     tv_nsec: seconds.isFinite ? Int((seconds - seconds.rounded(.down)) * 1e9) : 0)
 _ = sigtimedwait(&blocked, nil, &wait)
 jack_deactivate(client)
 jack_client_close(client)
-print("disturbed \(disturber.disturbances.load(ordering: .relaxed))"); fflush(stdout)
+print("disturbed \(disturber.disturbances.load(ordering: .relaxed))"); fflush(nil)

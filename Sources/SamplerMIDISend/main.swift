@@ -112,7 +112,7 @@ while result != 0 && result != EEXIST && tries < 200 {
     result = jack_connect(client, source, destination)
 }
 guard result == 0 || result == EEXIST else { fail("cannot connect to \(destination) (error \(result))") }
-print("ready"); fflush(stdout)
+print("ready"); fflush(nil)
 sender.armed.store(true, ordering: .releasing)
 let period = Double(jack_get_buffer_size(client)) / Double(jack_get_sample_rate(client))
 let deadline = Date().addingTimeInterval(Double(offsets.count * gap) * period * 3 + 10)
@@ -126,4 +126,4 @@ for i in 0..<offsets.count {
     if sender.frames[i] < 0 { fail("note \(i) did not fit in the MIDI buffer") }
     print("sent \(notes[i % notes.count]) at \(sender.frames[i])")
 }
-print("done"); fflush(stdout)
+print("done"); fflush(nil)

@@ -19,8 +19,10 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
     /// Arenas are at least this big; a larger sound gets an arena of its own size.
     static let arenaSize = 32 << 20
 
+    /// An arena by its address (an integer, so the list is plain Sendable data behind the mutex).
     private struct Arena {
-        var base: UnsafeMutableRawPointer
+        var address: Int
+        var base: UnsafeMutableRawPointer { UnsafeMutableRawPointer(bitPattern: address)! }
         var size: Int
         var used: Int
         var live: Int
@@ -42,7 +44,7 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
             let size = max(Self.arenaSize, (bytes + Self.hugePage - 1) & ~(Self.hugePage - 1))
             let base = Self.mapArena(size)
             // Keep the arena with the most room last: it is the one that serves new sounds.
-            let arena = Arena(base: base, size: size, used: bytes, live: 1)
+            let arena = Arena(address: Int(bitPattern: base), size: size, used: bytes, live: 1)
             if let last = arenas.last, last.size - last.used > size - bytes {
                 arenas.insert(arena, at: arenas.count - 1)
             } else {

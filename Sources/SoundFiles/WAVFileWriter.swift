@@ -5,8 +5,11 @@ import Foundation
 ///
 /// Not thread-safe: one thread (a writer thread fed from the real-time side, or the control
 /// thread) owns it. `write` allocates only when a block is longer than every earlier one.
-/// Control thread only.
-public final class WAVFileWriter {
+///
+/// `@unchecked Sendable` by contract: one thread uses a writer at a time, and a hand-over between
+/// threads is ordered by the caller (`LivePlayback` hands it to the record tap's thread and
+/// closes it only after `RecordTap.stop()` has joined that thread).
+public final class WAVFileWriter: @unchecked Sendable {
     public let path: String
     public let sampleRate: Int
     public let channelCount: Int

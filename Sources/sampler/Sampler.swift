@@ -1,4 +1,5 @@
 import ArgumentParser
+@preconcurrency import Glibc
 import Foundation
 
 struct Sampler: ParsableCommand {

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// A real `jackd -d dummy` server under a unique name, for one test. Stopped by its own PID in
 /// `stop()` and, as a fallback, in deinit (so a failing test still stops it).
@@ -117,14 +118,14 @@ public func runSampler(_ arguments: [String], environment: [String: String] = [:
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
     // Read both pipes to the end (the program exits when done; its pipes then close).
     let group = DispatchGroup()
-    var outData = Data(), errData = Data()
-    DispatchQueue.global().async(group: group) { outData = out.fileHandleForReading.readDataToEndOfFile() }
-    DispatchQueue.global().async(group: group) { errData = err.fileHandleForReading.readDataToEndOfFile() }
+    let outData = Mutex(Data()), errData = Mutex(Data())
+    DispatchQueue.global().async(group: group) { let d = out.fileHandleForReading.readDataToEndOfFile(); outData.withLock { $0 = d } }
+    DispatchQueue.global().async(group: group) { let d = err.fileHandleForReading.readDataToEndOfFile(); errData.withLock { $0 = d } }
     p.waitUntilExit()
     group.wait()
     killer.cancel()
-    return ProgramResult(status: p.terminationStatus, stdout: String(decoding: outData, as: UTF8.self),
-                         stderr: String(decoding: errData, as: UTF8.self), seconds: Date().timeIntervalSince(started))
+    return ProgramResult(status: p.terminationStatus, stdout: String(decoding: outData.withLock { $0 }, as: UTF8.self),
+                         stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self), seconds: Date().timeIntervalSince(started))
 }
 
 /// A fresh temporary directory.

@@ -67,7 +67,7 @@ import Testing
     }
 
     @Test func tempoKeysAreOffWithATempoMap() throws {
-        let dir = try FileManager.default.temporaryDirectory.appendingPathComponent("metro-\(UUID().uuidString)")
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("metro-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         defer { try? FileManager.default.removeItem(at: dir) }
         let file = dir.appendingPathComponent("m.map")
