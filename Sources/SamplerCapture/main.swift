@@ -80,6 +80,12 @@ final class Recorder: @unchecked Sendable {
     }
 }
 
+/// JACK's process callback. A function, not a closure in this file's top-level code: such a
+/// closure would be isolated to the main actor (Swift 6), and JACK calls it on its own thread.
+func processCallback(_ n: UInt32, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    Unmanaged<Recorder>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(("sampler-capture: " + message + "\n").data(using: .utf8)!)
     exit(2)
@@ -119,9 +125,7 @@ for i in sources.indices {
     }
     recorder.ports.append(p)
 }
-jack_set_process_callback(client, { n, arg in
-    Unmanaged<Recorder>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
-}, Unmanaged.passUnretained(recorder).toOpaque())
+jack_set_process_callback(client, processCallback, Unmanaged.passUnretained(recorder).toOpaque())
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 
 let ownName = String(cString: jack_get_client_name(client))

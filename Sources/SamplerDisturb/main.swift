@@ -34,6 +34,12 @@ final class Disturber: @unchecked Sendable {
     }
 }
 
+/// JACK's process callback. A function, not a closure in this file's top-level code: such a
+/// closure would be isolated to the main actor (Swift 6), and JACK calls it on its own thread.
+func processCallback(_ n: UInt32, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    Unmanaged<Disturber>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(("sampler-disturb: " + message + "\n").data(using: .utf8)!)
     exit(2)
@@ -81,9 +87,7 @@ disturber.port = port
 let periodSeconds = Double(jack_get_buffer_size(client)) / Double(jack_get_sample_rate(client))
 disturber.sleepMicroseconds = UInt32(sleepPeriods * periodSeconds * 1_000_000)
 disturber.every = every
-jack_set_process_callback(client, { n, arg in
-    Unmanaged<Disturber>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
-}, Unmanaged.passUnretained(disturber).toOpaque())
+jack_set_process_callback(client, processCallback, Unmanaged.passUnretained(disturber).toOpaque())
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 let own = String(cString: jack_get_client_name(client)) + ":midi_out"
 var tries = 0

@@ -155,6 +155,15 @@ public final class AudioSession: @unchecked Sendable {
     /// The device time of the last rendered period's first frame.
     public var lastRenderTime: AudioTime { AudioTime(sampleTime: engine.lastPeriodStart, atRate: sampleRate) }
 
+    /// Audio the device did not let the engine play, since the session opened: cycles JACK
+    /// skipped (each a silent gap, the music advanced over it), frames asked for again (written
+    /// as silence), starts heard late, and JACK's own xrun count. Any thread.
+    public var lostAudio: LostAudio {
+        LostAudio(lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
+                  repeatedFrames: engine.repeatedFrameCount, lateStarts: engine.lateStartCount,
+                  xruns: lock.withLock { client?.xrunCount ?? 0 })
+    }
+
     // MARK: Members
 
     func allocatePlayer(for member: SessionMember) throws -> Int {

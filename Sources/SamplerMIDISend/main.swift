@@ -53,6 +53,12 @@ final class Sender: @unchecked Sendable {
     }
 }
 
+/// JACK's process callback. A function, not a closure in this file's top-level code: such a
+/// closure would be isolated to the main actor (Swift 6), and JACK calls it on its own thread.
+func processCallback(_ n: UInt32, _ arg: UnsafeMutableRawPointer?) -> Int32 {
+    Unmanaged<Sender>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(("sampler-midi-send: " + message + "\n").data(using: .utf8)!)
     exit(2)
@@ -94,9 +100,7 @@ guard let port = jack_port_register(client, "midi_out", JACK_DEFAULT_MIDI_TYPE, 
     fail("cannot register port")
 }
 sender.port = port
-jack_set_process_callback(client, { n, arg in
-    Unmanaged<Sender>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
-}, Unmanaged.passUnretained(sender).toOpaque())
+jack_set_process_callback(client, processCallback, Unmanaged.passUnretained(sender).toOpaque())
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 
 let source = "\(String(cString: jack_get_client_name(client))):midi_out"

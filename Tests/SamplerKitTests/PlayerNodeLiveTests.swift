@@ -98,6 +98,11 @@ final class Calls: @unchecked Sendable {
         player.numberOfLoops = -1
         player.play()
         #expect(waitUntil(timeout: 2) { player.currentTime > 0.05 })
+        // Scheduled on the old server's clock, 0.5 s ahead: the new server's clock starts afresh
+        // and will pass that frame number soon, but nothing scheduled on the old one may play.
+        let pending = try AudioPlayer(sound: markerSound(), session: s)
+        let oldFrame = s.engine.renderedFrame + 24_000
+        pending.play(atFrame: oldFrame)
         server.kill9()
         #expect(waitUntil(timeout: 3) { events.names == ["began"] })
         #expect(recorder.lock.withLock { recorder.finishes } == [false])
@@ -109,5 +114,7 @@ final class Calls: @unchecked Sendable {
         player.play()
         let before = s.engine.renderedFrame
         #expect(waitUntil(timeout: 2) { s.engine.renderedFrame > before + 4800 && player.isPlaying && s.engine.isActive(player: 0) })
+        #expect(waitUntil(timeout: 5) { s.engine.renderedFrame > oldFrame + 4800 })
+        #expect(!s.engine.isActive(player: 1), "a start scheduled on the old server's clock played on the new one")
     }
 }
