@@ -19,7 +19,12 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// The decoded sound (at the session's rate); nil for a streamed player, whose samples stay
     /// on disk (see `init(streamingContentsOf:session:preloadSeconds:)`).
     public let sound: Sound?
-    public weak var delegate: AudioPlayerDelegate?
+    /// Read by the event thread: kept behind the session's lock like every other property.
+    public var delegate: AudioPlayerDelegate? {
+        get { session.lock.withLock { storedDelegate } }
+        set { session.lock.withLock { storedDelegate = newValue } }
+    }
+    private weak var storedDelegate: AudioPlayerDelegate?
 
     let player: Int
     private var soundID: SoundID?
@@ -104,30 +109,56 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         set { setVolume(newValue, fadeDuration: 0) }
     }
 
-    /// Pan -1 (left) … 1 (right).
-    public var pan: Float = 0 {
-        didSet { session.send(.setPan(player: player, pan, at: session.earliestStartFrame)) }
+    // Every property below is stored behind the session's lock: the event thread reads them.
+    private var storedPan: Float = 0
+    private var storedLoops = 0
+    private var storedEnableRate = false
+    private var storedRate: Float = 1
+    private var storedMetering = false
+    private var storedDucking: (decibels: Double, fadeDuration: Double)?
+
+    /// Pan -1 (left) … 1 (right); NaN is ignored.
+    public var pan: Float {
+        get { session.lock.withLock { storedPan } }
+        set {
+            guard !newValue.isNaN else { return }
+            session.lock.withLock {
+                storedPan = min(1, max(-1, newValue))
+                session.send(.setPan(player: player, storedPan, at: session.earliestStartFrame))
+            }
+        }
     }
 
     /// 0 = play once, N = N extra repeats, -1 = forever (AVAudioPlayer's meaning). Changing it
     /// while playing applies to the repeats still to come.
-    public var numberOfLoops: Int = 0 {
-        didSet {
-            guard state != .stopped else { return }
-            if let stream { session.lock.withLock { stream.activeReader.setLoops(numberOfLoops) } } else {
-                session.send(.setLoops(player: player, numberOfLoops))
+    public var numberOfLoops: Int {
+        get { session.lock.withLock { storedLoops } }
+        set {
+            session.lock.withLock {
+                storedLoops = max(-1, min(newValue, Int(Int32.max)))
+                guard state != .stopped else { return }
+                if let stream { stream.activeReader.setLoops(storedLoops) } else {
+                    session.send(.setLoops(player: player, storedLoops))
+                }
             }
         }
     }
 
     /// Must be set before `play()` for `rate` to apply (as AVAudioPlayer). A streamed player
     /// always plays at rate 1.
-    public var enableRate = false
-    /// Playback speed 0.5…2 (pitch follows speed), interpolated.
-    public var rate: Float = 1 {
-        didSet {
-            rate = min(2, max(0.5, rate))
-            if enableRate { session.send(.setRate(player: player, Double(rate), at: session.earliestStartFrame)) }
+    public var enableRate: Bool {
+        get { session.lock.withLock { storedEnableRate } }
+        set { session.lock.withLock { storedEnableRate = newValue } }
+    }
+    /// Playback speed 0.5…2 (pitch follows speed), interpolated; NaN is ignored.
+    public var rate: Float {
+        get { session.lock.withLock { storedRate } }
+        set {
+            guard !newValue.isNaN else { return }
+            session.lock.withLock {
+                storedRate = min(2, max(0.5, newValue))
+                if storedEnableRate { session.send(.setRate(player: player, Double(storedRate), at: session.earliestStartFrame)) }
+            }
         }
     }
 
@@ -163,7 +194,10 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         play(atFrame: Frame((time * session.sampleRate).rounded()))
     }
 
-    /// Plays from device frame `frame` exactly. A frame already past plays at once (reported late).
+    /// Plays from device frame `frame` exactly. A frame already past plays at once, from where
+    /// the sound would be had it started on time (reported late). False when the sound could not
+    /// be prepared or the command could not be queued (the engine's queue is full, or a value
+    /// was refused): the player then stays as it was.
     @discardableResult
     public func play(atFrame frame: Frame) -> Bool {
         guard prepareToPlay() else { return false }
@@ -172,15 +206,16 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             case .playing:
                 return true
             case .paused:
-                session.send(Command(kind: .resume, player: Int32(player), frame: frame))
+                guard session.send(Command(kind: .resume, player: Int32(player), frame: frame)) else { return false }
             case .stopped:
-                generation &+= 1
                 // A stream voice plays its ring from the read index; the ring holds the position
                 // and the loops.
-                session.send(.start(player: player, sound: stream?.activeSoundID ?? soundID!, at: frame,
-                                    from: stream == nil ? storedPosition : 0, loops: stream == nil ? numberOfLoops : 0,
-                                    gain: Gain(linear: storedVolume * duckGain), pan: PanGains(pan: pan),
-                                    rate: enableRate && stream == nil ? Double(rate) : 1, tag: generation))
+                let start = Command.start(player: player, sound: stream?.activeSoundID ?? soundID!, at: frame,
+                                          from: stream == nil ? storedPosition : 0, loops: stream == nil ? storedLoops : 0,
+                                          gain: Gain(linear: storedVolume * duckGain), pan: PanGains(pan: storedPan),
+                                          rate: storedEnableRate && stream == nil ? Double(storedRate) : 1, tag: generation &+ 1)
+                guard session.send(start) else { return false }
+                generation &+= 1
                 stream?.started(at: frame)
             }
             state = .playing
@@ -190,36 +225,46 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     }
 
     /// Pauses on the earliest frame possible, keeping the position; `play()` resumes. Returns
-    /// once that frame has been rendered (within about two periods).
+    /// once that frame has been rendered (within about two periods), waiting outside the
+    /// session's lock.
     public func pause() {
-        session.lock.withLock {
-            guard state == .playing else { return }
+        let at: Frame? = session.lock.withLock {
+            guard state == .playing else { return nil }
             let at = session.earliestStartFrame
-            session.send(Command(kind: .pause, player: Int32(player), frame: at))
-            // Returns once the pause has happened, so `currentTime` is where it stopped.
-            waitUntilRendered(at)
+            guard session.send(Command(kind: .pause, player: Int32(player), frame: at)) else { return nil }
             state = .paused
             session.updateDucking()
+            return at
         }
+        // Returns once the pause has happened, so `currentTime` is where it stopped.
+        if let at { waitUntilRendered(at) }
     }
 
-    /// Stops, keeping the position (AVAudioPlayer semantics): `play()` continues from it. Returns
-    /// once the stop has been rendered (within about two periods).
+    /// Stops, keeping the position (AVAudioPlayer semantics): `play()` continues from it. A start
+    /// still waiting for its frame is cancelled. Returns once the stop has been rendered (within
+    /// about two periods), waiting outside the session's lock.
     public func stop() {
-        session.lock.withLock {
-            guard state != .stopped else { return }
+        let stopping: (at: Frame, generation: UInt32)? = session.lock.withLock {
+            guard state != .stopped else { return nil }
             let at = session.earliestStartFrame
             // A start still waiting for its frame (play(atTime:) in the future) is forgotten
             // first, so it cannot sound after the stop.
             session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
-            // The position is read back once the stop frame has been rendered.
             session.send(.stop(player: player, at: at))
-            waitUntilRendered(at)
-            storedPosition = playingPosition
-            stream?.stopped(at: Int64(storedPosition))
+            storedPosition = playingPosition  // until the stop frame is rendered, below
             generation &+= 1
             state = .stopped
             session.updateDucking()
+            return (at, generation)
+        }
+        guard let stopping else { return }
+        waitUntilRendered(stopping.at)
+        // The position is read back once the stop frame has been rendered (unless the player
+        // was started again meanwhile).
+        session.lock.withLock {
+            guard state == .stopped, generation == stopping.generation else { return }
+            storedPosition = playingPosition
+            stream?.stopped(at: Int64(storedPosition))
         }
     }
 
@@ -295,24 +340,32 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     // MARK: Metering
 
     /// Metering costs a little on the render thread; off by default.
-    public var isMeteringEnabled = false {
-        didSet { session.send(.setMetering(player: player, isMeteringEnabled)) }
+    public var isMeteringEnabled: Bool {
+        get { session.lock.withLock { storedMetering } }
+        set {
+            session.lock.withLock {
+                storedMetering = newValue
+                session.send(.setMetering(player: player, newValue))
+            }
+        }
     }
 
     /// Takes the levels since the previous call (as AVAudioPlayer's `updateMeters`).
     public func updateMeters() {
-        guard isMeteringEnabled else { return }
-        meters = session.engine.takeMeters(ofPlayer: player)
+        session.lock.withLock {
+            guard storedMetering else { return }
+            meters = session.engine.takeMeters(ofPlayer: player)
+        }
     }
 
     /// Mean power of channel 0 (left) or 1 (right) over the last `updateMeters` interval, dBFS.
     public func averagePower(forChannel channel: Int) -> Float {
-        Float(meters?.averagePower(channel: channel) ?? -160)
+        session.lock.withLock { Float(meters?.averagePower(channel: channel) ?? -160) }
     }
 
     /// Peak of channel 0 or 1 over the last `updateMeters` interval, dBFS.
     public func peakPower(forChannel channel: Int) -> Float {
-        Float(meters?.peakPower(channel: channel) ?? -160)
+        session.lock.withLock { Float(meters?.peakPower(channel: channel) ?? -160) }
     }
 
     // MARK: Ducking
@@ -321,10 +374,17 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// with a fade of `fadeDuration` seconds (e.g. a voice prompt over a backing track), and
     /// brought back the same way when it stops, pauses or finishes. nil: no ducking.
     public var ducksOthers: (decibels: Double, fadeDuration: Double)? {
-        didSet { session.lock.withLock { session.updateDucking() } }
+        get { session.lock.withLock { storedDucking } }
+        set {
+            session.lock.withLock {
+                storedDucking = newValue
+                session.updateDucking()
+            }
+        }
     }
 
-    var isDucking: Bool { ducksOthers != nil && state == .playing }
+    /// Session lock held.
+    var isDucking: Bool { storedDucking != nil && state == .playing }
 
     /// Lowers (or restores) this player's level for ducking, over `fadeFrames`. Session lock held.
     func setDuck(_ gain: Float, fadeFrames: Int) {
@@ -351,7 +411,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             stream?.invalidate()
             generation &+= 1
             session.updateDucking()
-            if let delegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
+            if let delegate = storedDelegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
         default:
             break
         }
@@ -362,7 +422,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         guard let stream else { return [] }
         stream.maintain(renderedFrame: session.engine.renderedFrame)
         let missing = stream.takeNewUnderruns()
-        guard missing > 0, let delegate else { return [] }
+        guard missing > 0, let delegate = storedDelegate else { return [] }
         return [{ delegate.audioPlayerStreamDidUnderrun(self, missingFrames: missing) }]
     }
 
@@ -373,14 +433,14 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             stream?.stopped(at: Int64(storedPosition))
             state = .stopped
             generation &+= 1
-            if let delegate { calls.append { delegate.audioPlayerDidFinishPlaying(self, successfully: false) } }
+            if let delegate = storedDelegate { calls.append { delegate.audioPlayerDidFinishPlaying(self, successfully: false) } }
         }
-        if let delegate { calls.append { delegate.audioPlayerBeginInterruption(self) } }
+        if let delegate = storedDelegate { calls.append { delegate.audioPlayerBeginInterruption(self) } }
         return calls
     }
 
     func interruptionEnded(session: AudioSession) -> [() -> Void] {
-        if let delegate { return [{ delegate.audioPlayerEndInterruption(self) }] }
+        if let delegate = storedDelegate { return [{ delegate.audioPlayerEndInterruption(self) }] }
         return []
     }
 }

@@ -72,7 +72,13 @@ public final class AudioSession: @unchecked Sendable {
         engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers))
         freePlayers = Array((0..<configuration.maxPlayers).reversed())
         try open()
-        let thread = Thread { [weak self] in self?.eventLoop() }
+        // The thread holds the session only for the length of one tick, so a session the
+        // program drops without `close()` is deinitialized (and closes its client).
+        let finished = self.finished
+        let thread = Thread { [weak self] in
+            while AudioSession.tick(self) { usleep(2_000) }  // it polls the lock-free event queue
+            finished.signal()
+        }
         thread.name = "sampler.session.events"
         eventThread = thread
         thread.start()
@@ -106,9 +112,13 @@ public final class AudioSession: @unchecked Sendable {
     }
 
     /// Stops the event thread and closes the client. Idempotent.
+    ///
+    /// Safe from any thread, including from a callback the session is running (a delegate, a
+    /// completion handler, `onInterruption…`) and from the session's deinit: the event thread is
+    /// waited for only from other threads.
     public func close() {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
-        if eventThread != nil { finished.wait() }
+        if let eventThread, Thread.current !== eventThread { finished.wait() }
         lock.lock()
         client?.close()
         client = nil
@@ -199,7 +209,7 @@ public final class AudioSession: @unchecked Sendable {
             var gain: Float = 1
             var fade = 0.0
             for d in duckers {
-                let duck = d.ducksOthers!
+                guard let duck = d.ducksOthers else { continue }
                 gain = min(gain, Gain(decibels: -abs(duck.decibels)).linear)
                 fade = max(fade, duck.fadeDuration)
             }
@@ -218,8 +228,17 @@ public final class AudioSession: @unchecked Sendable {
 
     // MARK: Event thread
 
-    private func eventLoop() {
-        while running.load(ordering: .acquiring) {
+    /// One tick of the event thread; false once the session is closed or gone. The callbacks
+    /// collected under the lock run after it is released.
+    private static func tick(_ session: AudioSession?) -> Bool {
+        guard let session, session.running.load(ordering: .acquiring) else { return false }
+        let callbacks = session.collectCallbacks()
+        for callback in callbacks { callback() }
+        return true
+    }
+
+    private func collectCallbacks() -> [() -> Void] {
+        do {
             var callbacks: [() -> Void] = []
             lock.lock()
             engine.drainEvents { event in
@@ -257,9 +276,7 @@ public final class AudioSession: @unchecked Sendable {
                 }
             }
             lock.unlock()
-            for callback in callbacks { callback() }
-            usleep(2_000)  // the event thread's tick: it polls the lock-free event queue
+            return callbacks
         }
-        finished.signal()
     }
 }

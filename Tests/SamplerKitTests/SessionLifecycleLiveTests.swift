@@ -1,0 +1,102 @@
+import Foundation
+import JACKTestSupport
+import SamplerCore
+import SamplerKit
+import Testing
+
+/// A delegate that closes the session from inside its callback.
+final class ClosingDelegate: AudioPlayerDelegate, @unchecked Sendable {
+    // Contract: `closed` is written by the event thread and read by the test under `lock`.
+    let lock = NSLock()
+    var closed = false
+    weak var session: AudioSession?
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) {
+        session?.close()
+        lock.withLock { closed = true }
+    }
+}
+
+/// Names of the clients on `server` (from `jack_lsp`).
+func clientNames(on server: JACKServer) throws -> Set<String> {
+    let p = Process()
+    p.executableURL = URL(fileURLWithPath: "/usr/bin/jack_lsp")
+    p.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
+    let out = Pipe()
+    p.standardOutput = out
+    p.standardError = FileHandle.nullDevice
+    try p.run()
+    let data = out.fileHandleForReading.readDataToEndOfFile()
+    p.waitUntilExit()
+    return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { $0.split(separator: ":").first.map(String.init) })
+}
+
+/// Lifecycle findings of issue 14, each on a live session.
+@Suite(.serialized) struct SessionLifecycleLiveTests {
+    @Test func stopForgetsAStartStillWaitingForItsFrame() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "stopfuture")
+        defer { s.close() }
+        let player = try AudioPlayer(sound: markerSound(), session: s)
+        let at = s.engine.renderedFrame + 4800
+        #expect(player.play(atFrame: at))
+        player.stop()
+        #expect(!player.isPlaying)
+        #expect(waitUntil(timeout: 3) { s.engine.renderedFrame > at + 4800 })
+        #expect(s.engine.position(ofPlayer: 0) == 0 && !s.engine.isActive(player: 0), "the cancelled start played")
+    }
+
+    @Test func aReleasedPlayersQueuedStartNeverPlaysOnTheSlotsNextOwner() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "release")
+        defer { s.close() }
+        var first: AudioPlayer? = try AudioPlayer(sound: markerSound(), session: s)
+        let at = s.engine.renderedFrame + 4800
+        #expect(first!.play(atFrame: at))
+        first = nil
+        let second = try AudioPlayer(sound: markerSound(frames: 100), session: s)
+        #expect(waitUntil(timeout: 3) { s.engine.renderedFrame > at + 4800 })
+        #expect(!s.engine.isActive(player: 0), "the released player's start played on the slot")
+        #expect(!second.isPlaying)
+    }
+
+    @Test func closeFromADelegateCallbackReturns() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "closecb")
+        let player = try AudioPlayer(sound: markerSound(frames: 2000), session: s)
+        let delegate = ClosingDelegate()
+        delegate.session = s
+        player.delegate = delegate
+        player.play()
+        #expect(waitUntil(timeout: 3) { delegate.lock.withLock { delegate.closed } }, "close() from the delegate did not return")
+        #expect(waitUntil(timeout: 3) { (try? clientNames(on: server).contains("closecb")) == false })
+    }
+
+    @Test func aSessionDroppedWithoutCloseGoesAwayWithItsClient() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        weak var weakSession: AudioSession?
+        do {
+            let s = try session(on: server, name: "dropped")
+            weakSession = s
+            let player = try AudioPlayer(sound: markerSound(frames: 2000), session: s)
+            player.play()
+            #expect(try clientNames(on: server).contains("dropped"))
+        }
+        #expect(waitUntil(timeout: 3) { weakSession == nil }, "the session was not deinitialized")
+        #expect(waitUntil(timeout: 3) { (try? clientNames(on: server).contains("dropped")) == false })
+    }
+
+    @Test func aSessionReportsLostAudio() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "lost")
+        defer { s.close() }
+        // A synchronous server loses nothing.
+        #expect(waitUntil(timeout: 2) { s.engine.periodCount > 20 })
+        let lost = s.lostAudio
+        #expect(lost.lostPeriods == 0 && lost.lostFrames == 0 && lost.repeatedFrames == 0)
+    }
+}
