@@ -311,7 +311,8 @@ extension Engine {
         if v.pointee.isStreamed { return 0 }
         if let samples = v.pointee.left {
             let frames = v.pointee.frames
-            // Sounds stay registered (and their memory alive) for the engine's lifetime. Bits,
+            // A listed voice's sound stays registered (and its memory alive) for at least two
+            // periods after its last use (see `Engine.unregister`). Bits,
             // not float arithmetic: no dependency chain of adds, no denormal slowdowns.
             if frames > 0 { return samples[Int(min(v.pointee.position, frames - 1))].bitPattern }
         }

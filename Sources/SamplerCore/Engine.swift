@@ -34,9 +34,16 @@ public final class Engine: @unchecked Sendable {
     /// The instruments (see `setInstruments`), behind a pointer the render thread reads.
     let instrumentTables: UnsafeMutablePointer<InstrumentTables>
     let sounds: UnsafeMutablePointer<SoundSlot>
-    /// Sounds kept alive while the engine can play them. Control thread only.
-    private var registered: [Sound] = []
+    /// Sounds kept alive while the engine can play them, by slot (nil: a free slot), with how
+    /// many registrations each has. Control thread only.
+    private var registered: [Sound?] = []
+    private var registrations: [Int] = []
     private var registeredStreams: [StreamRing] = []
+    /// Slots whose last registration was withdrawn, and the period count at that moment: one is
+    /// reused (and its sound released) once the render thread has finished two more periods, so
+    /// nothing it read in the period under way can be freed beneath it.
+    private var retired: [(slot: Int, period: Int)] = []
+    private var freeSlots: [Int] = []
 
     let renderedFrameCounter = Atomic<Int64>(0)
     let periodStartCounter = Atomic<Int64>(0)
@@ -116,26 +123,72 @@ public final class Engine: @unchecked Sendable {
     /// Makes `sound` playable and returns its id. The engine keeps the sound alive for its own
     /// lifetime. Control thread only; safe while rendering (the slot is written before any command
     /// that names it is published).
+    ///
+    /// Registering a sound that is registered already returns its id and counts one more
+    /// registration; `unregister` withdraws one, and the slot is recycled when none is left.
     public func register(_ sound: Sound) throws(EngineError) -> SoundID {
-        if let index = registered.firstIndex(where: { $0 === sound }) { return SoundID(rawValue: Int32(index)) }
-        guard registered.count < configuration.maxSounds else { throw .tooManySounds(configuration.maxSounds) }
-        let index = registered.count
+        if let index = registered.firstIndex(where: { $0 === sound }), registrations[index] > 0 {
+            registrations[index] += 1
+            return SoundID(rawValue: Int32(index))
+        }
+        let index = try takeSlot()
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
                                   frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil)
-        registered.append(sound)
+        registered[index] = sound
+        registrations[index] = 1
         return SoundID(rawValue: Int32(index))
+    }
+
+    /// Withdraws one registration of `id`; with the last one, the slot is freed for reuse (and
+    /// the sound released) once the render thread can no longer be reading it. Call only when no
+    /// voice is playing it and no command naming it is still waiting for its frame (cancel them
+    /// first: the cancel and stop commands sent before this call reach the render thread before
+    /// the slot is reused). Streams are not unregistered. Control thread only.
+    public func unregister(_ id: SoundID) {
+        let index = Int(id.rawValue)
+        guard index >= 0, index < registrations.count, registrations[index] > 0, registered[index] != nil else { return }
+        registrations[index] -= 1
+        if registrations[index] == 0 { retired.append((index, periodCount)) }
+        reclaimRetiredSlots()
+    }
+
+    /// Sounds registered now (streams included). Control thread only.
+    public var registeredSoundCount: Int { registrations.filter { $0 > 0 }.count }
+
+    /// A free slot: a recycled one, a new one, or (when every slot is taken) one retired long
+    /// enough ago.
+    private func takeSlot() throws(EngineError) -> Int {
+        reclaimRetiredSlots()
+        if let slot = freeSlots.popLast() { return slot }
+        if registered.count < configuration.maxSounds {
+            registered.append(nil)
+            registrations.append(0)
+            return registered.count - 1
+        }
+        throw .tooManySounds(configuration.maxSounds)
+    }
+
+    private func reclaimRetiredSlots() {
+        let now = periodCount
+        while let first = retired.first, now >= first.period + 2 {
+            retired.removeFirst()
+            if registrations[first.slot] == 0 {
+                registered[first.slot] = nil
+                freeSlots.append(first.slot)
+            }
+        }
     }
 
     /// Makes `stream` playable like a sound: a voice started on it plays the ring from its read
     /// index on, until the stream's end. The engine keeps the ring alive. Streams play at rate 1
     /// (varispeed does not apply). Control thread only.
     public func register(stream: StreamRing) throws(EngineError) -> SoundID {
-        guard registered.count < configuration.maxSounds else { throw .tooManySounds(configuration.maxSounds) }
-        let index = registered.count
+        let index = try takeSlot()
         let placeholder = try! Sound(channels: Array(repeating: [0], count: stream.channelCount), sampleRate: stream.sampleRate)
         sounds[index] = SoundSlot(left: stream.state.pointee.left, right: stream.state.pointee.right, frames: .max,
                                   isStereo: stream.channelCount == 2, stream: stream.state)
-        registered.append(placeholder)
+        registered[index] = placeholder
+        registrations[index] = 1
         registeredStreams.append(stream)
         return SoundID(rawValue: Int32(index))
     }
@@ -147,14 +200,19 @@ public final class Engine: @unchecked Sendable {
         precondition(periodCount == 0, "set the instruments before the engine starts rendering")
         for d in definitions {
             precondition(d.firstPlayer >= 0 && d.firstPlayer + d.voiceCount <= configuration.maxPlayers, "instrument players out of range")
-            precondition(d.layers.allSatisfy { $0.sounds.allSatisfy { Int($0.rawValue) < registered.count } }, "unregistered sound")
+            precondition(d.layers.allSatisfy { $0.sounds.allSatisfy { isRegistered($0) } }, "unregistered sound")
         }
         instrumentTables.pointee.deallocate()
         instrumentTables.pointee = .make(definitions)
     }
 
     /// The sound registered under `id`. Control thread only.
-    public func sound(_ id: SoundID) -> Sound { registered[Int(id.rawValue)] }
+    public func sound(_ id: SoundID) -> Sound { registered[Int(id.rawValue)]! }
+
+    private func isRegistered(_ id: SoundID) -> Bool {
+        let i = Int(id.rawValue)
+        return i >= 0 && i < registrations.count && registrations[i] > 0
+    }
 
     /// Queues `command` for the render thread; `false` (and the dropped count goes up) when the
     /// queue is full, and `false` (the refused count goes up) when a value in it is out of range
@@ -164,7 +222,7 @@ public final class Engine: @unchecked Sendable {
     public func send(_ command: Command) -> Bool {
         precondition(command.player >= 0 && Int(command.player) < configuration.maxPlayers || command.kind == .stopAll,
                      "player \(command.player) out of range")
-        precondition(command.kind != .start || (command.sound >= 0 && Int(command.sound) < registered.count),
+        precondition(command.kind != .start || isRegistered(SoundID(rawValue: command.sound)),
                      "sound \(command.sound) is not registered")
         guard command.isValid else {
             refusedCommandCounter.add(1, ordering: .relaxed)

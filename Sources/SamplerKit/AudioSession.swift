@@ -226,6 +226,9 @@ public final class AudioSession: @unchecked Sendable {
 
     func register(_ sound: Sound) throws -> SoundID { try lock.withLock { try engine.register(sound) } }
 
+    /// Withdraws one registration of a sound (see `Engine.unregister`).
+    func unregister(_ id: SoundID) { lock.withLock { engine.unregister(id) } }
+
     // MARK: Event thread
 
     /// One tick of the event thread; false once the session is closed or gone. The callbacks

@@ -32,6 +32,10 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         var consumed = false
     }
     private var items: [Item] = []
+    /// Buffers no longer scheduled whose voice may still be playing them until a device frame:
+    /// their sounds are unregistered once that frame has been rendered, so the engine's sound
+    /// table recycles them and memory stays bounded however many buffers are scheduled.
+    private var releases: [(sound: SoundID, after: Frame)] = []
     private var nextTag: UInt32 = 1
     /// Device frame of player-timeline frame 0, while playing or paused.
     private var playerOrigin: Frame?
@@ -48,7 +52,14 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         session.lock.withLock { session.replaceMember(player, with: self) }
     }
 
-    deinit { session.releasePlayer(player) }
+    deinit {
+        session.releasePlayer(player)
+        // The release's stop reaches the render thread before any of these slots is reused.
+        session.lock.withLock {
+            for item in items where !item.consumed { session.engine.unregister(item.sound) }
+            for r in releases { session.engine.unregister(r.sound) }
+        }
+    }
 
     /// Whether the node is playing (not stopped, not paused).
     public var isPlaying: Bool { session.lock.withLock { playerOrigin != nil && pausedAt == nil } }
@@ -72,6 +83,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         var callbacks: [() -> Void] = []
         try session.lock.withLock {
             guard items.filter({ !$0.consumed }).count < scheduleCapacity else {
+                session.unregister(id)
                 throw SamplerError("the player node's schedule is full (\(scheduleCapacity) items)")
             }
             items.removeAll { $0.consumed }
@@ -90,6 +102,8 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                 for i in items.indices where !items[i].consumed {
                     items[i].consumed = true
                     if let h = items[i].handler { callbacks.append(h) }
+                    // Playing until the new item starts, at the latest.
+                    releases.append((items[i].sound, (playerOrigin ?? session.earliestStartFrame) + max(start, 0)))
                 }
                 items.removeAll { $0.consumed }
                 if playerOrigin != nil && pausedAt == nil { resendAll() }
@@ -174,7 +188,10 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         session.lock.withLock {
             session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
             session.send(.stop(player: player))
-            for item in items where !item.consumed { if let h = item.handler { callbacks.append(h) } }
+            for item in items where !item.consumed {
+                if let h = item.handler { callbacks.append(h) }
+                releases.append((item.sound, session.earliestStartFrame))
+            }
             items.removeAll()
             playerOrigin = nil
             pausedAt = nil
@@ -235,9 +252,13 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     func handle(_ event: Event, session: AudioSession) -> [() -> Void] { [] }
 
     func tick(session: AudioSession) -> [() -> Void] {
+        let rendered = session.engine.renderedFrame
+        if !releases.isEmpty {
+            for r in releases where r.after < rendered { session.engine.unregister(r.sound) }
+            releases.removeAll { $0.after < rendered }
+        }
         guard playerOrigin != nil, pausedAt == nil else { return [] }
         var callbacks: [() -> Void] = []
-        let rendered = session.engine.renderedFrame
         var heard: Frame?
         for i in items.indices where !items[i].consumed {
             guard let end = items[i].deviceEnd else { continue }
@@ -252,6 +273,8 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
             if done {
                 items[i].consumed = true
                 if let h = items[i].handler { callbacks.append(h) }
+                // Played to its end: the voice has left it (the next item, or silence).
+                session.engine.unregister(items[i].sound)
             }
         }
         return callbacks

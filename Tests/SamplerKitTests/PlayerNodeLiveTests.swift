@@ -2,6 +2,7 @@ import Foundation
 import JACKTestSupport
 import SamplerCore
 import SamplerKit
+import Synchronization
 import Testing
 
 final class Calls: @unchecked Sendable {
@@ -49,6 +50,53 @@ final class Calls: @unchecked Sendable {
         // Each fires once: nothing more arrives later.
         Thread.sleep(forTimeInterval: 0.1)  // a window for a duplicate to show up, not synchronization
         #expect(calls.names.count == 3)
+    }
+
+    /// AVAudioPlayerNode's synthesis pattern: each completion schedules the next generated
+    /// buffer. Far more buffers than the engine's sound table holds (1,024) go through; the table
+    /// recycles them, memory stays flat and the output is gapless.
+    @Test func generatedBuffersCanBeScheduledEndlessly() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "endless")
+        defer { s.close() }
+        let node = try PlayerNode(session: s, scheduleCapacity: 64)
+        let total = 2000, size = 192
+        // Buffer k holds frames k*size ..< (k+1)*size of a ramp: the capture must be that ramp.
+        @Sendable func buffer(_ k: Int) throws -> Sound {
+            try Sound(channels: [(0..<size).map { Float((k * size + $0) % 100_000 + 1) / 200_000 }], sampleRate: 48000)
+        }
+        let next = Mutex(0), failures = Mutex<[String]>([]), done = Mutex(0)
+        @Sendable func feed() {
+            let k = next.withLock { n -> Int in defer { n += 1 }; return n }
+            guard k < total else { return }
+            do {
+                try node.scheduleBuffer(buffer(k)) {
+                    done.withLock { $0 += 1 }
+                    feed()
+                }
+            } catch { failures.withLock { $0.append("\(error)") } }
+        }
+        // 60 in flight: 240 ms ahead of the render thread, enough for a busy machine.
+        for _ in 0..<60 { feed() }
+        let rssBefore = residentKilobytes()
+        let start = s.earliestStartFrame + 4800
+        let capture = try CaptureProcess(server: server, ports: ["endless:out_L"], frames: 48000 * 9)
+        node.play(at: AudioTime(sampleTime: start, atRate: 48000))
+        #expect(waitUntil(timeout: 30) { done.withLock { $0 } == total })
+        #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
+        #expect(s.engine.registeredSoundCount <= 64 + 8, "\(s.engine.registeredSoundCount) sounds still registered")
+        let rssAfter = residentKilobytes()
+        #expect(rssAfter - rssBefore < 8_000, "RSS grew \(rssAfter - rssBefore) kB")
+
+        let recording = try capture.finish()
+        let centre = PanGains.center.monoLeft
+        let from = max(start, recording.firstFrame)
+        let count = Int(min(start + Frame(total * size), recording.firstFrame + Frame(recording.channels[0].count)) - from)
+        #expect(count > 48000 * 7)
+        let played = (0..<count).map { recording.sample(channel: 0, at: from + Frame($0)) }
+        let expected = (0..<count).map { Float((Int(from - start) + $0) % 100_000 + 1) / 200_000 * centre }
+        #expect(played == expected, "first difference at \((0..<count).first { played[$0] != expected[$0] } ?? -1)")
     }
 
     @Test func pauseKeepsThePlayerTimelineAndStopResetsIt() throws {
@@ -117,4 +165,11 @@ final class Calls: @unchecked Sendable {
         #expect(waitUntil(timeout: 5) { s.engine.renderedFrame > oldFrame + 4800 })
         #expect(!s.engine.isActive(player: 1), "a start scheduled on the old server's clock played on the new one")
     }
+}
+
+/// This process's resident memory in kB (VmRSS).
+func residentKilobytes() -> Int {
+    let status = (try? String(contentsOfFile: "/proc/self/status", encoding: .utf8)) ?? ""
+    let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+    return Int(line.split(separator: " ").dropFirst().first ?? "0") ?? 0
 }
