@@ -39,6 +39,9 @@ let package = Package(
         // integration tests to check what really left the engine's ports.
         .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
         .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK"], path: "Sources/SamplerMIDISend"),
+        // A program that imports only SamplerKit: proves the public API is enough to load files,
+        // build buffers, play, stop and feed a PlayerNode.
+        .executableTarget(name: "samplerkit-example", dependencies: ["SamplerKit"], path: "Examples/SamplerKitOnly"),
         // Fault injection: a client upstream of the sampler that sleeps inside its cycle on demand.
         .executableTarget(name: "sampler-disturb", dependencies: ["CJACK"], path: "Sources/SamplerDisturb"),
 

@@ -17,7 +17,7 @@ public enum JACKError: Error, Equatable, CustomStringConvertible {
         case .portRegistrationFailed(let name): return "could not register JACK port \(name)"
         case .activationFailed: return "could not activate the JACK client"
         case .connectFailed(let from, let to): return "could not connect \(from) to \(to)"
-        case .noSuchPort(let name): return "--connect: no JACK port named \"\(name)\" (list them with jack_lsp)"
+        case .noSuchPort(let name): return "no JACK port named \"\(name)\" (list them with jack_lsp)"
         }
     }
 }

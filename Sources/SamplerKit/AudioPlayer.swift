@@ -51,6 +51,11 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         try self.init(sound: sound, session: session, url: URL(fileURLWithPath: path), data: nil, sourceRate: rate)
     }
 
+    /// Decodes the file at `url` (AVAudioPlayer's `init(contentsOf:)`).
+    public convenience init(contentsOf url: URL, session: AudioSession) throws {
+        try self.init(contentsOf: url.path, session: session)
+    }
+
     /// Decodes `data` (a whole file in memory; `fileTypeHint` like "wav" or "flac" helps
     /// headerless data) at the session's rate.
     public convenience init(data: Data, fileTypeHint: String? = nil, session: AudioSession) throws {

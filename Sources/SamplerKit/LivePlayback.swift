@@ -135,7 +135,8 @@ public final class LivePlayback {
             writer?.close()
         }
         if let wanted = options.connections {
-            if !wanted.isEmpty { try client.connectOutputs(to: wanted) }
+            // The wanted ports come from the command line's --connect.
+            do { if !wanted.isEmpty { try client.connectOutputs(to: wanted) } } catch { throw SamplerError("--connect: \(error)") }
         } else {
             let physical = client.physicalPlaybackPorts()
             if !physical.isEmpty { try client.connectOutputs(to: Array(physical.prefix(2))) }

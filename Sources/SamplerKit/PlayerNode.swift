@@ -1,5 +1,6 @@
 import Foundation
 import SamplerCore
+import SoundFiles
 
 /// Schedules buffers, segments and files on a timeline, like AVAudioPlayerNode, with every item
 /// starting on an exact frame: back-to-back items join with no gap and no overlap.
@@ -116,6 +117,27 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
             if playerOrigin != nil && pausedAt == nil { send(index: items.count - 1) }
         }
         callbacks.forEach { $0() }
+    }
+
+    /// Schedules the valid frames (`frameLength`) of `buffer` (a copy is made: the program may
+    /// refill the buffer at once, as AVAudioPCMBuffer allows).
+    public func scheduleBuffer(_ buffer: AudioBuffer, at when: AudioTime? = nil, options: BufferOptions = [],
+                               completionCallbackType: CompletionCallbackType = .dataConsumed,
+                               completionHandler: (() -> Void)? = nil) throws {
+        try scheduleBuffer(buffer.makeSound(), at: when, options: options, completionCallbackType: completionCallbackType,
+                           completionHandler: completionHandler)
+    }
+
+    /// Schedules the whole of `file`, decoded at the session's rate. (Decoded into memory when
+    /// scheduled; a long file is better played by a streaming `AudioPlayer`.)
+    public func scheduleFile(_ file: AudioFile, at when: AudioTime? = nil,
+                             completionCallbackType: CompletionCallbackType = .dataConsumed,
+                             completionHandler: (() -> Void)? = nil) throws {
+        let sound: Sound
+        do { sound = try SoundFileLoader(targetSampleRate: session.sampleRate).load(path: file.url.path) } catch {
+            throw SamplerKitError.soundFile(error)
+        }
+        try scheduleBuffer(sound, at: when, completionCallbackType: completionCallbackType, completionHandler: completionHandler)
     }
 
     /// Schedules frames `startingFrame ..< startingFrame + frameCount` of `file`.

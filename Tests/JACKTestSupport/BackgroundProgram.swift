@@ -11,9 +11,10 @@ public final class BackgroundProgram: @unchecked Sendable {
     private var data = Data()
     private let group = DispatchGroup()
 
-    public init(_ url: URL, _ arguments: [String], timeout: Double) throws {
+    public init(_ url: URL, _ arguments: [String], timeout: Double, environment: [String: String] = [:]) throws {
         process.executableURL = url
         process.arguments = arguments
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = out
         process.standardError = out
         try process.run()
