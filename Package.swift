@@ -26,11 +26,14 @@ let package = Package(
         // The lock-free ring, in a module of its own so that its @inlinable generic code is
         // specialized and checked inside the @_noLocks render path that uses it.
         .target(name: "LockFree"),
+        // A pthread-mutex box for state shared with JACK's and the control threads (visible to
+        // ThreadSanitizer, which Synchronization.Mutex is not on Linux).
+        .target(name: "Locking"),
         .target(name: "SamplerCore", dependencies: ["LockFree", .product(name: "RealModule", package: "swift-numerics")]),
-        .target(name: "SoundFiles", dependencies: ["SamplerCore", "CSndFile", "CSampleRate"]),
+        .target(name: "SoundFiles", dependencies: ["SamplerCore", "Locking", "CSndFile", "CSampleRate"]),
         .target(name: "Patches", dependencies: ["SamplerCore"]),
         .target(name: "Scheduling", dependencies: ["SamplerCore"]),
-        .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "CJACK"]),
+        .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "Locking", "CJACK"]),
         .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
         .executableTarget(name: "sampler", dependencies: [
             "SamplerKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
@@ -61,9 +64,9 @@ let package = Package(
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend"]),
-        .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport"]),
+        .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport", "Locking"]),
         // Shared by the test targets that need a real JACK server and an external capture.
-        .target(name: "JACKTestSupport", dependencies: ["SamplerCore"], path: "Tests/JACKTestSupport"),
+        .target(name: "JACKTestSupport", dependencies: ["SamplerCore", "Locking"], path: "Tests/JACKTestSupport"),
         .testTarget(name: "AllocationTests", dependencies: [
             "SamplerCore", "JACKBackend", "SamplerKit", "JACKTestSupport",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),

@@ -1,6 +1,6 @@
 import CJACK
 import Foundation
-import Synchronization
+import Locking
 
 /// A connection made or broken between two ports, by anyone.
 public struct RouteChange: Equatable, Sendable {
@@ -12,8 +12,8 @@ public struct RouteChange: Equatable, Sendable {
 /// Collects connection and port-registration notifications from JACK's notification thread for
 /// the control side.
 final class RouteLog: @unchecked Sendable {
-    let changes = Mutex<[RouteChange]>([])
-    let registeredPorts = Mutex<[String]>([])
+    let changes = Locked<[RouteChange]>([])
+    let registeredPorts = Locked<[String]>([])
     var client: OpaquePointer?
 }
 

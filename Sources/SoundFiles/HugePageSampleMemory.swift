@@ -1,6 +1,6 @@
 import Glibc
 import SamplerCore
-import Synchronization
+import Locking
 
 /// Sample memory on 2 MB pages where the kernel allows it (transparent huge pages in `always` or
 /// `madvise` mode), so that thousands of voices reading thousands of sounds do not each start a
@@ -28,7 +28,7 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
         var live: Int
     }
 
-    private let arenas = Mutex<[Arena]>([])
+    private let arenas = Locked<[Arena]>([])
 
     public init() {}
 

@@ -1,5 +1,5 @@
 import Foundation
-import Synchronization
+import Locking
 
 /// A real `jackd -d dummy` server under a unique name, for one test. Stopped by its own PID in
 /// `stop()` and, as a fallback, in deinit (so a failing test still stops it).
@@ -118,7 +118,7 @@ public func runSampler(_ arguments: [String], environment: [String: String] = [:
     DispatchQueue.global().asyncAfter(deadline: .now() + timeout, execute: killer)
     // Read both pipes to the end (the program exits when done; its pipes then close).
     let group = DispatchGroup()
-    let outData = Mutex(Data()), errData = Mutex(Data())
+    let outData = Locked(Data()), errData = Locked(Data())
     DispatchQueue.global().async(group: group) { let d = out.fileHandleForReading.readDataToEndOfFile(); outData.withLock { $0 = d } }
     DispatchQueue.global().async(group: group) { let d = err.fileHandleForReading.readDataToEndOfFile(); errData.withLock { $0 = d } }
     p.waitUntilExit()

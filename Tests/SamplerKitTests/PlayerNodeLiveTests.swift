@@ -2,7 +2,7 @@ import Foundation
 import JACKTestSupport
 import SamplerCore
 import SamplerKit
-import Synchronization
+import Locking
 import Testing
 
 final class Calls: @unchecked Sendable {
@@ -66,7 +66,7 @@ final class Calls: @unchecked Sendable {
         @Sendable func buffer(_ k: Int) throws -> Sound {
             try Sound(channels: [(0..<size).map { Float((k * size + $0) % 100_000 + 1) / 200_000 }], sampleRate: 48000)
         }
-        let next = Mutex(0), failures = Mutex<[String]>([]), done = Mutex(0)
+        let next = Locked(0), failures = Locked<[String]>([]), done = Locked(0)
         @Sendable func feed() {
             let k = next.withLock { n -> Int in defer { n += 1 }; return n }
             guard k < total else { return }
