@@ -60,7 +60,7 @@ let package = Package(
         .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "SoundFiles"], path: "Benchmarks/StreamBench"),
 
         .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore", "LockFree"]),
-        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles"]),
+        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend"]),

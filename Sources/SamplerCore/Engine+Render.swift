@@ -42,6 +42,10 @@ extension Engine {
             renderBlock(frameCount: frameCount - skip, periodStart: start, left: left + skip, right: right + skip, silent: false)
             timeline.pointee.nextFrame = start + Int64(frameCount - skip)
         }
+        // Nothing non-finite ever reaches a port (sounds are sanitized at load; this is the
+        // last line of defence, counted).
+        let repaired = Mixing.replaceNonFinite(left, count: frameCount) + Mixing.replaceNonFinite(right, count: frameCount)
+        if repaired > 0 { nonFiniteOutputCounter.add(repaired, ordering: .relaxed) }
         periodStartCounter.store(start, ordering: .releasing)
         renderedFrameCounter.store(timeline.pointee.nextFrame, ordering: .releasing)
         periodCounter.add(1, ordering: .releasing)

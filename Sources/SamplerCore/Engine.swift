@@ -53,6 +53,7 @@ public final class Engine: @unchecked Sendable {
     let lostEventCounter = Atomic<Int>(0)
     let periodCounter = Atomic<Int>(0)
     let refusedCommandCounter = Atomic<Int>(0)
+    let nonFiniteOutputCounter = Atomic<Int>(0)
     let lostPeriodCounter = Atomic<Int>(0)
     let lostFrameCounter = Atomic<Int>(0)
     let repeatedFrameCounter = Atomic<Int>(0)
@@ -281,6 +282,9 @@ public final class Engine: @unchecked Sendable {
     public var lateStartCount: Int { lateStartCounter.load(ordering: .relaxed) }
     /// Commands dropped because a queue or the schedule was full.
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
+    /// Output samples that came out non-finite and were written as 0 (none, unless something
+    /// upstream let a NaN or an infinity through).
+    public var nonFiniteOutputCount: Int { nonFiniteOutputCounter.load(ordering: .relaxed) }
     /// Commands `send` refused for a value out of range.
     public var refusedCommandCount: Int { refusedCommandCounter.load(ordering: .relaxed) }
     /// Events lost because the event queue was full.

@@ -149,3 +149,17 @@ public enum Mixing {
         }
     }
 }
+
+extension Mixing {
+    /// Replaces every non-finite sample of `buffer[0 ..< count]` by 0; returns how many there
+    /// were. Real-time safe. (Bit test: NaN and ±inf have an all-ones exponent.)
+    @_noLocks @_noAllocation
+    static func replaceNonFinite(_ buffer: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        var found = 0
+        for i in 0..<count where buffer[i].bitPattern & 0x7F80_0000 == 0x7F80_0000 {
+            buffer[i] = 0
+            found += 1
+        }
+        return found
+    }
+}

@@ -15,6 +15,15 @@ public struct SoundFileLoader: Sendable {
     public var targetSampleRate: Double?
 
     /// Control thread only.
+    /// Called with the file and a one-line message for what was repaired while loading (e.g.
+    /// non-finite samples replaced by silence). Default: printed to standard error as
+    /// `sampler: warning: FILE: MESSAGE`.
+    public var warn: @Sendable (_ file: String, _ message: String) -> Void = SoundFileLoader.printWarning
+
+    public static let printWarning: @Sendable (String, String) -> Void = { file, message in
+        FileHandle.standardError.write(Data("sampler: warning: \(file): \(message)\n".utf8))
+    }
+
     public init(targetSampleRate: Double? = nil) {
         self.targetSampleRate = targetSampleRate
     }
@@ -85,8 +94,9 @@ public struct SoundFileLoader: Sendable {
             throw SoundFileError(file: file, reason: .unsupportedChannelCount(channelCount))
         }
         let fileRate = Double(info.samplerate)
-        var planes = try Self.readPlanar(handle, channelCount: channelCount, expectedFrames: info.frames, file: file)
+        var (planes, nonFinite) = try Self.readPlanar(handle, channelCount: channelCount, expectedFrames: info.frames, file: file)
         guard !planes[0].isEmpty else { throw SoundFileError(file: file, reason: .empty) }
+        if nonFinite > 0 { warn(file, "\(nonFinite) non-finite samples (NaN or infinite) replaced by silence") }
 
         var rate = fileRate
         if let target = targetSampleRate, target != fileRate {
@@ -109,15 +119,20 @@ public struct SoundFileLoader: Sendable {
     }
 
     /// Reads until libsndfile returns no more frames (the header's frame count is not trusted:
-    /// truncated files hold fewer) and splits the interleaved samples into one array per channel.
+    /// truncated files hold fewer, lying ones claim more) and splits the interleaved samples into
+    /// one array per channel. Non-finite samples (NaN, ±inf in float files) become 0 and are
+    /// counted: they would poison every client mixing the output.
     private static func readPlanar(
         _ handle: OpaquePointer, channelCount: Int, expectedFrames: sf_count_t, file: String
-    ) throws(SoundFileError) -> [[Float]] {
+    ) throws(SoundFileError) -> (planes: [[Float]], nonFinite: Int) {
         let chunkFrames = 65_536
         var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
         var planes = [[Float]](repeating: [], count: channelCount)
-        if expectedFrames > 0, expectedFrames < sf_count_t(Int32.max) {
-            for c in 0..<channelCount { planes[c].reserveCapacity(Int(expectedFrames)) }
+        var nonFinite = 0
+        // Reserve what the header claims only up to 16 M frames: a header can claim anything, and
+        // memory is committed as data actually arrives.
+        if expectedFrames > 0 {
+            for c in 0..<channelCount { planes[c].reserveCapacity(Int(min(expectedFrames, 1 << 24))) }
         }
         while true {
             let read = chunk.withUnsafeMutableBufferPointer { buffer in
@@ -126,7 +141,10 @@ public struct SoundFileLoader: Sendable {
             guard read > 0 else { break }
             chunk.withUnsafeBufferPointer { buffer in
                 for c in 0..<channelCount {
-                    for f in 0..<read { planes[c].append(buffer[f * channelCount + c]) }
+                    for f in 0..<read {
+                        let x = buffer[f * channelCount + c]
+                        if x.isFinite { planes[c].append(x) } else { planes[c].append(0); nonFinite += 1 }
+                    }
                 }
             }
         }
@@ -134,7 +152,7 @@ public struct SoundFileLoader: Sendable {
         guard error == Int32(SF_ERR_NO_ERROR) else {
             throw SoundFileError(file: file, reason: .notAudio(SoundFileError.libsndfileMessage(handle)))
         }
-        return planes
+        return (planes, nonFinite)
     }
 
     private static func isRaw(typeHint: String?, name: String) -> Bool {

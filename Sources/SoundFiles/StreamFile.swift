@@ -18,6 +18,10 @@ public final class StreamFile: @unchecked Sendable {
 
     private let handle: OpaquePointer
     private let lock = NSLock()
+    /// Non-finite samples read so far and replaced by silence (guarded by `lock`).
+    private var nonFiniteSamples = 0
+    /// Non-finite samples read so far and replaced by silence.
+    public var nonFiniteSampleCount: Int { lock.withLock { nonFiniteSamples } }
     /// Where the handle's read position is (saves a seek per sequential read).
     private var handlePosition: Int64 = 0
 
@@ -69,6 +73,11 @@ public final class StreamFile: @unchecked Sendable {
             handlePosition = frame
         }
         let read = Int(max(0, sf_readf_float(handle, buffer, sf_count_t(count))))
+        // Non-finite samples (NaN, ±inf in a float file) are played as silence and counted.
+        for i in 0..<(read * channelCount) where !buffer[i].isFinite {
+            buffer[i] = 0
+            nonFiniteSamples += 1
+        }
         handlePosition += Int64(read)
         if read < count { handlePosition = -1 }
         return read
