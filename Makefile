@@ -54,6 +54,12 @@ ubsan: deps
 	UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(SWIFT) test --skip-build --sanitize=undefined --scratch-path .build-ubsan \
 	    --filter '$(UNIT_TESTS)|$(KIT_OFFLINE_TESTS)'
 
+# libFuzzer targets for every parser (issue 15): the JSON/patch decoder, tempo maps, Hydrogen
+# kits, sound decoding from memory, MIDI bytes into the engine. FUZZ_SECONDS per target
+# (default 30); FUZZ_SECONDS=1800 for the long run.
+fuzz: deps
+	@scripts/fuzz.sh
+
 # Release-built benchmarks (issue 9): prints a table, writes benchmarks/results.json, fails if the
 # render path allocated. See Benchmarks/README.md. BENCH_ARGS=--quick for a short run.
 bench:

@@ -1,4 +1,5 @@
 // swift-tools-version: 6.1
+import Foundation
 import PackageDescription
 
 // Dependencies point one way:
@@ -75,3 +76,11 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+// `make fuzz` only: libFuzzer targets (no `main`: libFuzzer brings its own), built with
+// `--sanitize=fuzzer --sanitize=address` when SAMPLER_FUZZ=1.
+if ProcessInfo.processInfo.environment["SAMPLER_FUZZ"] == "1" {
+    package.targets.append(.executableTarget(
+        name: "sampler-fuzz", dependencies: ["Patches", "SamplerCore", "SamplerKit", "Scheduling", "SoundFiles"],
+        path: "Fuzz/SamplerFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
+}

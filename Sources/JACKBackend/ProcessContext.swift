@@ -48,10 +48,9 @@ final class ProcessContext: @unchecked Sendable {
         var event = jack_midi_event_t()
         var i: UInt32 = 0
         while i < count {
-            if jack_midi_event_get(&event, buffer, i) == 0, event.size >= 3, let data = event.buffer,
-               data[0] & 0xF0 == 0x90, data[2] > 0 {
-                engine.receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]),
-                                     at: periodStart + Frame(event.time) + Frame(frames))
+            if jack_midi_event_get(&event, buffer, i) == 0, let data = event.buffer {
+                engine.receiveMIDI(UnsafePointer(data), count: event.size,
+                                   at: periodStart + Frame(event.time) + Frame(frames))
             }
             i += 1
         }

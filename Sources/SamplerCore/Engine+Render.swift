@@ -455,6 +455,16 @@ extension Engine {
         }
     }
 
+    /// Takes one MIDI message of `count` bytes as it came from any client: a note-on (status
+    /// 0x9n, velocity > 0) is queued for `frame`; everything else (note-offs, controllers,
+    /// running status, SysEx, truncated or malformed messages) is ignored. Render thread only;
+    /// real-time safe.
+    @_noLocks @_noAllocation
+    public func receiveMIDI(_ data: UnsafePointer<UInt8>, count: Int, at frame: Frame) {
+        guard count >= 3, data[0] & 0xF0 == 0x90, data[1] < 0x80, data[2] < 0x80, data[2] > 0 else { return }
+        receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]), at: frame)
+    }
+
     /// Queues a MIDI note-on for `frame` (one period after the frame the note arrived on keeps the
     /// latency constant). Notes mapped to no instrument and note-offs are ignored. Render thread
     /// only; real-time safe.

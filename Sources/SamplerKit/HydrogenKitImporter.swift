@@ -26,7 +26,20 @@ public enum HydrogenKitImporter {
             let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
             throw SamplerError("\(path): cannot read the file (\(reason))")
         }
+        return try importKit(data: data, path: path)
+    }
+
+    /// Imports a drumkit.xml held in `data`; `path` locates its samples and names it in errors.
+    /// External entities are never resolved (XMLParser's default, kept explicitly).
+    public static func importKit(data: Data, path: String) throws -> Result {
+        // Hydrogen writes UTF-8. Anything else is refused before XMLParser sees it: Foundation's
+        // parser crashes on element names that are not valid UTF-8 (found by `make fuzz`:
+        // "<\u{FF}\u{FF}\u{FF}\u{FF}").
+        guard String(validatingUTF8Bytes: data) != nil else {
+            throw SamplerError("\(path): not a Hydrogen drumkit (the file is not UTF-8 text)")
+        }
         let parser = XMLParser(data: data)
+        parser.shouldResolveExternalEntities = false
         let reader = TreeReader()
         parser.delegate = reader
         guard parser.parse(), let root = reader.root else {
@@ -157,5 +170,13 @@ private final class TreeReader: NSObject, XMLParserDelegate {
 
     func parser(_ parser: XMLParser, foundCharacters string: String) {
         stack.last?.text += string
+    }
+}
+
+private extension String {
+    /// The bytes as a string if they are valid UTF-8 (no NUL check), else nil.
+    init?(validatingUTF8Bytes data: Data) {
+        guard let s = String(bytes: data, encoding: .utf8) else { return nil }
+        self = s
     }
 }

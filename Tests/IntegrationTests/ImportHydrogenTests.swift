@@ -103,4 +103,19 @@ import Testing
         #expect(r.status == 1)
         #expect(r.stderr == "sampler: error: \(xml.path): expected a Hydrogen drumkit (<drumkit_info>), got <song>\n")
     }
+
+    /// Found by `make fuzz`: Foundation's XMLParser crashed on element names that are not UTF-8.
+    /// Every input under Fuzz/regressions/ for the Hydrogen importer ends in a one-line error.
+    @Test func fuzzRegressionsEndInAOneLineError() throws {
+        let dir = packageRoot.appendingPathComponent("Fuzz/regressions")
+        let files = try FileManager.default.contentsOfDirectory(atPath: dir.path).filter { $0.hasPrefix("hydrogen-") }
+        #expect(!files.isEmpty)
+        let out = try temporaryDirectory().appendingPathComponent("k.json").path
+        for name in files {
+            let path = dir.appendingPathComponent(name).path
+            let r = try runSampler(["import-hydrogen", path, "--out", out], timeout: 30)
+            #expect(r.status == 1, "\(name)")
+            #expect(r.stderr.hasPrefix("sampler: error: \(path): ") && r.stderr.filter { $0 == "\n" }.count == 1, "\(name): \(r.stderr)")
+        }
+    }
 }

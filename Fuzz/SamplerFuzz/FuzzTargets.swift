@@ -1,0 +1,108 @@
+// sampler-fuzz: libFuzzer targets for every parser a user's input reaches. One binary; the
+// target is chosen by FUZZ_TARGET (json, tempo, hydrogen, sound, midi). Built only by
+// `make fuzz` (SAMPLER_FUZZ=1 swift build -c release --sanitize=fuzzer --sanitize=address), which
+// runs each target on its seed corpus in Fuzz/corpus/TARGET.
+import Foundation
+import Patches
+import SamplerCore
+import SamplerKit
+import Scheduling
+import SoundFiles
+
+enum FuzzTarget: String {
+    case json, tempo, hydrogen, sound, midi
+}
+
+let target: FuzzTarget = {
+    guard let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"], let t = FuzzTarget(rawValue: name) else {
+        FileHandle.standardError.write(Data("sampler-fuzz: set FUZZ_TARGET to json, tempo, hydrogen, sound or midi\n".utf8))
+        exit(2)
+    }
+    return t
+}()
+
+/// The patch JSON parser and decoding, every format version.
+func fuzzJSON(_ data: Data) {
+    _ = try? PatchLoader.decodeDocument(data, file: "fuzz.json", baseDirectory: "/nonexistent-fuzz-dir")
+}
+
+/// klick tempo maps and tempo specs.
+func fuzzTempo(_ data: Data) {
+    let text = String(decoding: data, as: UTF8.self)
+    if let map = try? TempoMap(parsing: text, file: "fuzz.map") {
+        // Turning the map into frames must stay bounded too.
+        var m = Metronome(timing: TempoMapTiming(map: map, sampleRate: 48000), origin: 0, barLimit: 64)
+        var n = 0
+        m.produce(before: 48000 * 60) { _ in n += 1 }
+    }
+    _ = try? TempoSpec(parsing: text)
+}
+
+/// Hydrogen drumkit.xml import.
+func fuzzHydrogen(_ data: Data) {
+    _ = try? HydrogenKitImporter.importKit(data: data, path: "/nonexistent-fuzz-dir/drumkit.xml")
+}
+
+/// Sound decoding from memory through the project's loader: the first byte picks the target
+/// rate (resampling), the second a type hint.
+func fuzzSound(_ data: Data) {
+    guard data.count >= 2 else { return }
+    let rates: [Double?] = [nil, 48000, 44100, 96000, 22050, 8000]
+    let hints: [String?] = [nil, "wav", "raw", "flac", "aiff", "ogg"]
+    var loader = SoundFileLoader(targetSampleRate: rates[Int(data[data.startIndex]) % rates.count])
+    loader.warn = { _, _ in }
+    let body = Array(data.dropFirst(2))
+    _ = try? loader.load(bytes: body, name: "fuzz", typeHint: hints[Int(data[data.startIndex + 1]) % hints.count])
+}
+
+/// MIDI bytes into the engine's note path: length-prefixed messages, rendered as they come.
+let midiEngine: Engine = {
+    let engine = Engine(configuration: .init(maxPlayers: 8))
+    let a = try! engine.register(Sound(channels: [[1, 0.5, 0.25]], sampleRate: 48000))
+    let b = try! engine.register(Sound(channels: [[0.3, 0.2], [0.1, 0.4]], sampleRate: 48000))
+    engine.setInstruments([
+        InstrumentDefinition(firstPlayer: 0, voiceCount: 3, chokeGroup: 1, layers: [InstrumentLayer(velocities: 1...64, sounds: [a]),
+                                                                                   InstrumentLayer(velocities: 65...127, sounds: [a, b], selection: .random(seed: 7))],
+                             midiNotes: [36, 37]),
+        InstrumentDefinition(firstPlayer: 3, voiceCount: 5, chokeGroup: 1, layers: [InstrumentLayer(sounds: [b])], midiNotes: [38, 127]),
+    ])
+    return engine
+}()
+// libFuzzer calls the target from one thread: the render buffers and clock are that thread's.
+nonisolated(unsafe) let left = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+nonisolated(unsafe) let right = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+nonisolated(unsafe) var midiFrame: Frame = 0
+
+func fuzzMIDI(_ data: Data) {
+    let bytes = Array(data)
+    var i = 0
+    while i < bytes.count {
+        let length = Int(bytes[i] % 8)
+        let end = min(bytes.count, i + 1 + length)
+        let message = Array(bytes[(i + 1)..<end])
+        let offset = Frame(message.first ?? 0)
+        message.withUnsafeBufferPointer { m in
+            if let base = m.baseAddress { midiEngine.receiveMIDI(base, count: m.count, at: midiFrame + offset) }
+        }
+        if bytes[i] & 0x80 != 0 {
+            midiEngine.render(frameCount: 256, periodStart: midiFrame, left: left, right: right)
+            midiFrame += 256
+            for k in 0..<256 where !(left[k].isFinite && right[k].isFinite) { fatalError("non-finite output") }
+        }
+        i = end
+    }
+    midiEngine.drainEvents { _ in }
+}
+
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzzOne(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
+    let data = Data(bytes: start, count: count)
+    switch target {
+    case .json: fuzzJSON(data)
+    case .tempo: fuzzTempo(data)
+    case .hydrogen: fuzzHydrogen(data)
+    case .sound: fuzzSound(data)
+    case .midi: fuzzMIDI(data)
+    }
+    return 0
+}
