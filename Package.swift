@@ -46,6 +46,8 @@ let package = Package(
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.
         .executableTarget(name: "samplerkit-example", dependencies: ["SamplerKit"], path: "Examples/SamplerKitOnly"),
+        // `make soak`: the randomized control side of a long live run.
+        .executableTarget(name: "sampler-soak", dependencies: ["SamplerKit"], path: "Sources/SamplerSoak"),
         // Fault injection: a client upstream of the sampler that sleeps inside its cycle on demand.
         .executableTarget(name: "sampler-disturb", dependencies: ["CJACK"], path: "Sources/SamplerDisturb"),
 

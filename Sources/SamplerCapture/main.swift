@@ -4,6 +4,8 @@
 //
 //   sampler-capture --server NAME --ports a:out_L,a:out_R --frames N --out FILE [--name N] [--no-connect]
 //
+// With --summary it keeps nothing and prints, at the end, "summary periods=P lost-frames=L
+// repeated-frames=R xruns=X nonfinite=N" (for runs too long to record, e.g. the soak).
 // With --no-connect it only registers one input per listed port (in_0, in_1, …) and leaves
 // connecting to others.
 // It connects the given ports to its inputs, prints "ready" once connected, records N frames
@@ -38,14 +40,24 @@ final class Recorder: @unchecked Sendable {
     // 32-bit value is widened to the 64-bit frame nearest the previous stamp.
     private var stamp: Int64 = 0
 
-    init(channels: Int, frames: Int) {
+    /// Summary mode (`--summary`): nothing is stored; periods, lost and repeated frames,
+    /// non-finite samples and xruns are counted (for runs too long to keep, e.g. the soak).
+    let summary: Bool
+    var lostFrames = 0
+    var repeatedFrames = 0
+    var nonFinite = 0
+    let xruns = Atomic<Int>(0)
+    private var next: Int64 = 0
+
+    init(channels: Int, frames: Int, summary: Bool) {
         capacity = frames
-        buffers = (0..<channels).map { _ in
+        self.summary = summary
+        buffers = summary ? [] : (0..<channels).map { _ in
             let p = UnsafeMutablePointer<Float>.allocate(capacity: frames)
             p.initialize(repeating: 0, count: frames)
             return p
         }
-        periodCapacity = frames / 16 + 64
+        periodCapacity = summary ? 0 : frames / 16 + 64
         periodStamps = .allocate(capacity: periodCapacity)
         periodLengths = .allocate(capacity: periodCapacity)
     }
@@ -59,6 +71,19 @@ final class Recorder: @unchecked Sendable {
             firstFrame = stamp
         } else {
             stamp += Int64(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: stamp)))
+        }
+        if summary {
+            if periodCount > 0 {
+                if stamp > next { lostFrames += Int(stamp - next) } else if stamp < next { repeatedFrames += Int(min(next - stamp, Int64(n))) }
+            }
+            periodCount += 1
+            next = max(next, stamp + Int64(n))
+            for port in ports {
+                let src = jack_port_get_buffer(port, n)!.assumingMemoryBound(to: Float.self)
+                for i in 0..<Int(n) where !src[i].isFinite { nonFinite += 1 }
+            }
+            if stamp + Int64(n) - firstFrame >= Int64(capacity) { done.store(true, ordering: .releasing) }
+            return 0
         }
         let at = Int(stamp - firstFrame)
         guard at >= 0, at < capacity else {
@@ -86,6 +111,12 @@ func processCallback(_ n: UInt32, _ arg: UnsafeMutableRawPointer?) -> Int32 {
     Unmanaged<Recorder>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.process(n) }
 }
 
+/// JACK's xrun callback (a function for the same reason as `processCallback`).
+func xrunCallback(_ arg: UnsafeMutableRawPointer?) -> Int32 {
+    _ = Unmanaged<Recorder>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.xruns.add(1, ordering: .relaxed) }
+    return 0
+}
+
 func fail(_ message: String) -> Never {
     FileHandle.standardError.write(("sampler-capture: " + message + "\n").data(using: .utf8)!)
     exit(2)
@@ -97,6 +128,7 @@ var connectSources = true
 var sources: [String] = []
 var frames = 0
 var outPath = ""
+var summaryOnly = false
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
     switch a {
@@ -106,10 +138,13 @@ while let a = args.next() {
     case "--out": outPath = args.next() ?? ""
     case "--name": clientName = args.next() ?? "capture"
     case "--no-connect": connectSources = false
+    case "--summary": summaryOnly = true
     default: fail("unknown option \(a)")
     }
 }
-guard !sources.isEmpty, frames > 0, !outPath.isEmpty else { fail("usage: --server NAME --ports A,B --frames N --out FILE") }
+guard !sources.isEmpty, frames > 0, !outPath.isEmpty || summaryOnly else {
+    fail("usage: --server NAME --ports A,B --frames N (--out FILE | --summary)")
+}
 
 var status = jack_status_t(0)
 let client: OpaquePointer? = clientName.withCString { name in
@@ -117,7 +152,7 @@ let client: OpaquePointer? = clientName.withCString { name in
     return sampler_jack_client_open(name, nil, 1, &status)
 }
 guard let client else { fail("cannot connect to JACK server \(server ?? "default")") }
-let recorder = Recorder(channels: sources.count, frames: frames)
+let recorder = Recorder(channels: sources.count, frames: frames, summary: summaryOnly)
 recorder.client = client
 for i in sources.indices {
     guard let p = jack_port_register(client, "in_\(i)", JACK_DEFAULT_AUDIO_TYPE, UInt(JackPortIsInput.rawValue), 0) else {
@@ -126,6 +161,7 @@ for i in sources.indices {
     recorder.ports.append(p)
 }
 jack_set_process_callback(client, processCallback, Unmanaged.passUnretained(recorder).toOpaque())
+jack_set_xrun_callback(client, xrunCallback, Unmanaged.passUnretained(recorder).toOpaque())
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 
 let ownName = String(cString: jack_get_client_name(client))
@@ -155,6 +191,12 @@ while !recorder.done.load(ordering: .acquiring) {
 }
 jack_deactivate(client)
 jack_client_close(client)
+if summaryOnly {
+    print("summary periods=\(recorder.periodCount) lost-frames=\(recorder.lostFrames) repeated-frames=\(recorder.repeatedFrames) "
+          + "xruns=\(recorder.xruns.load(ordering: .relaxed)) nonfinite=\(recorder.nonFinite)")
+    print("done"); fflush(nil)
+    exit(0)
+}
 
 var data = Data("SCAP".utf8)
 @MainActor func append<T>(_ value: T) { withUnsafeBytes(of: value) { data.append(contentsOf: $0) } }
