@@ -2,6 +2,9 @@ import Foundation
 
 /// Reads patch files. Control thread only.
 public enum PatchLoader {
+    /// The largest patch file read (bytes): 16 MB.
+    public static let maximumFileSize = 16 << 20
+
     /// The format versions this build reads.
     static let supportedVersions = 1...2
 
@@ -13,6 +16,9 @@ public enum PatchLoader {
 
     /// Reads and decodes a patch file of any supported version.
     public static func loadDocument(path: String) throws(PatchError) -> PatchDocument {
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileSize {
+            throw PatchError(file: path, message: "the file is \(size >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -31,6 +37,9 @@ public enum PatchLoader {
 
     /// Decodes a patch of any supported version from `data` (see `decode`).
     public static func decodeDocument(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> PatchDocument {
+        guard data.count <= maximumFileSize else {
+            throw PatchError(file: file, message: "the patch is \(data.count >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
+        }
         let value: JSONValue
         do {
             value = try JSONParser.parse([UInt8](data))

@@ -99,6 +99,10 @@ public struct DrumKitProgram: LiveProgram {
     /// returns the instruments, players allocated in file order, `voices` each.
     public static func loadInstruments(_ kit: DrumKit, engine: Engine, sampleRate: Double) throws -> [InstrumentDefinition] {
         let loader = SoundFileLoader(targetSampleRate: sampleRate)
+        let paths = kit.instruments.flatMap { $0.layers.flatMap { $0.samples.map(\.resolvedPath) } }
+        do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: paths, sampleRate: sampleRate), what: "\(kit.file): its samples") } catch {
+            throw SamplerError("\(error)")
+        }
         var cache: [String: SoundID] = [:]
         var untuned: [String: Sound] = [:]
         var definitions: [InstrumentDefinition] = []

@@ -19,6 +19,9 @@ public enum HydrogenKitImporter {
     public static func importKit(path: String) throws -> Result {
         // Read here, not by XMLParser(contentsOf:): that one goes through CoreFoundation's URL
         // loading, which prints a warning of its own to stderr when the file is missing.
+        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 16 << 20 {
+            throw SamplerError("\(path): the file is \(size >> 20) MB; a drumkit.xml is at most 16 MB")
+        }
         let data: Data
         do {
             data = try Data(contentsOf: URL(fileURLWithPath: path))
@@ -30,21 +33,15 @@ public enum HydrogenKitImporter {
     }
 
     /// Imports a drumkit.xml held in `data`; `path` locates its samples and names it in errors.
-    /// External entities are never resolved (XMLParser's default, kept explicitly).
+    /// Read by `XMLReader`: no entity is ever defined, expanded or fetched.
     public static func importKit(data: Data, path: String) throws -> Result {
-        // Hydrogen writes UTF-8. Anything else is refused before XMLParser sees it: Foundation's
-        // parser crashes on element names that are not valid UTF-8 (found by `make fuzz`:
-        // "<\u{FF}\u{FF}\u{FF}\u{FF}").
+        // Hydrogen writes UTF-8.
         guard String(validatingUTF8Bytes: data) != nil else {
             throw SamplerError("\(path): not a Hydrogen drumkit (the file is not UTF-8 text)")
         }
-        let parser = XMLParser(data: data)
-        parser.shouldResolveExternalEntities = false
-        let reader = TreeReader()
-        parser.delegate = reader
-        guard parser.parse(), let root = reader.root else {
-            let where_ = parser.lineNumber > 0 ? " at line \(parser.lineNumber)" : ""
-            throw SamplerError("\(path): not a readable XML file\(where_) (\(parser.parserError.map { "\($0.localizedDescription)" } ?? "no root element"))")
+        let root: XMLElementNode
+        do { root = try XMLReader.parse([UInt8](data)) } catch {
+            throw SamplerError("\(path): not a readable XML file at line \(error.line) (\(error.message))")
         }
         guard root.name == "drumkit_info" else {
             throw SamplerError("\(path): expected a Hydrogen drumkit (<drumkit_info>), got <\(root.name)>")
@@ -150,26 +147,6 @@ final class XMLElementNode {
     func number(_ name: String) -> Double? {
         guard let value = text(name).flatMap(Double.init), value.isFinite, abs(value) < 1e9 else { return nil }
         return value
-    }
-}
-
-private final class TreeReader: NSObject, XMLParserDelegate {
-    var root: XMLElementNode?
-    private var stack: [XMLElementNode] = []
-
-    func parser(_ parser: XMLParser, didStartElement elementName: String, namespaceURI: String?,
-                qualifiedName qName: String?, attributes attributeDict: [String: String] = [:]) {
-        let node = XMLElementNode(name: elementName)
-        if let parent = stack.last { parent.children.append(node) } else if root == nil { root = node }
-        stack.append(node)
-    }
-
-    func parser(_ parser: XMLParser, didEndElement elementName: String, namespaceURI: String?, qualifiedName qName: String?) {
-        _ = stack.popLast()
-    }
-
-    func parser(_ parser: XMLParser, foundCharacters string: String) {
-        stack.last?.text += string
     }
 }
 

@@ -27,6 +27,14 @@ public struct PatchInstrument {
         }
         let streamed = try Self.streamedPlayers(of: patch, options: streaming)
         let loader = SoundFileLoader(targetSampleRate: sampleRate)
+        // Refused before anything is decoded when the decoded sounds would exceed the budget.
+        let decoded = patch.sounds.filter { entry in
+            let users = patch.players.indices.filter { patch.players[$0].sound == entry.id }
+            return users.isEmpty || !users.allSatisfy { streamed[$0] != nil }
+        }.map(\.resolvedPath)
+        do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: decoded, sampleRate: sampleRate), what: "\(patch.file): its sounds") } catch {
+            throw SamplerError("\(error)")
+        }
         var ids: [String: SoundID] = [:]
         for entry in patch.sounds {
             let users = patch.players.indices.filter { patch.players[$0].sound == entry.id }

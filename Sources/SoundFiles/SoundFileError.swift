@@ -19,6 +19,8 @@ public struct SoundFileError: Error, Equatable, CustomStringConvertible {
         case resampleFailed(String)
         /// The file could not be created or written; carries the reason.
         case writeFailed(String)
+        /// Decoding would take more memory than `DecodeBudget` allows; carries the message.
+        case tooLarge(String)
     }
 
     /// The path or name the error concerns, as the caller gave it; empty when there is none
@@ -44,6 +46,7 @@ public struct SoundFileError: Error, Equatable, CustomStringConvertible {
         case .unsupportedChannelCount(let n): "unsupported channel count \(n) (expected 1 or 2)"
         case .resampleFailed(let why): "resampling failed (\(why))"
         case .writeFailed(let why): "cannot write the file (\(why))"
+        case .tooLarge(let why): why
         }
     }
 }

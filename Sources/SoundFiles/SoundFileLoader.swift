@@ -139,6 +139,10 @@ public struct SoundFileLoader: Sendable {
                 Int(sf_readf_float(handle, buffer.baseAddress, sf_count_t(chunkFrames)))
             }
             guard read > 0 else { break }
+            // Decoding stops at the memory budget, whatever the header claimed.
+            if (planes[0].count + read) * channelCount * 4 > DecodeBudget.bytes {
+                try DecodeBudget.check((planes[0].count + read) * channelCount * 4, what: "\(file): its samples")
+            }
             chunk.withUnsafeBufferPointer { buffer in
                 for c in 0..<channelCount {
                     for f in 0..<read {

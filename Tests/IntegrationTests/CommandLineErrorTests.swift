@@ -1,5 +1,6 @@
 import Foundation
 import JACKTestSupport
+import SoundFiles
 import Testing
 
 /// Bad input gets one clear line on stderr and a non-zero exit, never a crash or a hang.
@@ -10,6 +11,23 @@ import Testing
         let lines = r.stderr.split(separator: "\n")
         #expect(lines.count == 1, "\(args): expected one line, got: \(r.stderr)")
         #expect(r.stderr.contains(message), "\(args): \(r.stderr)")
+    }
+
+    @Test func aPatchWhoseSoundsExceedTheMemoryBudgetIsRefusedSayingWhatItNeeds() throws {
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("long.wav").path,
+                                channels: [[Float](repeating: 0.1, count: 48000 * 6)], sampleRate: 48000, format: .pcm16)
+        let patch = dir.appendingPathComponent("p.json")
+        try """
+        {"version": 1, "tempo": 120, "sounds": {"l": "long.wav"}, "players": [{"id": "a", "sound": "l"}]}
+        """.write(to: patch, atomically: true, encoding: .utf8)
+        try expectError(["render", "--patch", patch.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path], status: 1,
+                        "\(patch.path): its sounds need 2 MB decoded in memory, more than the budget of 1 MB (SAMPLER_MEMORY_BUDGET_MB raises it",
+                        environment: ["SAMPLER_MEMORY_BUDGET_MB": "1"])
+        // With the budget raised, it renders.
+        let r = try runSampler(["render", "--patch", patch.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path],
+                               environment: ["SAMPLER_MEMORY_BUDGET_MB": "4"], timeout: 20)
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     @Test func unknownOptionNamesIt() throws {
