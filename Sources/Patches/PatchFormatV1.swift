@@ -40,7 +40,9 @@ enum PatchFormatV1 {
     /// `{ "id": "path", … }`, sorted by id.
     private static func decodeSounds(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [SoundEntry] {
         var sounds: [SoundEntry] = []
-        for (id, pathNode) in try node.object().entries {
+        let entries = try node.object().entries
+        try PatchLimits.check(entries.count, PatchLimits.sounds, "sounds", at: node)
+        for (id, pathNode) in entries {
             let path = try pathNode.nonEmptyString()
             sounds.append(SoundEntry(id: id, path: path, resolvedPath: resolve(path, against: baseDirectory)))
         }
@@ -55,6 +57,7 @@ enum PatchFormatV1 {
     private static func decodePlayers(_ node: JSONNode, soundIDs: [String]) throws(PatchError) -> [PlayerEntry] {
         let elements = try node.array()
         guard !elements.isEmpty else { throw node.error("expected at least one player, got an empty array") }
+        try PatchLimits.check(elements.count, PatchLimits.players, "players", at: node)
         var players: [PlayerEntry] = []
         var firstUse: [String: JSONPath] = [:]
         for element in elements {

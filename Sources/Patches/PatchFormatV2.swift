@@ -56,6 +56,7 @@ enum PatchFormatV2 {
     private static func decodeInstruments(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [DrumInstrument] {
         let elements = try node.array()
         guard !elements.isEmpty else { throw node.error("expected at least one instrument, got an empty array") }
+        try PatchLimits.check(elements.count, PatchLimits.instruments, "instruments", at: node)
         var instruments: [DrumInstrument] = []
         var firstUse: [String: JSONPath] = [:]
         var noteUse: [Int: JSONPath] = [:]
@@ -69,6 +70,7 @@ enum PatchFormatV2 {
             firstUse[id] = element.path
             let layersNode = try object.required("layers")
             let layerNodes = try layersNode.array()
+            try PatchLimits.check(layerNodes.count, PatchLimits.layersPerInstrument, "layers", at: layersNode)
             guard !layerNodes.isEmpty else { throw layersNode.error("expected at least one layer, got an empty array") }
             var layers: [DrumLayer] = []
             for layerNode in layerNodes {
@@ -113,6 +115,7 @@ enum PatchFormatV2 {
         let samplesNode = try object.required("samples")
         let sampleNodes = try samplesNode.array()
         guard !sampleNodes.isEmpty else { throw samplesNode.error("expected at least one sample path, got an empty array") }
+        try PatchLimits.check(sampleNodes.count, PatchLimits.samplesPerLayer, "samples", at: samplesNode)
         var samples: [SampleFile] = []
         for sampleNode in sampleNodes {
             let path = try sampleNode.nonEmptyString()

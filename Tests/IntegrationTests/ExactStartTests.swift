@@ -53,8 +53,10 @@ import Testing
         expectedLeft.append(panned)
 
         // A start whose frame has already passed plays at once, from the sample it would have
-        // reached, and is reported late.
-        #expect(waitUntil(timeout: 2) { engine.periodCount >= 16 })
+        // reached, and is reported late. Sent 16 periods after the capture is recording, so its
+        // first audible frame and the one before are both in the recording.
+        let recordingBy = engine.periodCount
+        #expect(waitUntil(timeout: 2) { engine.periodCount >= recordingBy + 16 })
         let asked = engine.renderedFrame - 100
         engine.send(.start(player: 8, sound: ramp, at: asked, pan: right))
         var late: Event?, lateStart: Event?

@@ -4,6 +4,13 @@ import Testing
 
 /// Every error names the file, the JSON path and what is wrong, with the offending value.
 @Suite struct PatchErrorTests {
+    @Test func countsBeyondTheLimitsAreErrorsNamingThePath() {
+        let players = (0..<4097).map { #"{ "id": "p\#($0)", "sound": "kick" }"# }.joined(separator: ", ")
+        #expect(errorDescription(patchJSON(players: "[\(players)]")) == "drums.json: players: at most 4096 players, got 4097")
+        let sounds = (0..<1025).map { #""s\#($0)": "s.wav""# }.joined(separator: ", ")
+        #expect(errorDescription(patchJSON(sounds: "{\(sounds)}")) == "drums.json: sounds: at most 1024 sounds, got 1025")
+    }
+
     @Test func descriptionIsFilePathAndMessage() {
         #expect(PatchError(file: "a.json", path: "players[0]", message: "broken").description == "a.json: players[0]: broken")
         #expect(PatchError(file: "a.json", path: "", message: "broken").description == "a.json: broken")
