@@ -90,6 +90,10 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
 
     deinit {
         session.releasePlayer(player)
+        // The release's cancel and stop reach the render thread before the engine can reuse the
+        // sound's slot (two periods later): without this, every player made and dropped kept its
+        // sound registered, and memory, for the session's life (found by the soak's reloads).
+        if let soundID { session.unregister(soundID) }
         if let stream { session.lock.withLock { session.streaming.recycle(stream, after: session.earliestStartFrame) } }
     }
 

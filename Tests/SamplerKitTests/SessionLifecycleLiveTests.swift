@@ -89,6 +89,25 @@ func clientNames(on server: JACKServer) throws -> Set<String> {
         #expect(waitUntil(timeout: 3) { (try? clientNames(on: server).contains("dropped")) == false })
     }
 
+    /// A program that makes and drops players (reloading a patch, say) does not keep their sounds
+    /// registered: more players than the engine's 1,024 sound slots come and go.
+    @Test func droppedPlayersGiveTheirSoundsBack() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "dropsounds")
+        defer { s.close() }
+        for round in 0..<6 {
+            for _ in 0..<250 {
+                let player = try AudioPlayer(sound: markerSound(frames: 64), session: s)
+                #expect(player.prepareToPlay(), "round \(round): the sound could not be registered")
+            }
+            // Slots are reused two periods after their release.
+            let periods = s.engine.periodCount
+            #expect(waitUntil(timeout: 2) { s.engine.periodCount > periods + 2 })
+        }
+        #expect(s.engine.registeredSoundCount < 300)
+    }
+
     @Test func aSessionReportsLostAudio() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
