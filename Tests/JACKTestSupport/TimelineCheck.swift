@@ -9,8 +9,16 @@ public struct TimelineCheck: CustomStringConvertible {
     /// Compares each period of `capture` (channels in the render's order) with `render`, whose
     /// frame 0 is device frame `origin`. Periods before `origin` must be silent; periods past
     /// the render's end are not judged.
+    /// Indices (into `verdicts`) of the periods whose stamp did not follow on from the period
+    /// before: where the witness itself saw the device timeline jump (a skipped cycle, a late
+    /// callback, a repeated stamp).
+    public private(set) var discontinuities: [Int] = []
+
     public init(capture: Capture, render: [[Float]], origin: Int64) {
+        var previousEnd: Int64?
         for p in capture.periods {
+            if let previousEnd, p.start != previousEnd { discontinuities.append(verdicts.count) }
+            previousEnd = p.start + Int64(p.count)
             let from = Int(p.start - capture.firstFrame)
             var exact = true, silent = true
             var beyond = false
@@ -30,6 +38,15 @@ public struct TimelineCheck: CustomStringConvertible {
     }
 
     public func count(_ v: Verdict) -> Int { verdicts.filter { $0.verdict == v }.count }
+
+    /// Periods that are not exact although the witness saw the timeline run on without a jump
+    /// within two periods of them. Even a synchronous server gives up on a client that is very
+    /// late (an xrun); the invariant then allows a short inexact stretch, but only there.
+    public var inexactAwayFromDiscontinuities: Int {
+        verdicts.indices.filter { i in
+            verdicts[i].verdict != .exact && !discontinuities.contains { abs($0 - i) <= 2 }
+        }.count
+    }
 
     /// The longest run of consecutive periods that are not exact (wrong or silent where the
     /// render sounds count alike).
@@ -54,7 +71,8 @@ public struct TimelineCheck: CustomStringConvertible {
     public var firstWrong: [Int64] { Array(verdicts.filter { $0.verdict == .wrong }.prefix(5).map(\.start)) }
 
     public var description: String {
-        "\(verdicts.count) periods: \(count(.exact)) exact, \(count(.silent)) silent, \(count(.wrong)) wrong; "
+        "\(verdicts.count) periods: \(count(.exact)) exact, \(count(.silent)) silent, \(count(.wrong)) wrong, "
+            + "\(discontinuities.count) jumps seen by the witness, \(inexactAwayFromDiscontinuities) inexact away from them; "
             + "longest inexact run \(longestInexactRun), longest wrong run \(longestWrongRun); first wrong at \(firstWrong)"
     }
 }
