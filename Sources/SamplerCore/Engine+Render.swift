@@ -312,6 +312,9 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     private func touchAhead(_ key: Int) -> UInt32 {
         let v = (key & 1 == 0 ? voices : tails) + (key >> 1)
+        // An inactive voice can be listed (a command touched it this period) while its pointers
+        // still name a sound that has since been unregistered and freed: never read through them.
+        if !v.pointee.isActive { return 0 }
         if v.pointee.isStreamed { return 0 }
         if let samples = v.pointee.left {
             let frames = v.pointee.frames
