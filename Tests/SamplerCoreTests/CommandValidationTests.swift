@@ -60,3 +60,28 @@ import Testing
         #expect(!engine.isActive(player: 0))
     }
 }
+
+/// A slot's sound may be freed once unregistered; nothing on the render thread reads it after.
+@Suite struct SoundRecyclingTests {
+    @Test func anInactiveVoiceTouchedByACommandNeverReadsItsFreedSound() throws {
+        let engine = Engine()
+        var id: SoundID?
+        do {
+            let sound = try Sound(channels: [[Float](repeating: 0.5, count: 100_000)], sampleRate: 48000)
+            id = try engine.register(sound)
+        }
+        engine.send(.start(player: 0, sound: id!, at: 0))
+        engine.send(.stop(player: 0, at: 100))
+        _ = renderBlocks(engine, periods: 2, blockSize: 64)
+        engine.unregister(id!)
+        _ = renderBlocks(engine, periods: 3, blockSize: 64, start: 128)
+        // The slot is reused (its old sound released: under ASan a read of it is reported).
+        let other = try engine.register(Sound(channels: [[0.25]], sampleRate: 48000))
+        #expect(other == id)
+        engine.send(.setPan(player: 0, 0.5))
+        engine.send(.setPan(player: 1, 0.5))
+        engine.send(.setGain(player: 2, .unity))
+        let out = renderBlocks(engine, periods: 2, blockSize: 64, start: 320)
+        #expect(out.left.allSatisfy { $0 == 0 })
+    }
+}
