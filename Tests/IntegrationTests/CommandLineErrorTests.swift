@@ -30,6 +30,21 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
     }
 
+    @Test func filesOverTheirSizeLimitAreRefusedBeforeTheyAreRead() throws {
+        let dir = try temporaryDirectory()
+        let map = dir.appendingPathComponent("long.map")
+        try Data(repeating: UInt8(ascii: "#"), count: (1 << 20) + 1).write(to: map)
+        try expectError(["metronome", "--map", map.path, "--render", dir.appendingPathComponent("o.wav").path], status: 1,
+                        "\(map.path): the file is 1024 KB; a tempo map is at most 1 MB")
+        let patch = dir.appendingPathComponent("big.json")
+        try Data(repeating: UInt8(ascii: " "), count: (16 << 20) + 1).write(to: patch)
+        try expectError(["validate", patch.path], status: 1, "\(patch.path): the file is 16 MB; a patch is at most 16 MB")
+        let kit = dir.appendingPathComponent("drumkit.xml")
+        try Data(repeating: UInt8(ascii: " "), count: (16 << 20) + 1).write(to: kit)
+        try expectError(["import-hydrogen", kit.path, "--out", dir.appendingPathComponent("k.json").path], status: 1,
+                        "\(kit.path): the file is 16 MB; a drumkit.xml is at most 16 MB")
+    }
+
     @Test func unknownOptionNamesIt() throws {
         try expectError(["--bogus"], status: 64, "sampler: error: Unknown option '--bogus'")
     }
