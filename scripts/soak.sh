@@ -1,23 +1,34 @@
 #!/usr/bin/env bash
 # make soak DURATION=3600: a long live run on a private dummy JACK server (asynchronous, as a
 # user's would be). First the idle server's own xruns are counted (DURATION/10 s, at least 10 s,
-# with only the witness connected), then `sampler-soak` plays for DURATION seconds while four
-# control threads drive it at random and the patch is reloaded every 10 s, with the independent
-# witness (sampler-capture --summary) counting what reached it. Reports xruns against the idle
-# rate, lost periods, RSS and descriptors; fails on growth: RSS over MAX_RSS_GROWTH_KB (default
-# 1024), descriptors, a JACK client left behind, a non-finite sample.
+# with only the witness connected). Then, for DURATION seconds, with the independent witness
+# (sampler-capture --summary) counting what reached it:
+#   - `sampler-soak` (SamplerKit): four control threads drive AudioPlayers and a PlayerNode at
+#     random, the patch's sounds are reloaded every 10 s;
+#   - `sampler play PATCH` with random MIDI note-ons on its midi_in (sampler-disturb --notes);
+#   - `sampler metronome --keys-from-stdin` with random tempo keys (+ - and arrows) and
+#     start/stop typed into it every 0.1–0.5 s.
+# Reports xruns against the idle rate, lost periods, RSS and descriptors of all three processes;
+# fails on growth: RSS over MAX_RSS_GROWTH_KB (default 1024), descriptors, a JACK client left
+# behind, a non-finite sample, a process that failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${DURATION:-120}"
 patch="${PATCH:-Patches/drums.json}"
 max_growth="${MAX_RSS_GROWTH_KB:-1024}"
 swift="${SWIFT:-swift}"
-for p in sampler-soak sampler-capture; do "$swift" build --product "$p" >/dev/null; done
+for p in sampler-soak sampler-capture sampler sampler-disturb; do "$swift" build --product "$p" >/dev/null; done
 bin=$("$swift" build --show-bin-path)
 name="sampler-soak-$$"
 jackd -n "$name" -d dummy -r 48000 -p 256 >/dev/null 2>&1 &
 jackd_pid=$!
-cleanup() { kill "$jackd_pid" 2>/dev/null; wait "$jackd_pid" 2>/dev/null || true; }
+keys_pid=""
+cleanup() {
+    [ -n "$keys_pid" ] && kill "$keys_pid" 2>/dev/null
+    kill "$jackd_pid" 2>/dev/null; wait "$jackd_pid" 2>/dev/null || true
+    rm -rf "$work"
+}
+work=$(mktemp -d)
 trap cleanup EXIT
 export JACK_DEFAULT_SERVER="$name" JACK_NO_START_SERVER=1
 jack_wait -w -t 10 >/dev/null 2>&1
@@ -33,11 +44,51 @@ witness_log=$(mktemp)
 witness_pid=$!
 "$bin/sampler-soak" --seconds "$duration" --patch "$patch" --max-rss-growth "$max_growth" > >(tee /tmp/sampler-soak-$$.log) &
 soak_pid=$!
-for _ in $(seq 100); do jack_lsp 2>/dev/null | grep -q '^soak:out_L' && break; sleep 0.1; done
-jack_connect soak:out_L wit:in_0 && jack_connect soak:out_R wit:in_1
+# The drum patch played live, its instruments hit by random MIDI notes (about 60 a second).
+"$bin/sampler" play --patch "$patch" --loop --duration "$duration" --name soakdrums --no-connect --quiet >"$work/drums.log" 2>&1 &
+drums_pid=$!
+"$bin/sampler-disturb" --server "$name" --to soakdrums:midi_in --name soaknotes --sleep 0 --every 1000000 \
+    --notes 0.3 --seconds "$duration" >"$work/notes.log" 2>&1 &
+notes_pid=$!
+# The metronome, its tempo changed at random as a user at the keys would (never below 30 bpm:
+# the keys stop there by themselves).
+mkfifo "$work/keys"
+"$bin/sampler" metronome 120 --keys-from-stdin --duration "$duration" --name soakclick --no-connect \
+    <"$work/keys" >"$work/click.log" 2>&1 &
+click_pid=$!
+( exec 3>"$work/keys"; keys=('+' '-' $'\e[A' $'\e[B' $'\e[C' $'\e[D' ' ')
+  while :; do printf '%s' "${keys[RANDOM % ${#keys[@]}]}" >&3 || exit 0; sleep "0.$(( RANDOM % 5 + 1 ))"; done ) &
+keys_pid=$!
+for client in soak soakdrums soakclick; do
+    for _ in $(seq 200); do timeout 5 jack_lsp 2>/dev/null | grep -q "^$client:out_L" && break; sleep 0.1; done
+    timeout 10 jack_connect "$client:out_L" wit:in_0 && timeout 10 jack_connect "$client:out_R" wit:in_1 || { echo "FAIL: $client did not start"; exit 1; }
+done
+# RSS and descriptors of the two command-line processes, after the same warm-up as sampler-soak
+# and again 5 s before the end.
+rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
+fds() { ls "/proc/$1/fd" 2>/dev/null | wc -l; }
+warm=$(( duration / 4 )); [ "$warm" -gt 20 ] && warm=20
+sleep "$warm"
+declare -A rss0 fds0
+for pid in $drums_pid $click_pid; do rss0[$pid]=$(rss "$pid"); fds0[$pid]=$(fds "$pid"); done
+sleep $(( duration - warm - 5 ))
 status=0
+for pid in $drums_pid $click_pid; do
+    what=$([ "$pid" = "$drums_pid" ] && echo "sampler play (MIDI notes)" || echo "sampler metronome (tempo keys)")
+    r=$(rss "$pid"); f=$(fds "$pid")
+    echo "$what: rss-start ${rss0[$pid]} kB, rss-end $r kB, growth $(( r - rss0[$pid] )) kB; fds ${fds0[$pid]} -> $f"
+    if [ $(( r - rss0[$pid] )) -gt "$max_growth" ]; then echo "FAIL: $what: RSS grew by more than $max_growth kB"; status=1; fi
+    if [ "$f" -gt "${fds0[$pid]}" ]; then echo "FAIL: $what: open file descriptors grew"; status=1; fi
+done
 wait "$soak_pid" || status=1
+wait "$drums_pid" || { echo "FAIL: sampler play failed:"; tail -3 "$work/drums.log"; status=1; }
+wait "$notes_pid" || { echo "FAIL: the MIDI note sender failed:"; tail -3 "$work/notes.log"; status=1; }
+kill "$keys_pid" 2>/dev/null; wait "$keys_pid" 2>/dev/null || true; keys_pid=""
+wait "$click_pid" || { echo "FAIL: sampler metronome failed:"; tail -3 "$work/click.log"; status=1; }
 wait "$witness_pid" || status=1
+echo "sampler play: $(grep '^played' "$work/drums.log" | tail -1)"
+echo "notes sent: $(tail -1 "$work/notes.log")"
+echo "sampler metronome: $(tr '\r' '\n' <"$work/click.log" | grep -E '^(played|clicked|stopped)' | tail -1)"
 witness=$(grep summary "$witness_log" || true)
 rm -f "$witness_log"
 echo "witness: ${witness#summary }"
@@ -49,7 +100,7 @@ echo "xruns: $active_xruns while playing $duration s; the idle server had $idle_
 # between the idle measurement and the run; what the soak fails on is growth.
 if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twice the idle server's rate (+10)"; fi
 if [ "${nonfinite:-0}" -gt 0 ]; then echo "FAIL: $nonfinite non-finite samples reached the witness"; status=1; fi
-if jack_lsp 2>/dev/null | grep -q '^soak:'; then echo "FAIL: the soak's JACK client was left behind"; status=1; fi
+if timeout 5 jack_lsp 2>/dev/null | grep -qE '^soak(drums|click|notes)?:'; then echo "FAIL: a soak JACK client was left behind"; status=1; fi
 rm -f /tmp/sampler-soak-$$.log
 [ "$status" -eq 0 ] && echo "soak passed" || echo "soak FAILED"
 exit "$status"

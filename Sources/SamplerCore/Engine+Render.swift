@@ -478,7 +478,11 @@ extension Engine {
         guard instrument >= 0 else { return }
         var command = Command(kind: .trigger, player: instrument, frame: frame)
         command.level = Float(velocity)
-        if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
+        if schedule.insert(command) {
+            midiNoteCounter.add(1, ordering: .relaxed)
+        } else {
+            droppedCommandCounter.add(1, ordering: .relaxed)
+        }
     }
 
     /// Resolves a trigger: the velocity layer, the sample in it, the voice; chokes the group.

@@ -49,6 +49,7 @@ public final class Engine: @unchecked Sendable {
     let periodStartCounter = Atomic<Int64>(0)
     let activeVoiceCounter = Atomic<Int>(0)
     let lateStartCounter = Atomic<Int>(0)
+    let midiNoteCounter = Atomic<Int>(0)
     let droppedCommandCounter = Atomic<Int>(0)
     let lostEventCounter = Atomic<Int>(0)
     let periodCounter = Atomic<Int>(0)
@@ -280,6 +281,8 @@ public final class Engine: @unchecked Sendable {
     public var activeVoiceCount: Int { activeVoiceCounter.load(ordering: .relaxed) }
     /// Starts that played later than asked, since the engine was made.
     public var lateStartCount: Int { lateStartCounter.load(ordering: .relaxed) }
+    /// MIDI note-ons received that name an instrument (queued to play).
+    public var midiNoteCount: Int { midiNoteCounter.load(ordering: .relaxed) }
     /// Commands dropped because a queue or the schedule was full.
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
     /// Output samples that came out non-finite and were written as 0 (none, unless something

@@ -2,13 +2,15 @@
 // the fault-injection tests.
 //
 //   sampler-disturb --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES]
-//                   [--name N] [--seconds S]
+//                   [--name N] [--seconds S] [--notes PER_CYCLE]
 //
 // Its `midi_out` port is connected to --to, so JACK runs it before that client in every cycle.
 // Every --every cycles (default 150) its process callback sleeps --sleep periods (default 1.5),
 // so the client downstream runs late: on an asynchronous server it misses cycles and reads a
-// later cycle's time; on a synchronous one the whole cycle is late. Prints "ready" once
-// connected, runs until SIGTERM/SIGINT (or --seconds), then prints "disturbed N".
+// later cycle's time; on a synchronous one the whole cycle is late. With --notes P (0…1) it also
+// writes, in each cycle with probability P, a note-on (GM drum notes 35…81, random velocity, at
+// a random offset in the period) for the soak. Prints "ready" once
+// connected, runs until SIGTERM/SIGINT (or --seconds), then prints "disturbed N notes M".
 import CJACK
 import Foundation
 import Synchronization
@@ -20,12 +22,29 @@ final class Disturber: @unchecked Sendable {
     var sleepMicroseconds: UInt32 = 0
     var every = 150
     var cycle = 0
+    /// Probability of a note-on per cycle (0: none).
+    var noteChance = 0.0
+    var random: UInt64 = 0x9E37_79B9_7F4A_7C15
     let disturbances = Atomic<Int>(0)
+    let notes = Atomic<Int>(0)
+
+    /// xorshift64*: no allocation, no lock, on the process thread.
+    func next() -> UInt64 {
+        random ^= random >> 12; random ^= random << 25; random ^= random >> 27
+        return random &* 0x2545_F491_4F6C_DD1D
+    }
 
     func process(_ n: UInt32) -> Int32 {
         guard let port, let buffer = jack_port_get_buffer(port, n) else { return 0 }
         jack_midi_clear_buffer(buffer)
         cycle += 1
+        if noteChance > 0, Double(next() % 1_000_000) < noteChance * 1_000_000 {
+            let event: (UInt8, UInt8, UInt8) = (0x99, UInt8(35 + next() % 47), UInt8(1 + next() % 127))
+            withUnsafeBytes(of: event) { bytes in
+                _ = jack_midi_event_write(buffer, UInt32(next() % UInt64(max(n, 1))), bytes.baseAddress!.assumingMemoryBound(to: UInt8.self), 3)
+            }
+            notes.add(1, ordering: .relaxed)
+        }
         if cycle % every == 0 {
             usleep(sleepMicroseconds)
             disturbances.add(1, ordering: .relaxed)
@@ -51,6 +70,7 @@ var sleepPeriods = 1.5
 var every = 150
 var clientName = "disturb"
 var seconds = Double.infinity
+var noteChance = 0.0
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
     switch a {
@@ -60,11 +80,13 @@ while let a = args.next() {
     case "--every": every = Int(args.next() ?? "") ?? 0
     case "--name": clientName = args.next() ?? "disturb"
     case "--seconds": seconds = Double(args.next() ?? "") ?? -1
+    case "--notes": noteChance = Double(args.next() ?? "") ?? -1
     default: fail("unknown option \(a)")
     }
 }
-guard !target.isEmpty, sleepPeriods >= 0, sleepPeriods <= 100, every > 0, seconds > 0 else {
-    fail("usage: --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES] [--seconds S]")
+guard !target.isEmpty, sleepPeriods >= 0, sleepPeriods <= 100, every > 0, seconds > 0,
+      noteChance >= 0, noteChance <= 1 else {
+    fail("usage: --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES] [--seconds S] [--notes 0…1]")
 }
 
 var blocked = sigset_t()
@@ -87,6 +109,7 @@ disturber.port = port
 let periodSeconds = Double(jack_get_buffer_size(client)) / Double(jack_get_sample_rate(client))
 disturber.sleepMicroseconds = UInt32(sleepPeriods * periodSeconds * 1_000_000)
 disturber.every = every
+disturber.noteChance = noteChance
 jack_set_process_callback(client, processCallback, Unmanaged.passUnretained(disturber).toOpaque())
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 let own = String(cString: jack_get_client_name(client)) + ":midi_out"
@@ -109,4 +132,4 @@ var wait = timespec(tv_sec: seconds.isFinite ? Int(seconds) : 1 << 30,
 _ = sigtimedwait(&blocked, nil, &wait)
 jack_deactivate(client)
 jack_client_close(client)
-print("disturbed \(disturber.disturbances.load(ordering: .relaxed))"); fflush(nil)
+print("disturbed \(disturber.disturbances.load(ordering: .relaxed)) notes \(disturber.notes.load(ordering: .relaxed))"); fflush(nil)

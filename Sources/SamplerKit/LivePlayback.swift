@@ -84,6 +84,8 @@ public final class LivePlayback {
         }
         public var renderedSeconds: Double
         public var startsSent: Int
+        /// MIDI note-ons on midi_in that played an instrument.
+        public var midiNotes: Int
         public var lateStarts: Int
         public var xruns: Int
         /// Stretches of device frames JACK skipped the client for (each a silent gap in the
@@ -185,7 +187,7 @@ public final class LivePlayback {
         }
         if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
         return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
-                       startsSent: feeder.sentCount, lateStarts: engine.lateStartCount, xruns: client.xrunCount,
+                       startsSent: feeder.sentCount, midiNotes: engine.midiNoteCount, lateStarts: engine.lateStartCount, xruns: client.xrunCount,
                        lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
                        repeatedFrames: engine.repeatedFrameCount,
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,

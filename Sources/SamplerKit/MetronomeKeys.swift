@@ -54,9 +54,17 @@ final class TerminalKeys {
     private var saved = termios()
     private var active = false
 
-    /// Nil when standard input is not a terminal.
+    /// Nil when standard input is not a terminal, unless it is a pipe (or FIFO): a script can then
+    /// type keys (`sampler metronome --keys-from-stdin`); it is read without blocking, unchanged.
     init?() {
-        guard isatty(STDIN_FILENO) == 1, tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
+        if isatty(STDIN_FILENO) != 1 {
+            var info = stat()
+            guard fstat(STDIN_FILENO, &info) == 0, info.st_mode & S_IFMT == S_IFIFO else { return nil }
+            let flags = fcntl(STDIN_FILENO, F_GETFL)
+            guard flags >= 0, fcntl(STDIN_FILENO, F_SETFL, flags | O_NONBLOCK) == 0 else { return nil }
+            return
+        }
+        guard tcgetattr(STDIN_FILENO, &saved) == 0 else { return nil }
         var raw = saved
         raw.c_lflag &= ~tcflag_t(ICANON | ECHO)
         withUnsafeMutableBytes(of: &raw.c_cc) { cc in

@@ -80,6 +80,9 @@ struct Metronome: ParsableCommand {
     @Flag(help: "No status line and no keys.")
     var quiet = false
 
+    @Flag(help: "Read keys from standard input when it is a pipe, as typed (for scripts: + - tempo, space start/stop, q quit).")
+    var keysFromStdin = false
+
     var request: MetronomeRequest {
         var r = MetronomeRequest()
         r.tempo = tempo
@@ -152,7 +155,7 @@ struct Metronome: ParsableCommand {
     }
 
     private func playLive(_ settings: MetronomeSettings) throws {
-        let interactive = !quiet && isatty(STDIN_FILENO) != 0
+        let interactive = !quiet && (isatty(STDIN_FILENO) != 0 || keysFromStdin)
         let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: jack.name,
                                        interactive: interactive)
         defer { program.finish() }

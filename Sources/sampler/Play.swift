@@ -49,7 +49,7 @@ struct Play: ParsableCommand {
         if summary.serverShutDown {
             throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
-        print(String(format: "played %.2f s: %d starts, %d late, %d xruns, ", summary.renderedSeconds,
-                     summary.startsSent, summary.lateStarts, summary.xruns) + summary.lostDescription)
+        print(String(format: "played %.2f s: %d starts, %d MIDI notes, %d late, %d xruns, ", summary.renderedSeconds,
+                     summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription)
     }
 }
