@@ -61,7 +61,9 @@ public struct Command: BitwiseCopyable, Sendable {
         /// the render thread receives it, whatever its frame.
         case reset
         /// Forget the player's commands sent before this one that are still waiting for their
-        /// frame (rescheduling). Acts when the render thread receives it, whatever its frame.
+        /// frame, from frame `position` on (`Frame.min`: all of them; see
+        /// `Command.cancelPending(player:from:)`). Acts when the render thread receives it,
+        /// whatever its frame. Instrument triggers are never removed.
         case cancelPending
         /// Trigger instrument `player` (an index into the engine's instruments) with velocity
         /// `level` (1…127): the render thread picks the layer, sample and voice.
@@ -118,6 +120,14 @@ public struct Command: BitwiseCopyable, Sendable {
     }
 
     /// Stops `player` at `frame`, fading out over `fadeFrames`.
+    /// Forgets the player's commands still waiting whose frame is `from` or later (default: all
+    /// of them): rescheduling, and a pause that must keep what starts before it.
+    public static func cancelPending(player: Int, from frame: Frame = .min) -> Command {
+        var c = Command(kind: .cancelPending, player: Int32(player), frame: immediately)
+        c.position = frame
+        return c
+    }
+
     public static func stop(player: Int, at frame: Frame = immediately, fadeFrames: Int = 0) -> Command {
         var c = Command(kind: .stop, player: Int32(player), frame: frame)
         c.fadeFrames = Int32(clamping: fadeFrames)
@@ -185,7 +195,8 @@ extension Command {
     /// pan factors, non-negative fade lengths and positions. Checked by `Engine.send` on the
     /// control thread.
     public var isValid: Bool {
-        if fadeFrames < 0 || position < 0 || loops < -1 { return false }
+        // A cancel's position is a frame threshold on the device clock (any value).
+        if fadeFrames < 0 || (position < 0 && kind != .cancelPending) || loops < -1 { return false }
         if !(level.isFinite && level >= 0) { return false }
         if !(pan.monoLeft.isFinite && pan.monoRight.isFinite && pan.stereoLeft.isFinite && pan.stereoRight.isFinite) { return false }
         switch kind {

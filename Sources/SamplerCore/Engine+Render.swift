@@ -82,7 +82,7 @@ extension Engine {
         while let command = commands.pop() {
             // Cancels act when they arrive, on what was sent before them, not on their frame.
             if case .cancelPending = command.kind {
-                schedule.removeAll(forPlayer: command.player)
+                schedule.removeAll(forPlayer: command.player, from: command.position)
                 continue
             }
             if case .reset = command.kind {

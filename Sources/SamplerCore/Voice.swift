@@ -151,14 +151,14 @@ struct UnsafeCommandSchedule {
     /// Removes every command for `player`, keeping the others in order. Triggers are not player
     /// commands (their `player` field names an instrument) and stay.
     @_noLocks @_noAllocation
-    func removeAll(forPlayer player: Int32) {
+    func removeAll(forPlayer player: Int32, from first: Frame = .min) {
         let head = state[0], count = state[1]
         var kept = 0
         for i in 0..<count {
             let command = storage[(head + i) % capacity]
             var isTrigger = false
             if case .trigger = command.kind { isTrigger = true }
-            if command.player != player || isTrigger {
+            if command.player != player || isTrigger || command.frame < first {
                 storage[(head + kept) % capacity] = command
                 kept += 1
             }

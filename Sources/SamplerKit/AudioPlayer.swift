@@ -38,7 +38,8 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     private var state = State.stopped
     /// Position in frames while stopped or paused.
     private var storedPosition: Frame = 0
-    /// Tag of the current start: events of earlier starts are ignored.
+    /// Tag of the current start (unique in the session, see `AudioSession.newTag`): events of
+    /// earlier starts, and of the slot's previous owners, are ignored.
     private var generation: UInt32 = 0
     private var duckGain: Float = 1
     private var meters: MeterReading?
@@ -219,12 +220,13 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             case .stopped:
                 // A stream voice plays its ring from the read index; the ring holds the position
                 // and the loops.
+                let tag = session.newTag()
                 let start = Command.start(player: player, sound: stream?.activeSoundID ?? soundID!, at: frame,
                                           from: stream == nil ? storedPosition : 0, loops: stream == nil ? storedLoops : 0,
                                           gain: Gain(linear: storedVolume * duckGain), pan: PanGains(pan: storedPan),
-                                          rate: storedEnableRate && stream == nil ? Double(storedRate) : 1, tag: generation &+ 1)
+                                          rate: storedEnableRate && stream == nil ? Double(storedRate) : 1, tag: tag)
                 guard session.send(start) else { return false }
-                generation &+= 1
+                generation = tag
                 stream?.started(at: frame)
             }
             state = .playing
@@ -258,10 +260,10 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             let at = session.earliestStartFrame
             // A start still waiting for its frame (play(atTime:) in the future) is forgotten
             // first, so it cannot sound after the stop.
-            session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+            session.send(Command.cancelPending(player: player))
             session.send(.stop(player: player, at: at))
             storedPosition = playingPosition  // until the stop frame is rendered, below
-            generation &+= 1
+            generation = session.newTag()
             state = .stopped
             session.updateDucking()
             return (at, generation)
@@ -418,7 +420,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             state = .stopped
             storedPosition = 0
             stream?.invalidate()
-            generation &+= 1
+            generation = session.newTag()
             session.updateDucking()
             if let delegate = storedDelegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
         default:
@@ -441,7 +443,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             storedPosition = playingPosition
             stream?.stopped(at: Int64(storedPosition))
             state = .stopped
-            generation &+= 1
+            generation = session.newTag()
             if let delegate = storedDelegate { calls.append { delegate.audioPlayerDidFinishPlaying(self, successfully: false) } }
         }
         if let delegate = storedDelegate { calls.append { delegate.audioPlayerBeginInterruption(self) } }

@@ -47,6 +47,7 @@ public final class AudioSession: @unchecked Sendable {
     private var members: [Int: WeakMember] = [:]
     private var liveMembers: [SessionMember] { members.values.compactMap(\.value) }
     private var freePlayers: [Int]
+    private var lastTag: UInt32 = 0
     private var eventThread: Thread?
     private let running = Atomic<Bool>(true)
     private let finished = DispatchSemaphore(value: 0)
@@ -186,6 +187,15 @@ public final class AudioSession: @unchecked Sendable {
         }
     }
 
+    /// A start tag no other start of this session has had (nor will for 2^32 − 1 starts): a
+    /// slot's new owner never takes its previous owner's events for its own. 0 is never issued.
+    /// Session lock held.
+    func newTag() -> UInt32 {
+        lastTag &+= 1
+        if lastTag == 0 { lastTag = 1 }
+        return lastTag
+    }
+
     func replaceMember(_ p: Int, with member: SessionMember) {
         members[p] = WeakMember(value: member)
     }
@@ -194,7 +204,7 @@ public final class AudioSession: @unchecked Sendable {
         lock.withLock {
             members[p] = nil
             // Nothing the old owner queued may play on the slot's next owner.
-            _ = engine.send(Command(kind: .cancelPending, player: Int32(p), frame: Command.immediately))
+            _ = engine.send(Command.cancelPending(player: p))
             _ = engine.send(.stop(player: p))
             freePlayers.append(p)
         }

@@ -37,7 +37,6 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     /// their sounds are unregistered once that frame has been rendered, so the engine's sound
     /// table recycles them and memory stays bounded however many buffers are scheduled.
     private var releases: [(sound: SoundID, after: Frame)] = []
-    private var nextTag: UInt32 = 1
     /// Device frame of player-timeline frame 0, while playing or paused.
     private var playerOrigin: Frame?
     private var pausedAt: Frame?
@@ -99,7 +98,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                     start = looping.playerStart + passes * looping.frames
                 }
                 // Everything not yet finished is replaced: its handler runs now (consumed).
-                session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+                session.send(Command.cancelPending(player: player))
                 for i in items.indices where !items[i].consumed {
                     items[i].consumed = true
                     if let h = items[i].handler { callbacks.append(h) }
@@ -110,8 +109,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                 if playerOrigin != nil && pausedAt == nil { resendAll() }
             }
             let item = Item(sound: id, frames: Int64(buffer.frameCount), loops: options.contains(.loops), playerStart: start,
-                            callbackType: completionCallbackType, handler: completionHandler, tag: nextTag)
-            nextTag &+= 1
+                            callbackType: completionCallbackType, handler: completionHandler, tag: session.newTag())
             items.append(item)
             scheduleEnd = item.loops ? Int64.max / 4 : start + item.frames
             if playerOrigin != nil && pausedAt == nil { send(index: items.count - 1) }
@@ -188,14 +186,17 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     }
 
     /// Pauses at the earliest frame possible; the player timeline stands still until `play()`.
+    /// Nothing is dropped or repeated: an item that starts before the pause frame plays up to it
+    /// and on from there after `play()`; an item that starts on it or later starts after `play()`.
     public func pause() {
         session.lock.withLock {
             guard playerOrigin != nil, pausedAt == nil else { return }
             let at = session.earliestStartFrame
             pausedAt = at
-            // Items that had not started by then are sent again, shifted, on resume. (Cancel
-            // first: the cancel would also remove the pause.)
-            session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+            // Items starting on the pause frame or later are sent again, shifted, on resume;
+            // those starting before it stay queued and play up to the pause. (Cancel first: the
+            // cancel would also remove the pause.)
+            session.send(Command.cancelPending(player: player, from: at))
             session.send(Command(kind: .pause, player: Int32(player), frame: at))
             for i in items.indices where items[i].sent && playerOrigin! + items[i].playerStart >= at {
                 items[i].sent = false
@@ -208,7 +209,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     public func stop() {
         var callbacks: [() -> Void] = []
         session.lock.withLock {
-            session.send(Command(kind: .cancelPending, player: Int32(player), frame: Command.immediately))
+            session.send(Command.cancelPending(player: player))
             session.send(.stop(player: player))
             for item in items where !item.consumed {
                 if let h = item.handler { callbacks.append(h) }

@@ -54,7 +54,7 @@ import Testing
         engine.setInstruments([InstrumentDefinition(firstPlayer: 5, layers: [InstrumentLayer(sounds: [id])])])
         engine.send(.trigger(instrument: 0, velocity: 100, at: 100))
         engine.send(.start(player: 0, sound: id, at: 100))
-        engine.send(Command(kind: .cancelPending, player: 0, frame: Command.immediately))
+        engine.send(Command.cancelPending(player: 0))
         _ = renderBlocks(engine, periods: 4, blockSize: 64)
         #expect(engine.isActive(player: 5))
         #expect(!engine.isActive(player: 0))

@@ -99,6 +99,45 @@ final class Calls: @unchecked Sendable {
         #expect(played == expected, "first difference at \((0..<count).first { played[$0] != expected[$0] } ?? -1)")
     }
 
+    /// Pauses at random moments while 40 back-to-back buffers play: the captured output, with
+    /// the pauses' silence removed, is every frame of every buffer once, in order, and each
+    /// completion handler runs once. (Issue 14: a buffer starting within the period after the
+    /// pause call was dropped, and its handler called anyway.)
+    @Test func pauseAndResumeNeverDropOrRepeatAFrame() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "pauses")
+        defer { s.close() }
+        let node = try PlayerNode(session: s, scheduleCapacity: 64)
+        let count = 40, size = 300
+        let calls = Locked(0)
+        for k in 0..<count {
+            let samples = (0..<size).map { Float(k * size + $0 + 1) / 100_000 }
+            try node.scheduleBuffer(Sound(channels: [samples], sampleRate: 48000)) { calls.withLock { $0 += 1 } }
+        }
+        let capture = try CaptureProcess(server: server, ports: ["pauses:out_L"], frames: 48000 * 5)
+        node.play()
+        // Each pause lands somewhere in a 300-frame buffer; within the 256 frames after it,
+        // the next buffer usually starts: the case that dropped it.
+        for _ in 0..<8 {
+            let until = s.engine.renderedFrame + Frame.random(in: 300...1300)
+            #expect(waitUntil(timeout: 2) { s.engine.renderedFrame >= until })
+            node.pause()
+            let resume = s.engine.renderedFrame + 1200
+            #expect(waitUntil(timeout: 2) { s.engine.renderedFrame >= resume })
+            node.play()
+        }
+        #expect(waitUntil(timeout: 5) { calls.withLock { $0 } == count })
+        let recording = try capture.finish()
+        let centre = PanGains.center.monoLeft
+        let played = recording.channels[0].filter { $0 != 0 }
+        let expected = (0..<count * size).map { Float($0 + 1) / 100_000 * centre }
+        #expect(played.count == expected.count)
+        let same = played == expected  // compared outside #expect, which would print both arrays
+        #expect(same, "first difference at \((0..<min(played.count, expected.count)).first { played[$0] != expected[$0] } ?? -1)")
+        #expect(calls.withLock { $0 } == count)
+    }
+
     @Test func pauseKeepsThePlayerTimelineAndStopResetsIt() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
