@@ -42,6 +42,9 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// earlier starts, and of the slot's previous owners, are ignored.
     private var generation: UInt32 = 0
     private var duckGain: Float = 1
+    /// Serializes this player's operations that wait for the disk with the session lock
+    /// released (a streamed player's prepare and seek): taken before the session lock.
+    private let operations = NSRecursiveLock()
     private var meters: MeterReading?
 
     /// Decodes the file at `path` (any format libsndfile reads) at the session's rate.
@@ -184,14 +187,15 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// position) so that `play()` has nothing left to do. False if that failed.
     @discardableResult
     public func prepareToPlay() -> Bool {
-        session.lock.withLock {
+        operations.withLock { session.lock.withLock {
             if let stream {
                 guard state == .stopped else { return true }
-                return stream.prepare(at: Int64(storedPosition), loops: numberOfLoops) { session.engine.renderedFrame }
+                return stream.prepare(at: Int64(storedPosition), loops: numberOfLoops, renderedFrame: { session.engine.renderedFrame },
+                                      idle: { session.sleepUnlocked(microseconds: 500) })
             }
             if soundID == nil, let sound { soundID = try? session.register(sound) }
             return soundID != nil
-        }
+        } }
     }
 
     /// Plays as soon as possible (on the earliest frame a command can reach).
@@ -304,7 +308,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// a frame that has passed by then is reported late and the jump happens at once.
     @discardableResult
     public func seek(toFrame position: Frame, at frame: Frame?) -> Frame {
-        session.lock.withLock {
+        operations.withLock { session.lock.withLock {
             if state == .stopped {
                 storedPosition = position
                 return frame ?? session.earliestStartFrame
@@ -313,13 +317,14 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             let at = frame ?? session.earliestStartFrame
             session.send(.seek(player: player, to: position, at: at))
             return at
-        }
+        } }
     }
 
     /// Switches the stream to its idle ring, cued at `position`, on `frame`. Session lock held.
     private func seekStream(_ stream: PlayerStream, to position: Frame, at frame: Frame?) -> Frame {
         let loops = numberOfLoops < 0 ? -1 : stream.remainingLoops
-        guard stream.cueIdle(at: Int64(position), loops: loops, renderedFrame: { session.engine.renderedFrame }) else {
+        guard stream.cueIdle(at: Int64(position), loops: loops, renderedFrame: { session.engine.renderedFrame },
+                             idle: { session.sleepUnlocked(microseconds: 500) }) else {
             return frame ?? session.earliestStartFrame
         }
         let at = max(frame ?? session.earliestStartFrame, stream.startFrame)

@@ -72,7 +72,9 @@ public final class AudioSession: @unchecked Sendable {
         self.configuration = configuration
         engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers))
         freePlayers = Array((0..<configuration.maxPlayers).reversed())
-        try open()
+        let (c, ports) = try connect()
+        client = c
+        wantedConnections = ports
         // The thread holds the session only for the length of one tick, so a session the
         // program drops without `close()` is deinitialized (and closes its client).
         let finished = self.finished
@@ -87,13 +89,11 @@ public final class AudioSession: @unchecked Sendable {
 
     deinit { close() }
 
-    private func open() throws {
+    /// Opens and activates a client, makes the output connections and waits (up to 5 s) for its
+    /// first period. Called without the session lock (it waits); the caller installs the client.
+    private func connect() throws -> (JACKClient, [String]) {
         let c = try JACKClient(name: configuration.name, serverName: configuration.serverName, engine: engine)
         let periodsBefore = engine.periodCount
-        if periodsBefore > 0 {
-            // Reconnecting: a fresh device clock, so nothing scheduled on the old one may fire.
-            _ = engine.send(Command(kind: .reset, player: 0, frame: Command.immediately))
-        }
         try c.activate()
         let ports: [String]
         if let wanted = configuration.connections {
@@ -109,7 +109,7 @@ public final class AudioSession: @unchecked Sendable {
             if Date() > deadline || c.isShutDown { break }
             usleep(1_000)
         }
-        client = c
+        return (c, ports)
     }
 
     /// Stops the event thread and closes the client. Idempotent.
@@ -230,6 +230,15 @@ public final class AudioSession: @unchecked Sendable {
         }
     }
 
+    /// Sleeps with the session lock released, so the event thread (callbacks) and other players
+    /// go on while a player waits for the disk or for a frame. Called with the lock held once
+    /// (by a player's own operation, which its `operations` lock keeps from interleaving).
+    func sleepUnlocked(microseconds: UInt32) {
+        lock.unlock()
+        usleep(microseconds)
+        lock.lock()
+    }
+
     /// Sends `command` to the render thread; false when the queue is full.
     @discardableResult
     func send(_ command: Command) -> Bool { lock.withLock { engine.send(command) } }
@@ -280,15 +289,29 @@ public final class AudioSession: @unchecked Sendable {
                     client = nil
                 }
             }
-            if isInterrupted && configuration.reconnect && Date().timeIntervalSince(lastReconnectAttempt) > configuration.reconnectInterval {
+            let reconnecting = isInterrupted && configuration.reconnect
+                && Date().timeIntervalSince(lastReconnectAttempt) > configuration.reconnectInterval
+            if reconnecting {
                 lastReconnectAttempt = Date()
-                if (try? open()) != nil {
+                // A fresh device clock: nothing scheduled on the old one may fire.
+                if engine.periodCount > 0 { _ = engine.send(Command(kind: .reset, player: 0, frame: Command.immediately)) }
+            }
+            lock.unlock()
+            // Opening a client waits for the server (and for its first period): not under the
+            // lock, so other threads' calls go on meanwhile (they see the session interrupted).
+            if reconnecting, let (c, ports) = try? connect() {
+                lock.lock()
+                if running.load(ordering: .acquiring) {
+                    client = c
+                    wantedConnections = ports
                     isInterrupted = false
                     for member in liveMembers { callbacks += member.interruptionEnded(session: self) }
                     if let handler = onInterruptionEnded { callbacks.append(handler) }
+                } else {
+                    c.close()  // closed meanwhile
                 }
+                lock.unlock()
             }
-            lock.unlock()
             return callbacks
         }
     }

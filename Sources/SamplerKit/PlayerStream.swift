@@ -73,15 +73,16 @@ final class PlayerStream {
     /// continues it when it already holds that position, else cues it and waits until it is
     /// filled. Only while the player is stopped (no voice reads the ring). Returns false when the
     /// disk did not deliver in time.
-    func prepare(at position: Int64, loops: Int, renderedFrame: () -> Frame) -> Bool {
-        settle(renderedFrame: renderedFrame)
+    /// `idle` is called between checks (the session releases its lock there).
+    func prepare(at position: Int64, loops: Int, renderedFrame: () -> Frame, idle: () -> Void = { usleep(500) }) -> Bool {
+        settle(renderedFrame: renderedFrame, idle: idle)
         if resumable == position {
             readers[active].setLoops(loops)
             return true
         }
         let reader = readers[active]
         let ticket = reader.cue(at: position, loops: loops)
-        guard reader.waitUntilPrimed(ticket) else { return false }
+        guard reader.waitUntilPrimed(ticket, idle: idle) else { return false }
         resumable = position
         return true
     }
@@ -101,10 +102,10 @@ final class PlayerStream {
     /// Cues the idle ring at `position` with `loops` repeats and waits until it is filled.
     /// First waits (boundedly) for a previous switch to be rendered, since the idle ring may be
     /// the one it retires. Returns false when the disk did not deliver in time.
-    func cueIdle(at position: Int64, loops: Int, renderedFrame: () -> Frame) -> Bool {
-        guard settle(renderedFrame: renderedFrame) else { return false }
+    func cueIdle(at position: Int64, loops: Int, renderedFrame: () -> Frame, idle: () -> Void = { usleep(500) }) -> Bool {
+        guard settle(renderedFrame: renderedFrame, idle: idle) else { return false }
         let reader = readers[1 - active]
-        return reader.waitUntilPrimed(reader.cue(at: position, loops: loops))
+        return reader.waitUntilPrimed(reader.cue(at: position, loops: loops), idle: idle)
     }
 
     /// The idle ring starts on `frame` (its start command has been sent): it becomes the active
@@ -134,11 +135,11 @@ final class PlayerStream {
     var isSwitching: Bool { retiring != nil }
 
     @discardableResult
-    private func settle(renderedFrame: () -> Frame, timeout: Double = 2) -> Bool {
+    private func settle(renderedFrame: () -> Frame, timeout: Double = 2, idle: () -> Void) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !maintain(renderedFrame: renderedFrame()) {
             if Date() > deadline { return false }
-            usleep(500)
+            idle()
         }
         return true
     }

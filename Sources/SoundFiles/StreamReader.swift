@@ -176,11 +176,11 @@ public final class StreamReader: @unchecked Sendable {
     public func isPrimed(_ ticket: Int) -> Bool { primedTicket.load(ordering: .acquiring) >= ticket }
 
     /// Waits (polling every half millisecond) until `isPrimed(ticket)` or `timeout` seconds pass.
-    public func waitUntilPrimed(_ ticket: Int, timeout: Double = 5) -> Bool {
+    public func waitUntilPrimed(_ ticket: Int, timeout: Double = 5, idle: () -> Void = { usleep(500) }) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !isPrimed(ticket) {
             if Date() > deadline { return false }
-            usleep(500)
+            idle()
         }
         return true
     }
