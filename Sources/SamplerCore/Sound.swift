@@ -20,6 +20,8 @@ public final class Sound: @unchecked Sendable {
 
     /// Where the samples came from (`nil`: the heap), to give them back.
     private let memory: (any SampleMemory)?
+    /// For a slice: the sound whose samples it reads (kept alive; nothing is freed by the slice).
+    private let parent: Sound?
 
     /// Makes a sound from planar channels, its samples in `memory` (the heap when `nil`). Throws
     /// if there are no frames, the channels differ in length, or there are not 1 or 2 channels.
@@ -35,6 +37,7 @@ public final class Sound: @unchecked Sendable {
         self.frameCount = frames
         self.sampleRate = sampleRate
         self.memory = memory
+        parent = nil
         left = memory?.allocateSamples(frames) ?? .allocate(capacity: frames)
         left.initialize(from: channels[0], count: frames)
         if channels.count == 2 {
@@ -57,7 +60,22 @@ public final class Sound: @unchecked Sendable {
         try self.init(channels: planes, sampleRate: sampleRate)
     }
 
+    /// Frames `start ..< start + count` of `sound`, without copying: the slice reads the
+    /// sound's samples and keeps it alive. `start` and `count` are clamped to the sound (at
+    /// least one frame).
+    public init(slicing sound: Sound, from start: Int, count: Int) {
+        let first = max(0, min(start, sound.frameCount - 1))
+        channelCount = sound.channelCount
+        frameCount = max(1, min(count, sound.frameCount - first))
+        sampleRate = sound.sampleRate
+        memory = nil
+        parent = sound
+        left = sound.left + first
+        right = sound.right + first
+    }
+
     deinit {
+        guard parent == nil else { return }
         if let memory {
             if right != left { memory.deallocateSamples(right, count: frameCount) }
             memory.deallocateSamples(left, count: frameCount)

@@ -115,11 +115,17 @@ public enum SamplerKitError: Error, CustomStringConvertible, Equatable {
     case soundFile(SoundFileError)
     /// Channel counts, rates or lengths that do not fit together.
     case formatMismatch(String)
+    /// Frames outside what a file or buffer holds.
+    case outOfRange(String)
+    /// The session cannot do it now (no server).
+    case session(String)
 
     public var description: String {
         switch self {
         case .soundFile(let e): "\(e)"
         case .formatMismatch(let m): m
+        case .outOfRange(let m): "out of range: " + m
+        case .session(let m): m
         }
     }
 }

@@ -20,6 +20,10 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
 
     private struct Item {
         var sound: SoundID
+        /// For a file streamed from disk: the reader filling the ring `sound` names.
+        var reader: StreamReader?
+        /// A segment that ends before its source does: a stop is sent for its end frame.
+        var stopsAtEnd = false
         var frames: Int64
         var loops: Bool
         /// Start on the player timeline.
@@ -36,7 +40,12 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     /// Buffers no longer scheduled whose voice may still be playing them until a device frame:
     /// their sounds are unregistered once that frame has been rendered, so the engine's sound
     /// table recycles them and memory stays bounded however many buffers are scheduled.
-    private var releases: [(sound: SoundID, after: Frame)] = []
+    private var releases: [Release] = []
+    private struct Release {
+        var sound: SoundID
+        var reader: StreamReader?
+        var after: Frame
+    }
     /// Device frame of player-timeline frame 0, while playing or paused.
     private var playerOrigin: Frame?
     private var pausedAt: Frame?
@@ -56,8 +65,9 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         session.releasePlayer(player)
         // The release's stop reaches the render thread before any of these slots is reused.
         session.lock.withLock {
-            for item in items where !item.consumed { session.engine.unregister(item.sound) }
-            for r in releases { session.engine.unregister(r.sound) }
+            let now = session.earliestStartFrame
+            for item in items where !item.consumed { release(Release(sound: item.sound, reader: item.reader, after: now)) }
+            for r in releases { release(r) }
         }
     }
 
@@ -80,10 +90,19 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                                completionCallbackType: CompletionCallbackType = .dataConsumed,
                                completionHandler: (() -> Void)? = nil) throws {
         let id = try session.register(buffer)
+        try enqueue(sound: id, reader: nil, frames: Int64(buffer.frameCount), stopsAtEnd: false, at: when, options: options,
+                    completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+    }
+
+    /// Adds an item playing `sound` (registered, or a ring `reader` fills) to the schedule; on
+    /// failure gives the sound (or ring) back.
+    private func enqueue(sound id: SoundID, reader: StreamReader?, frames: Int64, stopsAtEnd: Bool, at when: AudioTime?,
+                         options: BufferOptions, completionCallbackType: CompletionCallbackType,
+                         completionHandler: (() -> Void)?) throws {
         var callbacks: [() -> Void] = []
         try session.lock.withLock {
             guard items.filter({ !$0.consumed }).count < scheduleCapacity else {
-                session.unregister(id)
+                release(Release(sound: id, reader: reader, after: session.engine.renderedFrame))
                 throw SamplerError("the player node's schedule is full (\(scheduleCapacity) items)")
             }
             items.removeAll { $0.consumed }
@@ -103,13 +122,15 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                     items[i].consumed = true
                     if let h = items[i].handler { callbacks.append(h) }
                     // Playing until the new item starts, at the latest.
-                    releases.append((items[i].sound, (playerOrigin ?? session.earliestStartFrame) + max(start, 0)))
+                    releases.append(Release(sound: items[i].sound, reader: items[i].reader,
+                                            after: (playerOrigin ?? session.earliestStartFrame) + max(start, 0)))
                 }
                 items.removeAll { $0.consumed }
                 if playerOrigin != nil && pausedAt == nil { resendAll() }
             }
-            let item = Item(sound: id, frames: Int64(buffer.frameCount), loops: options.contains(.loops), playerStart: start,
-                            callbackType: completionCallbackType, handler: completionHandler, tag: session.newTag())
+            let item = Item(sound: id, reader: reader, stopsAtEnd: stopsAtEnd, frames: frames, loops: options.contains(.loops),
+                            playerStart: start, callbackType: completionCallbackType, handler: completionHandler,
+                            tag: session.newTag())
             items.append(item)
             scheduleEnd = item.loops ? Int64.max / 4 : start + item.frames
             if playerOrigin != nil && pausedAt == nil { send(index: items.count - 1) }
@@ -126,31 +147,60 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                            completionHandler: completionHandler)
     }
 
-    /// Schedules the whole of `file`, decoded at the session's rate. (Decoded into memory when
-    /// scheduled; a long file is better played by a streaming `AudioPlayer`.)
-    public func scheduleFile(_ file: AudioFile, at when: AudioTime? = nil,
+    /// Schedules the whole of `file`, streamed from disk (at the session's rate) through a ring
+    /// of `preloadSeconds`, as a streamed `AudioPlayer` plays: the file is never held in memory.
+    /// Returns once the ring holds its first `preloadSeconds` (the disk read happens here, on the
+    /// calling thread's time, not under the session's lock).
+    public func scheduleFile(_ file: AudioFile, at when: AudioTime? = nil, preloadSeconds: Double = 2,
                              completionCallbackType: CompletionCallbackType = .dataConsumed,
                              completionHandler: (() -> Void)? = nil) throws {
-        let sound: Sound
-        do { sound = try SoundFileLoader(targetSampleRate: session.sampleRate).load(path: file.url.path) } catch {
-            throw SamplerKitError.soundFile(error)
-        }
-        try scheduleBuffer(sound, at: when, completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+        try scheduleSegment(file, startingFrame: 0, frameCount: Int(file.length), at: when, preloadSeconds: preloadSeconds,
+                            completionCallbackType: completionCallbackType, completionHandler: completionHandler)
     }
 
-    /// Schedules frames `startingFrame ..< startingFrame + frameCount` of `file`.
-    public func scheduleSegment(_ file: Sound, startingFrame: Int64, frameCount: Int, at when: AudioTime? = nil,
+    /// Schedules frames `startingFrame ..< startingFrame + frameCount` of `file` (frames at the
+    /// file's own rate, as AVAudioFile counts them), streamed from disk as `scheduleFile` does:
+    /// the segment refers to the file's frames, nothing is copied into memory.
+    public func scheduleSegment(_ file: AudioFile, startingFrame: Int64, frameCount: Int, at when: AudioTime? = nil,
+                                preloadSeconds: Double = 2,
                                 completionCallbackType: CompletionCallbackType = .dataConsumed,
                                 completionHandler: (() -> Void)? = nil) throws {
-        let start = Int(max(0, min(startingFrame, Int64(file.frameCount - 1))))
-        let count = max(1, min(frameCount, file.frameCount - start))
-        var channels: [[Float]] = []
-        for c in 0..<file.channelCount {
-            let p = c == 0 ? file.left : file.right
-            channels.append(Array(UnsafeBufferPointer(start: p + start, count: count)))
+        let rate = session.sampleRate
+        guard rate > 0 else { throw SamplerKitError.session("\(file.url.lastPathComponent): the session has no server to stream to") }
+        guard startingFrame >= 0, startingFrame < file.length, frameCount > 0 else {
+            throw SamplerKitError.outOfRange("segment \(startingFrame) + \(frameCount) frames of \(file.url.lastPathComponent) (\(file.length) frames)")
         }
-        let segment = try Sound(channels: channels, sampleRate: file.sampleRate)
-        try scheduleBuffer(segment, at: when, completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+        let ratio = rate / file.processingFormat.sampleRate
+        let first = Int64((Double(startingFrame) * ratio).rounded())
+        let end = Int64((Double(min(startingFrame + Int64(frameCount), file.length)) * ratio).rounded())
+        let capacity = max(Int((preloadSeconds * rate).rounded()), 4 * max(session.bufferSize, 256))
+        let ring = try session.lock.withLock {
+            try session.streaming.ring(capacity: capacity, channelCount: file.processingFormat.channelCount, sampleRate: rate,
+                                       engine: session.engine)
+        }
+        let reader: StreamReader
+        do { reader = try StreamReader(file: file.file, ring: ring.ring) } catch {
+            session.lock.withLock { session.streaming.recycle(ring: ring, after: session.engine.renderedFrame) }
+            throw SamplerKitError.soundFile(error)
+        }
+        session.streaming.streamer.add(reader)
+        // Filled before it is scheduled, outside the session's lock.
+        guard reader.waitUntilPrimed(reader.cue(at: first, loops: 0)) else {
+            session.lock.withLock { release(Release(sound: ring.id, reader: reader, after: session.engine.renderedFrame)) }
+            throw SamplerKitError.soundFile(SoundFileError(file: file.url.path, reason: .notReadable("the disk did not deliver in time")))
+        }
+        try enqueue(sound: ring.id, reader: reader, frames: max(1, end - first), stopsAtEnd: end < reader.frameCount, at: when,
+                    options: [], completionCallbackType: completionCallbackType, completionHandler: completionHandler)
+    }
+
+    /// Schedules frames `startingFrame ..< startingFrame + frameCount` of `sound` (clamped to
+    /// it), without copying them: the segment reads the sound's own samples.
+    public func scheduleSegment(_ sound: Sound, startingFrame: Int64, frameCount: Int, at when: AudioTime? = nil,
+                                completionCallbackType: CompletionCallbackType = .dataConsumed,
+                                completionHandler: (() -> Void)? = nil) throws {
+        let start = Int(max(0, min(startingFrame, Int64(sound.frameCount - 1))))
+        try scheduleBuffer(Sound(slicing: sound, from: start, count: frameCount), at: when,
+                           completionCallbackType: completionCallbackType, completionHandler: completionHandler)
     }
 
     /// Schedules the whole of `file`.
@@ -213,7 +263,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
             session.send(.stop(player: player))
             for item in items where !item.consumed {
                 if let h = item.handler { callbacks.append(h) }
-                releases.append((item.sound, session.earliestStartFrame))
+                releases.append(Release(sound: item.sound, reader: item.reader, after: session.earliestStartFrame))
             }
             items.removeAll()
             playerOrigin = nil
@@ -268,8 +318,21 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         let item = items[i]
         let at = origin + item.playerStart
         session.send(.start(player: player, sound: item.sound, at: at, loops: item.loops ? -1 : 0, tag: item.tag))
+        // A segment's source goes on past its end: stopped there (an item starting on the same
+        // frame is sent later, so it starts after this stop).
+        if item.stopsAtEnd { session.send(.stop(player: player, at: at + item.frames)) }
         items[i].sent = true
         items[i].deviceEnd = item.loops ? nil : at + item.frames
+    }
+
+    /// Gives an item's sound back now: unregisters a buffer; a streamed file's ring goes back
+    /// to the session's spares, reusable once `after` has been rendered. Session lock held.
+    private func release(_ r: Release) {
+        if let reader = r.reader {
+            session.streaming.recycle(reader: reader, id: r.sound, after: r.after)
+        } else {
+            session.engine.unregister(r.sound)
+        }
     }
 
     func handle(_ event: Event, session: AudioSession) -> [() -> Void] { [] }
@@ -277,7 +340,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     func tick(session: AudioSession) -> [() -> Void] {
         let rendered = session.engine.renderedFrame
         if !releases.isEmpty {
-            for r in releases where r.after < rendered { session.engine.unregister(r.sound) }
+            for r in releases where r.after < rendered { release(r) }
             releases.removeAll { $0.after < rendered }
         }
         guard playerOrigin != nil, pausedAt == nil else { return [] }
@@ -297,7 +360,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                 items[i].consumed = true
                 if let h = items[i].handler { callbacks.append(h) }
                 // Played to its end: the voice has left it (the next item, or silence).
-                session.engine.unregister(items[i].sound)
+                release(Release(sound: items[i].sound, reader: items[i].reader, after: rendered))
             }
         }
         return callbacks

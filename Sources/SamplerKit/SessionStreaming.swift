@@ -41,5 +41,18 @@ final class SessionStreaming {
         }
     }
 
+    /// Takes back one reader's ring (a PlayerNode's streamed file), reusable once `frame` has
+    /// been rendered.
+    func recycle(reader: StreamReader, id: SoundID, after frame: Frame) {
+        reader.park()
+        streamer.remove(reader)
+        spares.append(Spare(ring: reader.ring, id: id, freeAfter: frame))
+    }
+
+    /// Takes back a ring no reader was made for.
+    func recycle(ring: (ring: StreamRing, id: SoundID), after frame: Frame) {
+        spares.append(Spare(ring: ring.ring, id: ring.id, freeAfter: frame))
+    }
+
     func stop() { streamer.stop() }
 }

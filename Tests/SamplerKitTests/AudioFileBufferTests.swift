@@ -1,5 +1,6 @@
 import Foundation
 import JACKTestSupport
+import Locking
 import SamplerCore
 import SamplerKit
 import SoundFiles
@@ -64,6 +65,38 @@ import Testing
         let played = (0..<6000).map { recording.sample(channel: 0, at: start + Frame($0)) }
         // Stereo sources pan as a balance: the left channel at unity.
         #expect(played == data[0] + data[0])
+    }
+
+    /// scheduleFile streams from disk through a ring, scheduleSegment of a file streams that part only (stopped on its last frame even
+    /// with nothing after it), scheduleSegment of a Sound reads its samples in place. Captured:
+    /// every frame of each, back to back, then silence.
+    @Test func streamedFilesAndSegmentsPlayExactly() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "segnode")
+        defer { s.close() }
+        let (url, data) = try writeRamp(frames: 48000 * 3)
+        let sound = try Sound(channels: [(0..<5000).map { Float($0 + 1) / 100_000 }, (0..<5000).map { -Float($0 + 1) / 100_000 }],
+                              sampleRate: 48000)
+        let node = try PlayerNode(session: s)
+        let done = Locked<[String]>([])
+        let capture = try CaptureProcess(server: server, ports: ["segnode:out_L"], frames: 48000 * 6)
+        try node.scheduleSegment(AudioFile(forReading: url), startingFrame: 1000, frameCount: 2000) { done.withLock { $0.append("segment") } }
+        try node.scheduleFile(AudioFile(forReading: url)) { done.withLock { $0.append("file") } }
+        try node.scheduleSegment(sound, startingFrame: 100, frameCount: 300) { done.withLock { $0.append("slice") } }
+        try node.scheduleSegment(AudioFile(forReading: url), startingFrame: 7, frameCount: 500) { done.withLock { $0.append("tail") } }
+        let start = s.earliestStartFrame + 4800
+        node.play(at: AudioTime(sampleTime: start, atRate: 48000))
+        #expect(waitUntil(timeout: 8) { done.withLock { $0.count } == 4 })
+        #expect(done.withLock { $0 } == ["segment", "file", "slice", "tail"])
+        let recording = try capture.finish()
+        let expected = Array(data[0][1000..<3000]) + data[0] + Array(sound.samples(channel: 0)[100..<400]) + Array(data[0][7..<507])
+        let played = (0..<expected.count).map { recording.sample(channel: 0, at: start + Frame($0)) }
+        let same = played == expected  // outside #expect, which would print both arrays
+        #expect(same, "first difference at \((0..<expected.count).first { played[$0] != expected[$0] } ?? -1)")
+        let after = (0..<4800).map { recording.sample(channel: 0, at: start + Frame(expected.count + $0)) }
+        #expect(after.allSatisfy { $0 == 0 }, "the last segment played on past its end")
+        #expect(recording.sample(channel: 0, at: start - 1) == 0)
     }
 
     @Test func aProgramImportingOnlySamplerKitRuns() throws {
