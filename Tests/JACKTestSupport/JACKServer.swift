@@ -16,13 +16,17 @@ public final class JACKServer: @unchecked Sendable {
 
     public let synchronous: Bool
 
-    public init(period: Int, sampleRate: Int = 48000, name: String? = nil, synchronous: Bool = true) throws {
+    /// `cycleMicroseconds`: the dummy driver's wait between cycles (default: a period's real
+    /// duration); shorter runs the server faster than real time, for tests that need many periods.
+    public init(period: Int, sampleRate: Int = 48000, name: String? = nil, synchronous: Bool = true,
+                cycleMicroseconds: Int? = nil) throws {
         self.synchronous = synchronous
         self.name = name ?? "sampler-test-\(getpid())-\(JACKServer.counter.next())"
         self.sampleRate = sampleRate
         self.period = period
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
         process.arguments = (synchronous ? ["-S"] : []) + ["-n", self.name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
+            + (cycleMicroseconds.map { ["-w", "\($0)"] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
         try process.run()

@@ -3,6 +3,7 @@ import JACKTestSupport
 import SamplerCore
 import SamplerKit
 import Locking
+import Synchronization
 import Testing
 
 final class Calls: @unchecked Sendable {
@@ -136,6 +137,44 @@ final class Calls: @unchecked Sendable {
         let same = played == expected  // compared outside #expect, which would print both arrays
         #expect(same, "first difference at \((0..<min(played.count, expected.count)).first { played[$0] != expected[$0] } ?? -1)")
         #expect(calls.withLock { $0 } == count)
+    }
+
+    /// A million buffers through one node (issue 14: "schedule buffers for hours"): 12-frame
+    /// buffers on a 192 kHz dummy server (62.5 s of audio; the feeder schedules them about as
+    /// fast as the control side can). Every completion handler runs once, the engine's sound
+    /// table stays bounded and memory stays flat from the 100,000th buffer on.
+    @Test func aMillionBuffersGoThroughWithFlatMemory() throws {
+        let server = try JACKServer(period: 1024, sampleRate: 192_000)
+        defer { server.stop() }
+        let s = try session(on: server, name: "million")
+        defer { s.close() }
+        let capacity = 512
+        let node = try PlayerNode(session: s, scheduleCapacity: capacity)
+        let total = Int(ProcessInfo.processInfo.environment["SAMPLER_NODE_BUFFERS"] ?? "") ?? 1_000_000
+        let frames = Int(ProcessInfo.processInfo.environment["SAMPLER_NODE_FRAMES"] ?? "") ?? 12
+        let samples = (0..<frames).map { Float($0 + 1) / 1000 }
+        let completed = Atomic<Int>(0)
+        node.play()
+        var rssWarm = 0, maxRegistered = 0
+        let started = Date()
+        for k in 0..<total {
+            if k == total / 10 { rssWarm = residentKilobytes() }
+            // Wait for room in the schedule (a condition, polled).
+            if k - completed.load(ordering: .relaxed) >= capacity - 1 {
+                guard waitUntil(timeout: 10, { k - completed.load(ordering: .relaxed) < capacity - 1 }) else {
+                    Issue.record("stalled at buffer \(k): \(completed.load(ordering: .relaxed)) completed")
+                    return
+                }
+            }
+            try node.scheduleBuffer(Sound(channels: [samples], sampleRate: 192_000)) { completed.add(1, ordering: .relaxed) }
+            if k % 10_000 == 0 { maxRegistered = max(maxRegistered, s.engine.registeredSoundCount) }
+        }
+        #expect(waitUntil(timeout: 30) { completed.load(ordering: .relaxed) == total })
+        let rssEnd = residentKilobytes()
+        print("\(total) buffers in \(String(format: "%.1f", Date().timeIntervalSince(started))) s; RSS \(rssWarm) kB at 100,000, \(rssEnd) kB at the end; at most \(maxRegistered) sounds registered, \(s.engine.lateStartCount) late starts")
+        #expect(completed.load(ordering: .relaxed) == total)
+        #expect(rssEnd - rssWarm < 2048, "RSS grew by \(rssEnd - rssWarm) kB")
+        #expect(maxRegistered <= capacity + 16)
     }
 
     @Test func pauseKeepsThePlayerTimelineAndStopResetsIt() throws {
