@@ -5,7 +5,9 @@ extension DrumKit {
     /// out for people: one line per layer, per track and per song entry. Decoding the text gives
     /// the kit back.
     public func patchJSON() -> String {
-        var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#, #"  "instruments": ["#]
+        var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#]
+        if panLaw != .constantPower { lines.append(#"  "panLaw": "\#(panLaw.rawValue)","#) }
+        lines.append(#"  "instruments": ["#)
         for (i, instrument) in instruments.enumerated() {
             var fields = [#""id": \#(JSONValue.quoted(instrument.id))"#]
             if instrument.gainDb != 0 { fields.append(#""gainDb": \#(Self.number(instrument.gainDb))"#) }
@@ -23,6 +25,7 @@ extension DrumKit {
                 }
                 parts.append(#""samples": [\#(layer.samples.map { JSONValue.quoted($0.path) }.joined(separator: ", "))]"#)
                 if case .random(let seed) = layer.selection { parts.append(#""selection": "random", "seed": \#(seed)"#) }
+                if layer.gainDb != 0 { parts.append(#""gainDb": \#(Self.number(layer.gainDb))"#) }
                 lines.append("      { " + parts.joined(separator: ", ") + " }" + (l < instrument.layers.count - 1 ? "," : ""))
             }
             lines.append("    ] }" + (i < instruments.count - 1 ? "," : ""))

@@ -8,8 +8,12 @@ public struct DrumKit: Equatable, Sendable {
     public var song: Song?
     /// The patch file, exactly as the caller named it (used in error messages).
     public var file: String
+    /// How mono samples pan: "constant-power" (default) or "balance" (Hydrogen's default law).
+    public var panLaw: PanLawSetting
 
-    public init(tempo: Double, instruments: [DrumInstrument], patterns: [DrumPattern], song: Song?, file: String) {
+    public init(tempo: Double, instruments: [DrumInstrument], patterns: [DrumPattern], song: Song?, file: String,
+                panLaw: PanLawSetting = .constantPower) {
+        self.panLaw = panLaw
         self.tempo = tempo
         self.instruments = instruments
         self.patterns = patterns
@@ -60,11 +64,15 @@ public struct DrumLayer: Equatable, Sendable {
     public var velocities: ClosedRange<Int>
     public var samples: [SampleFile]
     public var selection: LayerSelection
+    /// The layer's gain on top of the instrument's, in dB.
+    public var gainDb: Double
 
-    public init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin) {
+    public init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin,
+                gainDb: Double = 0) {
         self.velocities = velocities
         self.samples = samples
         self.selection = selection
+        self.gainDb = gainDb
     }
 }
 
@@ -195,4 +203,12 @@ public enum PatchDocument: Equatable, Sendable {
         case .v2(let kit): kit.file
         }
     }
+}
+
+/// A kit's pan law for mono samples (stereo samples always pan as a balance).
+public enum PanLawSetting: String, Equatable, Sendable, CaseIterable {
+    /// −3 dB each side at the centre.
+    case constantPower = "constant-power"
+    /// Unity both sides at the centre, the far side falling linearly (Hydrogen 1.2's default).
+    case balance
 }

@@ -14,9 +14,9 @@ import Foundation
 /// }
 /// ```
 enum PatchFormatV2 {
-    static let keys = ["version", "tempo", "instruments", "patterns", "song"]
+    static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
     static let instrumentKeys = ["id", "layers", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices"]
-    static let layerKeys = ["velocity", "samples", "selection", "seed"]
+    static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "tracks", "swing", "seed", "humanize"]
     static let trackKeys = ["steps", "probability"]
     static let humanizeKeys = ["seed", "frames", "velocity"]
@@ -50,7 +50,14 @@ enum PatchFormatV2 {
         let song = try root.optional("song").map { node throws(PatchError) in
             try decodeSong(node, patternNames: patterns.map(\.name))
         }
-        return DrumKit(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file)
+        var panLaw = PanLawSetting.constantPower
+        if let lawNode = root.optional("panLaw") {
+            guard let law = PanLawSetting(rawValue: try lawNode.string()) else {
+                throw lawNode.mismatch(expected: #""constant-power" or "balance""#)
+            }
+            panLaw = law
+        }
+        return DrumKit(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file, panLaw: panLaw)
     }
 
     private static func decodeInstruments(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [DrumInstrument] {
@@ -132,7 +139,8 @@ enum PatchFormatV2 {
         if case .roundRobin = selection, let seedNode = object.optional("seed") {
             throw seedNode.error(#"a seed needs "selection": "random""#)
         }
-        return DrumLayer(velocities: velocities, samples: samples, selection: selection)
+        return DrumLayer(velocities: velocities, samples: samples, selection: selection,
+                         gainDb: try object.optional("gainDb")?.number(in: gainDbRange) ?? 0)
     }
 
     private static func decodePatterns(_ node: JSONNode, instrumentIDs: [String]) throws(PatchError) -> [DrumPattern] {

@@ -4,9 +4,10 @@ public struct PanGains: BitwiseCopyable, Equatable, Sendable {
     public var monoLeft: Float, monoRight: Float
     public var stereoLeft: Float, stereoRight: Float
 
-    /// The factors for `pan` in -1…1 (see `PanLaw`).
-    public init(pan: Float) {
-        (monoLeft, monoRight) = PanLaw.mono(pan: pan)
+    /// The factors for `pan` in -1…1 (see `PanLaw`); with `law: .balance` mono sources follow
+    /// the stereo (balance) law too.
+    public init(pan: Float, law: PanLawKind = .constantPower) {
+        (monoLeft, monoRight) = law == .balance ? PanLaw.stereo(pan: pan) : PanLaw.mono(pan: pan)
         (stereoLeft, stereoRight) = PanLaw.stereo(pan: pan)
     }
 

@@ -547,7 +547,7 @@ extension Engine {
         var start = Command(kind: .start, player: Int32(player), frame: frame)
         start.sound = sound
         start.loops = inst.loops
-        start.level = inst.level * Float(velocity) / 127
+        start.level = inst.level * layer.pointee.level * Float(velocity) / 127
         start.pan = inst.pan
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)

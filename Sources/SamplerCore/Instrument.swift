@@ -11,11 +11,15 @@ public struct InstrumentLayer: Equatable, Sendable {
     public var velocities: ClosedRange<Int>
     public var sounds: [SoundID]
     public var selection: SampleSelection
+    /// The layer's own gain, on top of the instrument's (Hydrogen's per-layer gain).
+    public var gain: Gain
 
-    public init(velocities: ClosedRange<Int> = 1...127, sounds: [SoundID], selection: SampleSelection = .roundRobin) {
+    public init(velocities: ClosedRange<Int> = 1...127, sounds: [SoundID], selection: SampleSelection = .roundRobin,
+                gain: Gain = .unity) {
         self.velocities = velocities
         self.sounds = sounds
         self.selection = selection
+        self.gain = gain
     }
 }
 
@@ -39,10 +43,12 @@ public struct InstrumentDefinition: Equatable, Sendable {
     public var chokeFadeFrames: Int
     /// MIDI notes (0…127) that trigger it.
     public var midiNotes: [Int]
+    public var panLaw: PanLawKind
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
-                midiNotes: [Int] = []) {
+                midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower) {
+        self.panLaw = panLaw
         self.firstPlayer = firstPlayer
         self.voiceCount = max(1, voiceCount)
         self.gain = gain
@@ -79,6 +85,7 @@ struct LayerSlot {
     var soundCount: Int
     var isRandom: Bool
     var counter: UInt64
+    var level: Float
 }
 
 /// The instruments' tables, allocated once on the control thread.
@@ -100,7 +107,7 @@ struct InstrumentTables {
         var layerIndex = 0, soundIndex = 0
         for (i, d) in definitions.enumerated() {
             (t.instruments + i).initialize(to: InstrumentSlot(
-                firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan),
+                firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan, law: d.panLaw),
                 loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
                 chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count))
             for layer in d.layers {
@@ -108,7 +115,8 @@ struct InstrumentTables {
                 if case .random(let s) = layer.selection { seed = s == 0 ? 0x9E37_79B9_7F4A_7C15 : s }
                 (t.layers + layerIndex).initialize(to: LayerSlot(
                     minVelocity: layer.velocities.lowerBound, maxVelocity: layer.velocities.upperBound,
-                    soundStart: soundIndex, soundCount: layer.sounds.count, isRandom: seed != 0, counter: seed))
+                    soundStart: soundIndex, soundCount: layer.sounds.count, isRandom: seed != 0, counter: seed,
+                    level: layer.gain.linear))
                 for s in layer.sounds {
                     t.sounds[soundIndex] = s.rawValue
                     soundIndex += 1

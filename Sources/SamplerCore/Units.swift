@@ -32,6 +32,16 @@ public struct Gain: Hashable, Sendable {
 /// Mono sources use constant power (centre is -3 dB per side, the summed power is the same at
 /// every position). Stereo sources use a balance: centre leaves both channels at unity, moving
 /// right attenuates the left channel linearly down to silence at +1, and vice versa.
+/// Which law turns a mono source's pan into left/right factors.
+public enum PanLawKind: String, Equatable, Sendable, CaseIterable {
+    /// Constant power: −3 dB each side at the centre (the default).
+    case constantPower = "constant-power"
+    /// Balance: the nearer side stays at unity, the other falls linearly to 0 (unity both sides
+    /// at the centre): Hydrogen 1.2's default law, "ratio straight polygonal", and what stereo
+    /// sources use always.
+    case balance
+}
+
 public enum PanLaw {
     /// Left/right factors for a mono source at `pan` (-1 = hard left, 1 = hard right).
     public static func mono(pan: Float) -> (left: Float, right: Float) {

@@ -130,13 +130,15 @@ public struct DrumKitProgram: LiveProgram {
                 case .roundRobin: .roundRobin
                 case .random(let seed): .random(seed: seed)
                 }
-                layers.append(InstrumentLayer(velocities: layer.velocities, sounds: ids, selection: selection))
+                layers.append(InstrumentLayer(velocities: layer.velocities, sounds: ids, selection: selection,
+                                              gain: Gain(decibels: layer.gainDb)))
             }
             definitions.append(InstrumentDefinition(
                 firstPlayer: nextPlayer, voiceCount: instrument.voices, gain: Gain(decibels: instrument.gainDb),
                 pan: Float(instrument.pan), loops: instrument.loops, chokeGroup: instrument.chokeGroup, layers: layers,
                 declickFrames: Int((sampleRate * 0.002).rounded()), chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
-                midiNotes: notes[i].map { [$0] } ?? []))
+                midiNotes: notes[i].map { [$0] } ?? [],
+                panLaw: kit.panLaw == .balance ? .balance : .constantPower))
             nextPlayer += instrument.voices
         }
         guard nextPlayer <= engine.configuration.maxPlayers else {

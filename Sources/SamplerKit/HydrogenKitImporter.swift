@@ -5,8 +5,9 @@ import FoundationXML
 import Patches
 
 /// Converts a Hydrogen drumkit (`drumkit.xml`) into a version 2 kit: instruments with their
-/// velocity layers, gain, pan, pitch, mute groups and MIDI notes, referencing the samples where
-/// they are (absolute paths). Understands the old layout (`<layer>` or `<filename>` right under
+/// velocity layers and per-layer gains, volume and gain, pan (with Hydrogen 1.2's default pan
+/// law, "balance"), pitch, mute groups and MIDI notes, referencing the samples where they are
+/// (absolute paths). Sample files that are not on disk are listed in `missing` and left out. Understands the old layout (`<layer>` or `<filename>` right under
 /// `<instrument>`, `pan_L`/`pan_R`) and the new one (`<instrumentComponent>`, `<pan>`). Adds one
 /// pattern, `audition`, that plays each instrument in turn. Control thread only.
 public enum HydrogenKitImporter {
@@ -14,6 +15,9 @@ public enum HydrogenKitImporter {
     public struct Result {
         public var kit: DrumKit
         public var notes: [String]
+        /// Sample files the kit names that are not on disk, one line per file with the
+        /// instruments naming it ("/path/snare.wav (instrument 3 (Snare))"); left out of `kit`.
+        public var missing: [String] = []
     }
 
     public static func importKit(path: String) throws -> Result {
@@ -51,6 +55,8 @@ public enum HydrogenKitImporter {
             throw SamplerError("\(path): the drumkit has no <instrumentList> with instruments")
         }
         var notes: [String] = []
+        var missingFiles: [String] = []
+        var missingPlaces: [String: [String]] = [:]
         var instruments: [DrumInstrument] = []
         var ids: Set<String> = []
         var usedNotes: Set<Int> = []
@@ -66,20 +72,35 @@ public enum HydrogenKitImporter {
                 .flatMap { $0.children(named: "layer") }
             var layers: [DrumLayer] = []
             var pitches: Set<Double> = []
+            /// The sample's path, or nil (and a line in `missing`) when it is not on disk.
+            func existing(_ file: String) -> String? {
+                let resolved = file.hasPrefix("/") ? file : directory.appendingPathComponent(file).standardizedFileURL.path
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: resolved, isDirectory: &isDirectory), !isDirectory.boolValue else {
+                    if missingPlaces[resolved] == nil { missingFiles.append(resolved) }
+                    if missingPlaces[resolved, default: []].last != place { missingPlaces[resolved, default: []].append(place) }
+                    return nil
+                }
+                return resolved
+            }
+            var namedSamples = false
             for layer in layerElements {
                 guard let file = layer.text("filename"), !file.isEmpty else { continue }
+                namedSamples = true
+                guard let resolved = existing(file) else { continue }
                 let low = layer.number("min") ?? 0, high = layer.number("max") ?? 1
-                let resolved = file.hasPrefix("/") ? file : directory.appendingPathComponent(file).standardizedFileURL.path
-                layers.append(DrumLayer(velocities: velocityRange(low, high), samples: [SampleFile(path: resolved, resolvedPath: resolved)]))
+                let gain = max(0, layer.number("gain") ?? 1)
+                let gainDb = gain > 0 ? min(24, max(-120, 20 * log10(gain))) : -120
+                layers.append(DrumLayer(velocities: velocityRange(low, high), samples: [SampleFile(path: resolved, resolvedPath: resolved)],
+                                        gainDb: (gainDb * 100).rounded() / 100))
                 pitches.insert(layer.number("pitch") ?? 0)
-                if let gain = layer.number("gain"), gain != 1 { notes.append("\(place): layer gain \(gain) is not carried over (v2 gains are per instrument)") }
             }
-            if layers.isEmpty, let file = element.text("filename"), !file.isEmpty {
-                let resolved = file.hasPrefix("/") ? file : directory.appendingPathComponent(file).standardizedFileURL.path
-                layers.append(DrumLayer(samples: [SampleFile(path: resolved, resolvedPath: resolved)]))
+            if layers.isEmpty, !namedSamples, let file = element.text("filename"), !file.isEmpty {
+                namedSamples = true
+                if let resolved = existing(file) { layers.append(DrumLayer(samples: [SampleFile(path: resolved, resolvedPath: resolved)])) }
             }
             guard !layers.isEmpty else {
-                notes.append("\(place): no samples, left out")
+                notes.append(namedSamples ? "\(place): every sample file is missing, left out" : "\(place): no samples, left out")
                 ids.remove(unique)
                 continue
             }
@@ -105,14 +126,22 @@ public enum HydrogenKitImporter {
                                               pan: (min(1, max(-1, pan)) * 1000).rounded() / 1000, tune: tune,
                                               midiNote: midiNote, chokeGroup: group >= 0 ? group + 1 : 0))
         }
-        guard !instruments.isEmpty else { throw SamplerError("\(path): no instrument of the drumkit has a sample") }
+        let missing = missingFiles.map { file in
+            let places = missingPlaces[file] ?? []
+            let shown = places.prefix(3).joined(separator: ", ") + (places.count > 3 ? " and \(places.count - 3) more" : "")
+            return "\(file) (\(shown))"
+        }
+        guard !instruments.isEmpty else {
+            throw SamplerError("\(path): no instrument of the drumkit has a sample" + (missing.isEmpty ? "" : " on disk (\(missing.count) missing)"))
+        }
         // One bar of eighths per eight instruments, each instrument once.
         let bars = (instruments.count + 7) / 8
         let tracks = instruments.indices.map { i in
             DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
         }
         let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
-        return Result(kit: DrumKit(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path), notes: notes)
+        return Result(kit: DrumKit(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path, panLaw: .balance),
+                      notes: notes, missing: missing)
     }
 
     /// Hydrogen's 0…1 velocity bounds as 1…127: [0, 0.5] and (0.5, 1] become 1…63 and 64…127.

@@ -8,11 +8,16 @@ struct ImportHydrogen: ParsableCommand {
         commandName: "import-hydrogen",
         abstract: "Convert a Hydrogen drumkit (drumkit.xml) into a version 2 patch.",
         discussion: """
-        Instruments, velocity layers, gain, pan, pitch, mute groups (as choke groups) and MIDI notes \
-        are carried over; the patch names the kit's samples where they are (absolute paths) and has one \
-        pattern, "audition", that plays each instrument in turn.
+        Instruments, velocity layers with their gains, volume and gain, pan (with Hydrogen's default pan \
+        law), pitch, mute groups (as choke groups) and MIDI notes are carried over; the patch names the \
+        kit's samples where they are (absolute paths) and has one pattern, "audition", that plays each \
+        instrument in turn. A sample file the kit names that is not on disk is a warning (one per file) \
+        and an error unless --allow-missing, which writes the kit without it.
         """
     )
+
+    @Flag(help: "Write the kit even when sample files it names are missing (they are left out).")
+    var allowMissing = false
 
     @Argument(help: "The Hydrogen drumkit.xml.")
     var drumkit: String
@@ -22,6 +27,12 @@ struct ImportHydrogen: ParsableCommand {
 
     func run() throws {
         let result = try HydrogenKitImporter.importKit(path: drumkit)
+        for line in result.missing {
+            FileHandle.standardError.write(Data("warning: \(drumkit): missing sample file \(line)\n".utf8))
+        }
+        if !result.missing.isEmpty && !allowMissing {
+            throw SamplerError("\(drumkit): \(result.missing.count) sample file\(result.missing.count == 1 ? " is" : "s are") missing (listed above); nothing written (--allow-missing writes the kit without them)")
+        }
         let text = result.kit.patchJSON()
         // The written patch must read back as the same kit: fail here rather than in `play`.
         do {

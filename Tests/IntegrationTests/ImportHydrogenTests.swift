@@ -67,6 +67,40 @@ import Testing
         #expect(rendered.status == 0, "\(rendered.stderr)")
     }
 
+    /// Sample files the kit names that are not on disk: one warning per file (naming the
+    /// instruments), nothing written and a non-zero exit, unless --allow-missing, which writes
+    /// the kit without them. Layer gains are carried over, with Hydrogen's pan law.
+    @Test func missingSamplesAreNamedAndLayerGainsCarried() throws {
+        let dir = try writeKit()
+        let xml = dir.appendingPathComponent("drumkit.xml")
+        var text = try String(contentsOf: xml, encoding: .utf8)
+        text = text.replacingOccurrences(of: "<filename>samples/hard.wav</filename><min>0.5</min><max>1</max><gain>1</gain>",
+                                         with: "<filename>samples/hard.wav</filename><min>0.5</min><max>1</max><gain>0.5</gain>")
+        text = text.replacingOccurrences(of: "<filename>samples/soft.wav</filename>", with: "<filename>samples/gone.wav</filename>")
+        text = text.replacingOccurrences(of: "<filename>samples/open.wav</filename>", with: "<filename>samples/gone.wav</filename>")
+        text = text.replacingOccurrences(of: "<filename>samples/hat.wav</filename>", with: "<filename>samples/lost.flac</filename>")
+        try text.write(to: xml, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("kit.json").path
+        let refused = try runSampler(["import-hydrogen", xml.path, "--out", out], timeout: 30)
+        #expect(refused.status != 0)
+        let warnings = refused.stderr.split(separator: "\n").filter { $0.hasPrefix("warning:") }
+        #expect(warnings.count == 2, "\(refused.stderr)")
+        #expect(refused.stderr.contains("missing sample file \(dir.appendingPathComponent("samples/gone.wav").standardizedFileURL.path) (instrument 2 (Snare Rock), instrument 4 (Open Hat))"), "\(refused.stderr)")
+        #expect(refused.stderr.contains("lost.flac (instrument 3 (Closed Hat))"))
+        #expect(refused.stderr.contains("2 sample files are missing"))
+        #expect(!FileManager.default.fileExists(atPath: out))
+
+        let allowed = try runSampler(["import-hydrogen", xml.path, "--out", out, "--allow-missing"], timeout: 30)
+        #expect(allowed.status == 0, "\(allowed.stderr)")
+        #expect(allowed.stdout.contains("wrote \(out): 2 instruments"), "\(allowed.stdout)")
+        let json = try String(contentsOfFile: out, encoding: .utf8)
+        #expect(json.contains(#""panLaw": "balance""#))
+        #expect(json.contains(#"hard.wav"], "gainDb": -6.02 }"#), "\(json)")
+        #expect(!json.contains("gone.wav") && !json.contains("lost.flac"))
+        let v = try runSampler(["validate", out], timeout: 30)
+        #expect(v.status == 0, "\(v.stderr)")
+    }
+
     /// nan, infinities and huge numbers in a hand-edited drumkit do not crash the import: they
     /// count as absent (no mute group, no note, the full velocity range).
     @Test func nonFiniteAndHugeNumbersAreIgnored() throws {

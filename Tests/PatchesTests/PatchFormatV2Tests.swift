@@ -83,12 +83,12 @@ func kitError(_ json: String) -> String? {
     }
 
     @Test(arguments: [
-        (kitJSON(extra: #""swing": 1"#), "kit.json: swing: unknown key (expected one of: version, tempo, instruments, patterns, song)"),
-        (kitJSON(extra: #""sounds": {}"#), "kit.json: sounds: unknown key (expected one of: version, tempo, instruments, patterns, song)"),
+        (kitJSON(extra: #""swing": 1"#), "kit.json: swing: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw)"),
+        (kitJSON(extra: #""sounds": {}"#), "kit.json: sounds: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "gain": 1 } ]"#, song: nil),
          "kit.json: instruments[0].gain: unknown key (expected one of: id, layers, gainDb, pan, tune, loops, midiNote, chokeGroup, voices)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "sample": "k.wav" } ] } ]"#, song: nil),
-         "kit.json: instruments[0].layers[0].sample: unknown key (expected one of: velocity, samples, selection, seed)"),
+         "kit.json: instruments[0].layers[0].sample: unknown key (expected one of: velocity, samples, selection, seed, gainDb)"),
         (kitJSON(instruments: "[]"), "kit.json: instruments: expected at least one instrument, got an empty array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [] } ]"#), "kit.json: instruments[0].layers: expected at least one layer, got an empty array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": [] } ] } ]"#),
@@ -191,5 +191,29 @@ func kitError(_ json: String) -> String? {
         let text = absolute.patchJSON()
         let again = try decodeKit(text)
         #expect(again == absolute, "\(text)")
+    }
+
+    /// Layer gains and the kit's pan law decode, are written back and read the same; a bad law
+    /// names its path and the choices.
+    @Test func layerGainsAndThePanLaw() throws {
+        var json = kitJSON().replacingOccurrences(of: #""samples": ["soft.wav"] }"#, with: #""samples": ["soft.wav"], "gainDb": -4.5 }"#)
+        json = json.replacingOccurrences(of: #""version": 2,"#, with: #""version": 2, "panLaw": "balance","#)
+        let kit = try decodeKit(json)
+        #expect(kit.panLaw == .balance)
+        #expect(kit.instruments[1].layers[0].gainDb == -4.5)
+        #expect(kit.instruments[1].layers[1].gainDb == 0)
+        var absolute = kit
+        for i in absolute.instruments.indices {
+            for l in absolute.instruments[i].layers.indices {
+                absolute.instruments[i].layers[l].samples = absolute.instruments[i].layers[l].samples.map {
+                    SampleFile(path: $0.resolvedPath, resolvedPath: $0.resolvedPath)
+                }
+            }
+        }
+        #expect(try decodeKit(absolute.patchJSON()) == absolute)
+        let bad = kitJSON().replacingOccurrences(of: #""version": 2,"#, with: #""version": 2, "panLaw": "linear","#)
+        #expect(kitError(bad) == #"kit.json: panLaw: expected "constant-power" or "balance", got "linear""#)
+        let loud = kitJSON().replacingOccurrences(of: #""samples": ["soft.wav"] }"#, with: #""samples": ["soft.wav"], "gainDb": 30 }"#)
+        #expect(kitError(loud)?.contains("instruments[1].layers[0].gainDb") == true)
     }
 }

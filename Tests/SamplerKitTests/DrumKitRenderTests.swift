@@ -53,6 +53,31 @@ import Testing
         #expect(abs(left[18000] - 0.2 * 64 / 127) < 1e-6)
     }
 
+    /// A layer's gainDb scales what it plays on top of the instrument's gain; with the balance
+    /// pan law a centred mono sample is at unity on both sides (Hydrogen's default), with the
+    /// default law at −3 dB; panned right, the balance law keeps the right side at unity.
+    @Test func layerGainsAndTheBalancePanLaw() throws {
+        let dir = try temporaryDirectory()
+        let soft = try sample(0.1, in: dir), hard = try sample(0.2, in: dir)
+        func kit(_ law: PanLawSetting, pan: Double) -> DrumKit {
+            DrumKit(tempo: 120, instruments: [DrumInstrument(id: "snare", layers: [
+                DrumLayer(velocities: 1...63, samples: [soft], gainDb: -6),
+                DrumLayer(velocities: 64...127, samples: [hard], gainDb: 3),
+            ], gainDb: -2, pan: pan)], patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [63, 127, 0, 0])])], song: nil,
+                    file: "kit.json", panLaw: law)
+        }
+        let g = { (db: Double) in Float(Double.pow(10, db / 20)) }
+        let balanced = try render(kit(.balance, pan: 0))
+        #expect(abs(balanced.left[0] - 0.1 * 63 / 127 * g(-6) * g(-2)) < 1e-6)
+        #expect(abs(balanced.left[6000] - 0.2 * g(3) * g(-2)) < 1e-6)
+        #expect(balanced.left[6000] == balanced.right[6000])
+        let constantPower = try render(kit(.constantPower, pan: 0))
+        #expect(abs(constantPower.left[6000] - 0.2 * g(3) * g(-2) * PanGains.center.monoLeft) < 1e-6)
+        let right = try render(kit(.balance, pan: 0.5))
+        #expect(abs(right.right[6000] - 0.2 * g(3) * g(-2)) < 1e-6)
+        #expect(abs(right.left[6000] - 0.5 * 0.2 * g(3) * g(-2)) < 1e-6)
+    }
+
     @Test func roundRobinCyclesThroughTheLayersSamples() throws {
         let dir = try temporaryDirectory()
         let samples = try [0.1, 0.2, 0.3].map { try sample(Float($0), in: dir) }
