@@ -5,12 +5,15 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps build run test bench samples clean sanitize tsan asan ubsan fuzz soak ci
+.PHONY: all deps test-deps build run test bench samples clean sanitize tsan asan ubsan fuzz soak ci
 
 all: build
 
 deps:
 	@scripts/install-deps.sh
+
+test-deps:
+	@scripts/install-deps.sh test
 
 # Release builds are compiled for this machine's CPU (scripts/release-flags.sh; NATIVE=0 for a
 # portable build).
@@ -23,7 +26,7 @@ run: build
 # Three runs of the same test build: the unit tests; the allocation tests alone (their counter
 # sees every thread of the process); the live JACK tests one at a time (they run in real time on
 # dummy servers and should not compete for the 2 cores).
-test: deps
+test: test-deps
 	@scripts/clear-stale-jack.sh
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --skip AllocationTests --skip IntegrationTests --skip SamplerKitTests

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
-# Installs the Debian packages the build, the demo and the tests need, if any is missing.
-# Runs `apt-get update` only when something has to be installed.
+# Installs the Debian packages the build and the demo need, if any is missing; with `test`, also
+# what the tests compare against (klick, Hydrogen's h2cli). Runs `apt-get update` only when
+# something has to be installed.
 set -euo pipefail
-packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev sox klick)
+packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev sox)
+[ "${1:-}" = test ] && packages+=(klick hydrogen)
 missing=()
 for p in "${packages[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -54,10 +54,42 @@ public enum HydrogenKitImporter {
         guard let list = root.child("instrumentList"), !list.children(named: "instrument").isEmpty else {
             throw SamplerError("\(path): the drumkit has no <instrumentList> with instruments")
         }
+        let parsed = readInstruments(list, directory: directory)
+        let (instruments, notes, missing) = (parsed.instruments, parsed.notes, parsed.missing)
+        guard !instruments.isEmpty else {
+            throw SamplerError("\(path): no instrument of the drumkit has a sample" + (missing.isEmpty ? "" : " on disk (\(missing.count) missing)"))
+        }
+        // One bar of eighths per eight instruments, each instrument once.
+        let bars = (instruments.count + 7) / 8
+        let tracks = instruments.indices.map { i in
+            DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
+        }
+        let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
+        return Result(kit: DrumKit(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path, panLaw: .balance),
+                      notes: notes, missing: missing)
+    }
+
+    /// What `readInstruments` found.
+    struct Instruments {
+        var instruments: [DrumInstrument]
+        /// Each instrument's Hydrogen `<id>` (what a song's notes name).
+        var hydrogenIDs: [Int?]
+        /// Each instrument's layers' Hydrogen velocity bounds (0…1), in the layers' order.
+        var layerBounds: [[(min: Double, max: Double)]]
+        var notes: [String]
+        var missing: [String]
+    }
+
+    /// The instruments of a Hydrogen `<instrumentList>` (a drumkit's or a song's), their samples
+    /// resolved against `directory`; `extraGain` multiplies every instrument's level (a song's
+    /// volume). Instruments without a sample on disk are left out (with a note).
+    static func readInstruments(_ list: XMLElementNode, directory: URL, extraGain: Double = 1) -> Instruments {
         var notes: [String] = []
         var missingFiles: [String] = []
         var missingPlaces: [String: [String]] = [:]
         var instruments: [DrumInstrument] = []
+        var hydrogenIDs: [Int?] = []
+        var layerBounds: [[(min: Double, max: Double)]] = []
         var ids: Set<String> = []
         var usedNotes: Set<Int> = []
         for (index, element) in list.children(named: "instrument").enumerated() {
@@ -84,11 +116,13 @@ public enum HydrogenKitImporter {
                 return resolved
             }
             var namedSamples = false
+            var bounds: [(min: Double, max: Double)] = []
             for layer in layerElements {
                 guard let file = layer.text("filename"), !file.isEmpty else { continue }
                 namedSamples = true
                 guard let resolved = existing(file) else { continue }
                 let low = layer.number("min") ?? 0, high = layer.number("max") ?? 1
+                bounds.append((low, high))
                 let gain = max(0, layer.number("gain") ?? 1)
                 let gainDb = gain > 0 ? min(24, max(-120, 20 * log10(gain))) : -120
                 layers.append(DrumLayer(velocities: velocityRange(low, high), samples: [SampleFile(path: resolved, resolvedPath: resolved)],
@@ -97,7 +131,10 @@ public enum HydrogenKitImporter {
             }
             if layers.isEmpty, !namedSamples, let file = element.text("filename"), !file.isEmpty {
                 namedSamples = true
-                if let resolved = existing(file) { layers.append(DrumLayer(samples: [SampleFile(path: resolved, resolvedPath: resolved)])) }
+                if let resolved = existing(file) {
+                    layers.append(DrumLayer(samples: [SampleFile(path: resolved, resolvedPath: resolved)]))
+                    bounds.append((0, 1))
+                }
             }
             guard !layers.isEmpty else {
                 notes.append(namedSamples ? "\(place): every sample file is missing, left out" : "\(place): no samples, left out")
@@ -107,7 +144,7 @@ public enum HydrogenKitImporter {
             if pitches.count > 1 { notes.append("\(place): layers with different pitches; using the first") }
             let tune = min(48, max(-48, layerElements.first.flatMap { $0.number("pitch") } ?? 0))
 
-            let linear = (element.number("volume") ?? 1) * (element.number("gain") ?? 1)
+            let linear = extraGain * (element.number("volume") ?? 1) * (element.number("gain") ?? 1)
                 * (element.child("instrumentComponent")?.number("gain") ?? 1)
             let gainDb = linear > 0 ? min(24, max(-120, 20 * log10(linear))) : -120
             var pan = 0.0
@@ -122,26 +159,21 @@ public enum HydrogenKitImporter {
             if let note = element.number("midiOutNote").map({ Int($0) }), (0...127).contains(note), usedNotes.insert(note).inserted {
                 midiNote = note
             }
+            hydrogenIDs.append(element.number("id").map { Int($0) })
+            layerBounds.append(bounds)
             instruments.append(DrumInstrument(id: unique, layers: layers, gainDb: (gainDb * 100).rounded() / 100,
                                               pan: (min(1, max(-1, pan)) * 1000).rounded() / 1000, tune: tune,
-                                              midiNote: midiNote, chokeGroup: group >= 0 ? group + 1 : 0))
+                                              midiNote: midiNote, chokeGroup: group >= 0 ? group + 1 : 0,
+                                              // Hydrogen lets an instrument's notes overlap freely unless it is a
+                                              // "stop note" instrument (a new note ends the old one).
+                                              voices: element.text("isStopNote") == "true" ? 1 : 16))
         }
         let missing = missingFiles.map { file in
             let places = missingPlaces[file] ?? []
             let shown = places.prefix(3).joined(separator: ", ") + (places.count > 3 ? " and \(places.count - 3) more" : "")
             return "\(file) (\(shown))"
         }
-        guard !instruments.isEmpty else {
-            throw SamplerError("\(path): no instrument of the drumkit has a sample" + (missing.isEmpty ? "" : " on disk (\(missing.count) missing)"))
-        }
-        // One bar of eighths per eight instruments, each instrument once.
-        let bars = (instruments.count + 7) / 8
-        let tracks = instruments.indices.map { i in
-            DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
-        }
-        let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
-        return Result(kit: DrumKit(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path, panLaw: .balance),
-                      notes: notes, missing: missing)
+        return Instruments(instruments: instruments, hydrogenIDs: hydrogenIDs, layerBounds: layerBounds, notes: notes, missing: missing)
     }
 
     /// Hydrogen's 0…1 velocity bounds as 1…127: [0, 0.5] and (0.5, 1] become 1…63 and 64…127.

@@ -109,8 +109,13 @@ public struct ProgramResult {
 /// Runs the package's `sampler` binary with `arguments` to completion (killing it after
 /// `timeout` seconds, which then fails the expectation on its status).
 public func runSampler(_ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> ProgramResult {
+    try runTool(productsDirectory.appendingPathComponent("sampler"), arguments, environment: environment, timeout: timeout)
+}
+
+/// Runs `executable` with `arguments` to completion, as `runSampler` does.
+public func runTool(_ executable: URL, _ arguments: [String], environment: [String: String] = [:], timeout: Double = 60) throws -> ProgramResult {
     let p = Process()
-    p.executableURL = productsDirectory.appendingPathComponent("sampler")
+    p.executableURL = executable
     p.arguments = arguments
     p.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
     let out = Pipe(), err = Pipe()
