@@ -53,12 +53,12 @@ import Testing
         #expect(r.stdout.contains("note: instrument 5 (Empty): no samples, left out"))
         let json = try String(contentsOfFile: out, encoding: .utf8)
         let samples = dir.appendingPathComponent("samples").standardizedFileURL.path
-        #expect(json.contains(#"{ "id": "kick", "gainDb": -6.02, "midiNote": 36, "layers": ["#))
-        #expect(json.contains(#"{ "id": "snare-rock", "pan": -0.5, "tune": -2, "midiNote": 38, "layers": ["#))
+        #expect(json.contains(#"{ "id": "kick", "gainDb": -6.02, "midiNote": 36, "voices": 16, "layers": ["#))
+        #expect(json.contains(#"{ "id": "snare-rock", "pan": -0.5, "tune": -2, "midiNote": 38, "voices": 16, "layers": ["#))
         #expect(json.contains(#"{ "velocity": [1, 63], "samples": ["\#(samples)/soft.wav"] },"#))
         #expect(json.contains(#"{ "velocity": [64, 127], "samples": ["\#(samples)/hard.wav"] }"#))
-        #expect(json.contains(#"{ "id": "closed-hat", "pan": 0.5, "midiNote": 42, "chokeGroup": 1, "layers": ["#))
-        #expect(json.contains(#"{ "id": "open-hat", "pan": 0.5, "midiNote": 46, "chokeGroup": 1, "layers": ["#))
+        #expect(json.contains(#"{ "id": "closed-hat", "pan": 0.5, "midiNote": 42, "chokeGroup": 1, "voices": 16, "layers": ["#))
+        #expect(json.contains(#"{ "id": "open-hat", "pan": 0.5, "midiNote": 46, "chokeGroup": 1, "voices": 16, "layers": ["#))
         // The patch plays: it validates, and renders its audition pattern.
         let v = try runSampler(["validate", out], timeout: 30)
         #expect(v.status == 0 && v.stdout.contains("OK: version 2, 120 bpm, 4 instruments"), "\(v.stderr)")
@@ -116,7 +116,7 @@ import Testing
         let r = try runSampler(["import-hydrogen", xml.path, "--out", out], timeout: 30)
         #expect(r.status == 0, "\(r.stderr)")
         let json = try String(contentsOfFile: out, encoding: .utf8)
-        #expect(json.contains(#"{ "id": "closed-hat", "pan": 0.5, "layers": ["#), "\(json)")
+        #expect(json.contains(#"{ "id": "closed-hat", "pan": 0.5, "voices": 16, "layers": ["#), "\(json)")
         let v = try runSampler(["validate", out], timeout: 30)
         #expect(v.status == 0, "\(v.stderr)")
     }
