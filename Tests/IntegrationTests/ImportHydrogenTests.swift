@@ -67,6 +67,55 @@ import Testing
         #expect(rendered.status == 0, "\(rendered.stderr)")
     }
 
+    /// A small song: two patterns of different lengths, a column playing both (merged, as long as
+    /// the longer), repeated columns, a tempo marker (timeline on), a muted instrument. Its
+    /// notes land on the frames Hydrogen's tick arithmetic gives (48 ticks per quarter note).
+    @Test func aSongsPatternsColumnsAndTempoMarkersLandOnTheirFrames() throws {
+        let dir = try writeKit()
+        let samples = dir.appendingPathComponent("samples").standardizedFileURL.path
+        func instrument(_ id: Int, _ name: String, _ file: String, muted: Bool = false) -> String {
+            """
+            <instrument><id>\(id)</id><name>\(name)</name><drumkit>nowhere</drumkit><volume>1</volume><gain>1</gain><pan>-1</pan>
+              <isMuted>\(muted)</isMuted><isStopNote>false</isStopNote><muteGroup>-1</muteGroup>
+              <instrumentComponent><component_id>0</component_id><gain>1</gain>
+                <layer><filename>\(samples)/\(file)</filename><min>0</min><max>1</max><gain>1</gain><pitch>0</pitch></layer>
+              </instrumentComponent></instrument>
+            """
+        }
+        func note(_ tick: Int, _ instrument: Int) -> String {
+            "<note><position>\(tick)</position><velocity>1</velocity><instrument>\(instrument)</instrument></note>"
+        }
+        let song = """
+        <?xml version="1.0" encoding="UTF-8"?>
+        <song><bpm>120</bpm><volume>1</volume><isTimelineActivated>true</isTimelineActivated>
+          <instrumentList>\(instrument(0, "Kick", "kick.wav"))\(instrument(1, "Snare", "hard.wav"))\(instrument(2, "Hat", "hat.wav"))\(instrument(3, "Muted", "open.wav", muted: true))</instrumentList>
+          <patternList>
+            <pattern><name>A</name><size>192</size><noteList>\(note(0, 0))\(note(96, 1))\(note(100, 3))</noteList></pattern>
+            <pattern><name>B</name><size>96</size><noteList>\(note(48, 2))</noteList></pattern>
+          </patternList>
+          <patternSequence><group><patternID>A</patternID></group><group><patternID>A</patternID></group>
+            <group><patternID>A</patternID><patternID>B</patternID></group><group><patternID>B</patternID></group></patternSequence>
+          <BPMTimeLine><newBPM><BAR>2</BAR><BPM>60</BPM></newBPM></BPMTimeLine>
+        </song>
+        """
+        let path = dir.appendingPathComponent("test.h2song").path
+        try song.write(toFile: path, atomically: true, encoding: .utf8)
+        let out = dir.appendingPathComponent("song.json").path
+        let r = try runSampler(["import-hydrogen", path, "--out", out], timeout: 30)
+        #expect(r.status == 0, "\(r.stderr)")
+        #expect(r.stdout.contains("4 instruments, 3 patterns, a song of 4 columns"), "\(r.stdout)")
+        #expect(r.stdout.contains("instrument muted is muted in the song"), "\(r.stdout)")
+        let wav = dir.appendingPathComponent("song.wav").path
+        let rendered = try runSampler(["render", "--patch", out, "--song", "--no-loop", "--duration", "10", "--out", wav], timeout: 30)
+        #expect(rendered.status == 0, "\(rendered.stderr)")
+        let left = try SoundFileLoader().load(path: wav).samples(channel: 0)
+        let onsets = left.indices.filter { left[$0] != 0 && ($0 == 0 || left[$0 - 1] == 0) }
+        // 120 bpm: 500 frames a tick; from column 2 on, 60 bpm: 1,000.
+        #expect(onsets == [0, 48000, 96000, 144000, 192000, 240000, 288000, 432000], "\(onsets)")
+        // Which sample (kick 0.1, snare 0.3, hat 0.4), at velocity 127, pan hard left (balance law: unity).
+        #expect([0, 48000, 240000, 432000].map { left[$0] } == [0.1, 0.3, 0.4, 0.4])
+    }
+
     /// Sample files the kit names that are not on disk: one warning per file (naming the
     /// instruments), nothing written and a non-zero exit, unless --allow-missing, which writes
     /// the kit without them. Layer gains are carried over, with Hydrogen's pan law.
