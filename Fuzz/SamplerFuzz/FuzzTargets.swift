@@ -38,9 +38,10 @@ func fuzzTempo(_ data: Data) {
     _ = try? TempoSpec(parsing: text)
 }
 
-/// Hydrogen drumkit.xml import.
+/// Hydrogen drumkit.xml and song (.h2song) import, on the same bytes.
 func fuzzHydrogen(_ data: Data) {
     _ = try? HydrogenKitImporter.importKit(data: data, path: "/nonexistent-fuzz-dir/drumkit.xml")
+    _ = try? HydrogenSongImporter.importSong(data: data, path: "/nonexistent-fuzz-dir/song.h2song", kitDirectories: [])
 }
 
 /// Sound decoding from memory through the project's loader: the first byte picks the target

@@ -13,6 +13,9 @@ public enum HydrogenSongImporter {
         [NSHomeDirectory() + "/.hydrogen/data/drumkits", "/usr/share/hydrogen/data/drumkits"]
     }
 
+    /// The most pattern steps (over every track of every pattern) a converted song may have.
+    static let maxCells = 4_000_000
+
     public static func importSong(path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 16 << 20 {
             throw SamplerError("\(path): the file is \(size >> 20) MB; a Hydrogen song is at most 16 MB")
@@ -22,6 +25,12 @@ public enum HydrogenSongImporter {
             let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
             throw SamplerError("\(path): cannot read the file (\(reason))")
         }
+        return try importSong(data: data, path: path, kitDirectories: kitDirectories)
+    }
+
+    /// Imports a song held in `data`; `path` locates relative kits and names it in errors.
+    /// Read by `XMLReader`: no entity is ever defined, expanded or fetched.
+    public static func importSong(data: Data, path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
         guard String(bytes: data, encoding: .utf8) != nil else {
             throw SamplerError("\(path): not a Hydrogen song (the file is not UTF-8 text)")
         }
@@ -143,6 +152,7 @@ public enum HydrogenSongImporter {
         var kitPatterns: [DrumPattern] = []
         var patternIndex: [String: Int] = [:]
         var entries: [Song.Entry] = []
+        var cells = 0
         let tempoScale = 48 / Double(beat)
         // Tempo markers, when the song's timeline is on.
         var markers: [(column: Int, bpm: Double)] = []
@@ -163,22 +173,32 @@ public enum HydrogenSongImporter {
             }
             if patternIndex[key] == nil {
                 let steps = length / step
-                var velocities = Array(repeating: [Int](repeating: 0, count: steps), count: parsed.instruments.count)
-                var probabilities = Array(repeating: [Double](repeating: 1, count: steps), count: parsed.instruments.count)
+                // Tracks only for the instruments the column plays; the song as a whole is kept
+                // to a size a patch can hold (a hostile file must not allocate gigabytes).
+                var velocities: [Int: [Int]] = [:]
+                var probabilities: [Int: [Double]] = [:]
                 var doubled = 0
                 for name in names {
                     for n in patterns[name]!.notes {
                         let s = n.tick / step
-                        if velocities[n.instrument][s] != 0 { doubled += 1 }
-                        if n.velocity > velocities[n.instrument][s] {
-                            velocities[n.instrument][s] = n.velocity
-                            probabilities[n.instrument][s] = n.probability
+                        if velocities[n.instrument] == nil {
+                            cells += steps
+                            guard cells <= Self.maxCells else {
+                                throw SamplerError("\(path): the song is too large to convert (more than \(Self.maxCells) pattern steps in all)")
+                            }
+                            velocities[n.instrument] = [Int](repeating: 0, count: steps)
+                            probabilities[n.instrument] = [Double](repeating: 1, count: steps)
+                        }
+                        if velocities[n.instrument]![s] != 0 { doubled += 1 }
+                        if n.velocity > velocities[n.instrument]![s] {
+                            velocities[n.instrument]![s] = n.velocity
+                            probabilities[n.instrument]![s] = n.probability
                         }
                     }
                 }
                 if doubled > 0 { notes.append("\(key): \(doubled) notes on a tick another note of the same instrument has; the louder plays") }
-                let tracks = parsed.instruments.indices.compactMap { i -> DrumTrack? in
-                    velocities[i].contains(where: { $0 > 0 }) ? DrumTrack(instrument: i, velocities: velocities[i], probabilities: probabilities[i]) : nil
+                let tracks = velocities.keys.sorted().map { i in
+                    DrumTrack(instrument: i, velocities: velocities[i]!, probabilities: probabilities[i]!)
                 }
                 patternIndex[key] = kitPatterns.count
                 // A pattern needs a track: an empty column is a silent one of the first instrument.
