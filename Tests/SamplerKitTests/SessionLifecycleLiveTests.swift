@@ -118,4 +118,26 @@ func clientNames(on server: JACKServer) throws -> Set<String> {
         let lost = s.lostAudio
         #expect(lost.lostPeriods == 0 && lost.lostFrames == 0 && lost.repeatedFrames == 0)
     }
+
+    /// A start that cannot be queued says so: with the server stopped (SIGSTOP: no period
+    /// drains the command queue) the queue fills, and `play()` then returns false and the player
+    /// does not read as playing. (Issue 14: send results were ignored.)
+    @Test func aStartThatCannotBeQueuedReturnsFalse() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let s = try session(on: server, name: "queuefull")
+        defer { s.close() }
+        let player = try AudioPlayer(sound: markerSound(), session: s)
+        let other = try AudioPlayer(sound: markerSound(), session: s)
+        #expect(player.prepareToPlay())
+        kill(server.pid, SIGSTOP)
+        defer { kill(server.pid, SIGCONT) }
+        // 4,096 commands fill the queue.
+        for _ in 0..<5000 { other.setVolume(0.5, fadeDuration: 0) }
+        #expect(player.play() == false)
+        #expect(!player.isPlaying)
+        kill(server.pid, SIGCONT)
+        #expect(waitUntil(timeout: 3) { player.play() })
+        #expect(player.isPlaying)
+    }
 }
