@@ -24,7 +24,7 @@ jackd -n "$name" -d dummy -r 48000 -p 256 >/dev/null 2>&1 &
 jackd_pid=$!
 keys_pid=""
 cleanup() {
-    [ -n "$keys_pid" ] && kill "$keys_pid" 2>/dev/null
+    [ -n "$keys_pid" ] && { kill "$keys_pid" 2>/dev/null || true; }
     kill "$jackd_pid" 2>/dev/null; wait "$jackd_pid" 2>/dev/null || true
     rm -rf "$work"
 }
@@ -83,7 +83,7 @@ done
 wait "$soak_pid" || status=1
 wait "$drums_pid" || { echo "FAIL: sampler play failed:"; tail -3 "$work/drums.log"; status=1; }
 wait "$notes_pid" || { echo "FAIL: the MIDI note sender failed:"; tail -3 "$work/notes.log"; status=1; }
-kill "$keys_pid" 2>/dev/null; wait "$keys_pid" 2>/dev/null || true; keys_pid=""
+kill "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; keys_pid=""
 wait "$click_pid" || { echo "FAIL: sampler metronome failed:"; tail -3 "$work/click.log"; status=1; }
 wait "$witness_pid" || status=1
 echo "sampler play: $(grep '^played' "$work/drums.log" | tail -1)"
