@@ -1,10 +1,13 @@
+import Glibc
 import Synchronization
 
 /// A lock-free single-producer/single-consumer ring of fixed capacity.
 ///
 /// Exactly one thread may push and exactly one (other) thread may pop. Neither side ever blocks
 /// or allocates: `push` returns `false` when the ring is full and `pop` returns `nil` when it is
-/// empty. Storage is allocated once, in `init`, on the control thread.
+/// empty. Storage is allocated once, in `init`, on the control thread, and written there once
+/// (zeros), so that its pages are resident from the start: neither side takes a page fault on
+/// the real-time thread as the indices first go round, and the process does not grow as they do.
 ///
 /// The producer publishes an element by storing `tail` with release ordering after writing the
 /// slot; the consumer reads `tail` with acquire ordering before reading the slot (and the reverse
@@ -29,6 +32,8 @@ public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable
         precondition(capacity >= 1, "SPSCRing capacity must be at least 1")
         self.capacity = capacity
         storage = .allocate(capacity: capacity)
+        // Bytes only (no typed initialization): elements are written by `push`.
+        memset(storage, 0, capacity * MemoryLayout<Element>.stride)
     }
 
     @inlinable

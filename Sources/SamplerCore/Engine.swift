@@ -82,14 +82,20 @@ public final class Engine: @unchecked Sendable {
         for i in 0..<meterCount { (meters + i).initialize(to: Atomic(0)) }
         instrumentTables = .allocate(capacity: 1)
         instrumentTables.initialize(to: .make([]))
+        // Every buffer the render thread uses is written once here, so that its pages are
+        // resident before the render thread first touches them (no page fault in the callback).
         scratchLeft = .allocate(capacity: scratchCapacity)
+        scratchLeft.initialize(repeating: 0, count: scratchCapacity)
         scratchRight = .allocate(capacity: scratchCapacity)
+        scratchRight.initialize(repeating: 0, count: scratchCapacity)
         prefetchSink = .allocate(capacity: 1)
         prefetchSink.initialize(to: 0)
         timeline = .allocate(capacity: 1)
         timeline.initialize(to: TimelineState())
         discardLeft = .allocate(capacity: discardCapacity)
+        discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
+        discardRight.initialize(repeating: 0, count: discardCapacity)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
     }

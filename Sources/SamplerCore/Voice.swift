@@ -114,7 +114,10 @@ struct UnsafeCommandSchedule {
     static func allocate(capacity: Int) -> UnsafeCommandSchedule {
         let state = UnsafeMutablePointer<Int>.allocate(capacity: 2)
         state.initialize(repeating: 0, count: 2)
-        return UnsafeCommandSchedule(capacity: capacity, storage: .allocate(capacity: capacity), state: state)
+        let storage = UnsafeMutablePointer<Command>.allocate(capacity: capacity)
+        // Written once here, so its pages are resident before the render thread touches them.
+        storage.initialize(repeating: Command(kind: .stop, player: 0, frame: 0), count: capacity)
+        return UnsafeCommandSchedule(capacity: capacity, storage: storage, state: state)
     }
 
     func deallocate() {
