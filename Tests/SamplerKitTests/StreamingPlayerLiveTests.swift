@@ -1,6 +1,5 @@
 import Foundation
 import JACKTestSupport
-import Locking
 import SamplerCore
 import SamplerKit
 import SoundFiles
@@ -161,53 +160,6 @@ final class SlowSwitch: @unchecked Sendable {
         let track = recording.channels[2].filter { $0 != 0 }.map(rampIndex)
         #expect(track.count > 100_000)
         #expect(track.first == 0 && zip(track, track.dropFirst()).allSatisfy { $1 == $0 + 1 })
-    }
-
-    /// A streamed player preparing from a slow disk (about a second) does not hold the session's
-    /// lock meanwhile: another player's calls and the session's return at once, and the event
-    /// thread keeps delivering callbacks. (Issue 14: the lock was held across the wait.)
-    @Test func aSlowPrepareDoesNotStallOtherCalls() throws {
-        let directory = try temporaryDirectory()
-        defer { try? FileManager.default.removeItem(at: directory) }
-        let path = directory.appendingPathComponent("markers.wav").path
-        try writeMarkerFile(path, seconds: 3)
-        let server = try JACKServer(period: 256)
-        defer { server.stop() }
-        let s = try session(on: server, name: "slowprep")
-        defer { s.close() }
-        var options = StreamReaderOptions()
-        options.chunkFrames = 2048
-        let slow = SlowSwitch(), reading = SlowSwitch()
-        // Once slowed, each read of 2,048 frames takes 1.5 s (the prepare waits for the first).
-        options.readDelay = { if slow.isOn { reading.isOn = true; usleep(1_500_000) } }
-        let streamed = try AudioPlayer(streamingContentsOf: path, session: s, preloadSeconds: 0.5, options: options)
-        #expect(streamed.prepareToPlay())
-        let other = try AudioPlayer(sound: markerSound(frames: 480), session: s)
-        let recorder = FinishRecorder()
-        other.delegate = recorder
-        let prepared = Locked<Bool?>(nil)
-        // A new position: the prepare must fill the ring again, from the slow disk.
-        slow.isOn = true
-        streamed.currentTime = 1
-        let thread = Thread { prepared.withLock { $0 = streamed.prepareToPlay() } }
-        thread.start()
-        #expect(waitUntil(timeout: 5) { reading.isOn })
-        // While it reads: the other player plays to its end and its delegate hears of it.
-        var slowest = 0.0
-        for _ in 0..<20 {
-            let t = Date()
-            other.volume = 0.5
-            _ = s.sampleRate
-            _ = other.isPlaying
-            slowest = max(slowest, Date().timeIntervalSince(t))
-        }
-        #expect(other.play())
-        #expect(waitUntil(timeout: 0.5) { recorder.lock.withLock { recorder.finishes } == [true] }, "no callback while the other player prepared")
-        #expect(prepared.withLock { $0 } == nil, "the prepare ended before the checks: the disk was not slow enough to show anything")
-        #expect(slowest < 0.05, "a call waited \(slowest) s for the other player's prepare")
-        slow.isOn = false
-        #expect(waitUntil(timeout: 5) { prepared.withLock { $0 } != nil })
-        #expect(prepared.withLock { $0 } == true)
     }
 
     @Test func aSlowDiskUnderrunsIsCountedAndReportedAndPlaybackStaysInTime() throws {
