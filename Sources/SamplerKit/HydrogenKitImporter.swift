@@ -21,19 +21,22 @@ public enum HydrogenKitImporter {
     }
 
     public static func importKit(path: String) throws -> Result {
-        // Read here, not by XMLParser(contentsOf:): that one goes through CoreFoundation's URL
-        // loading, which prints a warning of its own to stderr when the file is missing.
+        try importKit(data: readFile(path, what: "a drumkit.xml"), path: path)
+    }
+
+    /// The bytes of a Hydrogen file (`what` names its kind in the size error), at most 16 MB.
+    /// Read here, not by XMLParser(contentsOf:): that one goes through CoreFoundation's URL
+    /// loading, which prints a warning of its own to stderr when the file is missing.
+    static func readFile(_ path: String, what: String) throws -> Data {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 16 << 20 {
-            throw SamplerError("\(path): the file is \(size >> 20) MB; a drumkit.xml is at most 16 MB")
+            throw SamplerError("\(path): the file is \(size >> 20) MB; \(what) is at most 16 MB")
         }
-        let data: Data
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            return try Data(contentsOf: URL(fileURLWithPath: path))
         } catch {
             let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
             throw SamplerError("\(path): cannot read the file (\(reason))")
         }
-        return try importKit(data: data, path: path)
     }
 
     /// Imports a drumkit.xml held in `data`; `path` locates its samples and names it in errors.

@@ -17,15 +17,8 @@ public enum HydrogenSongImporter {
     static let maxCells = 4_000_000
 
     public static func importSong(path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 16 << 20 {
-            throw SamplerError("\(path): the file is \(size >> 20) MB; a Hydrogen song is at most 16 MB")
-        }
-        let data: Data
-        do { data = try Data(contentsOf: URL(fileURLWithPath: path)) } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
-            throw SamplerError("\(path): cannot read the file (\(reason))")
-        }
-        return try importSong(data: data, path: path, kitDirectories: kitDirectories)
+        try importSong(data: HydrogenKitImporter.readFile(path, what: "a Hydrogen song"), path: path,
+                       kitDirectories: kitDirectories)
     }
 
     /// Imports a song held in `data`; `path` locates relative kits and names it in errors.
