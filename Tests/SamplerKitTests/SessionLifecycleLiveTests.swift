@@ -132,12 +132,34 @@ func clientNames(on server: JACKServer) throws -> Set<String> {
         #expect(player.prepareToPlay())
         kill(server.pid, SIGSTOP)
         defer { kill(server.pid, SIGCONT) }
-        // 4,096 commands fill the queue.
-        for _ in 0..<5000 { other.setVolume(0.5, fadeDuration: 0) }
+        // The signal takes effect when the kernel next schedules the server (late on a busy
+        // machine), and a cycle already under way in our client still ends: wait until the
+        // server is stopped and no period has ended for 100 ms (20 periods' time).
+        #expect(waitUntil(timeout: 5) { processState(server.pid) == "T" })
+        var periods = s.engine.periodCount
+        var still = Date()
+        #expect(waitUntil(timeout: 5) {
+            let now = s.engine.periodCount
+            if now != periods { periods = now; still = Date() }
+            return Date().timeIntervalSince(still) > 0.1
+        })
+        // Fill the queue until a command is dropped (4,096 fill it).
+        let dropped = s.engine.droppedCommandCount
+        for _ in 0..<100_000 where s.engine.droppedCommandCount == dropped {
+            other.setVolume(0.5, fadeDuration: 0)
+        }
+        #expect(s.engine.droppedCommandCount > dropped)
         #expect(player.play() == false)
         #expect(!player.isPlaying)
         kill(server.pid, SIGCONT)
         #expect(waitUntil(timeout: 3) { player.play() })
         #expect(player.isPlaying)
     }
+}
+
+/// The state letter of process `pid` (`R`, `S`, `T` for stopped, ...) from /proc, or nil.
+func processState(_ pid: Int32) -> Character? {
+    guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+          let close = stat.lastIndex(of: ")") else { return nil }
+    return stat[close...].dropFirst(2).first
 }
