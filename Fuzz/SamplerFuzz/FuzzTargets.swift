@@ -23,7 +23,7 @@ let target: FuzzTarget = {
 
 /// The patch JSON parser and decoding, every format version.
 func fuzzJSON(_ data: Data) {
-    _ = try? PatchLoader.decodeDocument(data, file: "fuzz.json", baseDirectory: "/nonexistent-fuzz-dir")
+    _ = try? PatchLoader.decode(data, file: "fuzz.json", baseDirectory: "/nonexistent-fuzz-dir")
 }
 
 /// klick tempo maps and tempo specs.

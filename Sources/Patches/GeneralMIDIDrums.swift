@@ -21,7 +21,7 @@ public enum GeneralMIDIDrums {
     }
 }
 
-extension DrumKit {
+extension Patch {
     /// Per instrument, the MIDI note that triggers it: its `midiNote`, else its General MIDI note
     /// unless another instrument already has that note (explicit notes first, then file order).
     public var resolvedMIDINotes: [Int?] {

@@ -1,92 +1,237 @@
-/// A decoded patch file: which sounds exist, the players that play them, and an optional looping
-/// pattern. Plain values only; loading the sound files is another module's job.
+/// A decoded patch, of either file version: instruments (one sample each for a version 1 file's
+/// players, velocity layers for a drum kit), patterns and an optional song. A version 1 file
+/// reads into the same model (see `PatchFormatV1`), so one path takes every patch to the
+/// engine. Plain values only; loading the sound files is another module's job.
 public struct Patch: Equatable, Sendable {
-    /// The format version the file was written in.
+    /// The format version the file was written in (the model is the same).
     public var version: Int
-    /// Quarter notes per minute.
+    /// Quarter notes per minute (a song entry may override it).
     public var tempo: Double
-    /// The sound files, sorted by id.
-    public var sounds: [SoundEntry]
-    /// The players in file order; `Pattern.steps` holds indices into this array.
-    public var players: [PlayerEntry]
-    /// The pattern to loop, if the patch has one.
-    public var pattern: Pattern?
+    public var instruments: [DrumInstrument]
+    /// May be empty: then every instrument plays once, from the start (a version 1 patch without
+    /// a pattern).
+    public var patterns: [DrumPattern]
+    public var song: Song?
     /// The patch file, exactly as the caller named it (used in error messages).
     public var file: String
+    /// How mono samples pan: "constant-power" (default) or "balance" (Hydrogen's default law).
+    public var panLaw: PanLawSetting
 
-    public init(version: Int, tempo: Double, sounds: [SoundEntry], players: [PlayerEntry],
-                pattern: Pattern?, file: String) {
+    public init(tempo: Double, instruments: [DrumInstrument], patterns: [DrumPattern], song: Song?, file: String,
+                panLaw: PanLawSetting = .constantPower, version: Int = 2) {
         self.version = version
+        self.panLaw = panLaw
         self.tempo = tempo
-        self.sounds = sounds
-        self.players = players
-        self.pattern = pattern
+        self.instruments = instruments
+        self.patterns = patterns
+        self.song = song
         self.file = file
     }
 
-    /// The sound with this id, if the patch declares one.
-    public func sound(id: String) -> SoundEntry? {
-        sounds.first { $0.id == id }
+    /// The index of the pattern named `name`.
+    public func patternIndex(named name: String) -> Int? {
+        patterns.firstIndex { $0.name == name }
+    }
+
+    /// Every distinct sample file, in first-use order.
+    public var samplePaths: [SampleFile] {
+        var seen: Set<String> = []
+        var files: [SampleFile] = []
+        for instrument in instruments {
+            for layer in instrument.layers {
+                for sample in layer.samples where seen.insert(sample.resolvedPath).inserted { files.append(sample) }
+            }
+        }
+        return files
     }
 }
 
-/// A sound file named by a patch.
-public struct SoundEntry: Equatable, Sendable {
-    /// The key under `sounds` in the patch.
-    public var id: String
+/// A sample file named by a layer.
+public struct SampleFile: Equatable, Sendable {
     /// The path exactly as written in the patch.
     public var path: String
-    /// The absolute path: `path` itself if absolute, otherwise `path` resolved against the directory
-    /// that holds the patch file.
+    /// `path` itself if absolute, otherwise resolved against the directory that holds the patch.
     public var resolvedPath: String
+    /// Decoded into memory or streamed from disk.
+    public var loading: SampleLoading
+    /// Where the patch file names it (a JSON path such as `sounds.kick` or
+    /// `instruments[0].layers[1].samples[2]`), for messages; nil for a sample made in code. Not
+    /// part of equality.
+    public var place: String?
 
-    public init(id: String, path: String, resolvedPath: String) {
-        self.id = id
+    public init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil) {
         self.path = path
         self.resolvedPath = resolvedPath
-    }
-}
-
-/// A player: one sound with its own gain, pan and looping.
-public struct PlayerEntry: Equatable, Sendable {
-    public var id: String
-    /// The id of the `SoundEntry` it plays.
-    public var sound: String
-    /// Linear gain factor (1 = unity); a patch may give it in decibels, this is always linear.
-    public var gain: Double
-    /// Stereo position, -1 (hard left) … 1 (hard right).
-    public var pan: Double
-    /// How many times the sound repeats after the first play; -1 repeats forever.
-    public var loops: Int
-    /// Whether the sound is decoded into memory or streamed from disk.
-    public var loading: Loading
-
-    /// `"stream": true` / `"preload": true` in a patch; neither leaves the choice to the player's
-    /// length (streamed above a threshold, 30 s by default).
-    public enum Loading: Equatable, Sendable { case automatic, stream, preload }
-
-    public init(id: String, sound: String, gain: Double = 1, pan: Double = 0, loops: Int = 0,
-                loading: Loading = .automatic) {
-        self.id = id
-        self.sound = sound
-        self.gain = gain
-        self.pan = pan
-        self.loops = loops
         self.loading = loading
+        self.place = place
+    }
+
+    public static func == (a: SampleFile, b: SampleFile) -> Bool {
+        a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading
     }
 }
 
-/// A looping step sequence. Its length is `steps.count` steps, which need not fill whole bars.
-public struct Pattern: Equatable, Sendable {
-    /// Steps per quarter note (4 = sixteenth notes).
-    public var stepsPerBeat: Int
-    public var beatsPerBar: Int
-    /// For each step, the indices into `Patch.players` that play on it; empty for a rest.
-    public var steps: [[Int]]
+/// How a sample is played: `"stream": true` / `"preload": true` in a patch. Only an
+/// instrument's only sample can stream (a streamed instrument plays one file).
+public enum SampleLoading: String, Equatable, Sendable {
+    /// Streamed when it is its instrument's only sample and longer than the player's threshold
+    /// (30 s by default), else decoded into memory.
+    case automatic
+    /// Always streamed from disk.
+    case stream
+    /// Always decoded into memory.
+    case preload
+}
 
-    public init(stepsPerBeat: Int = 4, beatsPerBar: Int = 4, steps: [[Int]]) {
-        self.stepsPerBeat = stepsPerBeat
-        self.beatsPerBar = beatsPerBar
-        self.steps = steps
+/// How a layer picks among its samples.
+public enum LayerSelection: Equatable, Sendable {
+    case roundRobin
+    case random(seed: UInt64)
+}
+
+/// The samples an instrument plays for one range of velocities.
+public struct DrumLayer: Equatable, Sendable {
+    /// Velocities (1…127) this layer answers.
+    public var velocities: ClosedRange<Int>
+    public var samples: [SampleFile]
+    public var selection: LayerSelection
+    /// The layer's gain on top of the instrument's, in dB.
+    public var gainDb: Double
+
+    public init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin,
+                gainDb: Double = 0) {
+        self.velocities = velocities
+        self.samples = samples
+        self.selection = selection
+        self.gainDb = gainDb
     }
+}
+
+/// One drum: velocity layers, level, position, tuning, MIDI note, choke group and voices.
+public struct DrumInstrument: Equatable, Sendable {
+    public var id: String
+    public var layers: [DrumLayer]
+    public var gainDb: Double
+    /// -1 (hard left) … 1 (hard right).
+    public var pan: Double
+    /// Semitones; applied by resampling when the samples are loaded.
+    public var tune: Double
+    /// Repeats after the first play; -1 forever.
+    public var loops: Int
+    /// The MIDI note that triggers it; nil: the General MIDI drum note for its id, if any.
+    public var midiNote: Int?
+    /// Instruments sharing a non-zero group silence each other.
+    public var chokeGroup: Int
+    /// 1: one voice (a re-trigger fades the old sound out); N > 1: a pool, the oldest is stolen.
+    public var voices: Int
+
+    public init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
+                midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1) {
+        self.id = id
+        self.layers = layers
+        self.gainDb = gainDb
+        self.pan = pan
+        self.tune = tune
+        self.loops = loops
+        self.midiNote = midiNote
+        self.chokeGroup = chokeGroup
+        self.voices = voices
+    }
+}
+
+/// A named step pattern.
+public struct DrumPattern: Equatable, Sendable {
+    public var name: String
+    public var beatsPerBar: Int
+    /// Steps per quarter note.
+    public var stepsPerBeat: Int
+    public var bars: Int
+    /// Steps in one play: `beatsPerBar × stepsPerBeat × bars` unless the pattern ends inside its
+    /// last bar (a version 1 pattern of any length; `"stepCount"` in a patch).
+    public var stepCount: Int
+    /// One per instrument that plays in the pattern.
+    public var tracks: [DrumTrack]
+    /// Percent of a step by which every second step of a pair is delayed (0 = straight).
+    public var swing: Double
+    /// Seeds the probability draws.
+    public var seed: UInt64
+    public var humanize: Humanize?
+
+    public init(name: String, beatsPerBar: Int = 4, stepsPerBeat: Int = 4, bars: Int = 1, tracks: [DrumTrack],
+                swing: Double = 0, seed: UInt64 = 1, humanize: Humanize? = nil, stepCount: Int? = nil) {
+        self.stepCount = stepCount ?? beatsPerBar * stepsPerBeat * bars
+        self.name = name
+        self.beatsPerBar = beatsPerBar
+        self.stepsPerBeat = stepsPerBeat
+        self.bars = bars
+        self.tracks = tracks
+        self.swing = swing
+        self.seed = seed
+        self.humanize = humanize
+    }
+
+    /// Whether the pattern fills its bars.
+    public var fillsItsBars: Bool { stepCount == beatsPerBar * stepsPerBeat * bars }
+}
+
+/// What one instrument plays in a pattern.
+public struct DrumTrack: Equatable, Sendable {
+    /// Index into `Patch.instruments`.
+    public var instrument: Int
+    /// Per step, 0 (rest) … 127.
+    public var velocities: [Int]
+    /// Per step, the chance (0…1) a note plays.
+    public var probabilities: [Double]
+
+    public init(instrument: Int, velocities: [Int], probabilities: [Double]? = nil) {
+        self.instrument = instrument
+        self.velocities = velocities
+        self.probabilities = probabilities ?? Array(repeating: 1, count: velocities.count)
+    }
+}
+
+/// Seeded random deviations: up to ± `frames` in time and ± `velocity` in velocity.
+public struct Humanize: Equatable, Sendable {
+    public var seed: UInt64
+    public var frames: Int
+    public var velocity: Int
+
+    public init(seed: UInt64, frames: Int, velocity: Int) {
+        self.seed = seed
+        self.frames = frames
+        self.velocity = velocity
+    }
+}
+
+/// Patterns in order, each repeated, at the kit's tempo or their own.
+public struct Song: Equatable, Sendable {
+    public struct Entry: Equatable, Sendable {
+        /// Index into `Patch.patterns`.
+        public var pattern: Int
+        public var repeats: Int
+        public var tempo: Double?
+
+        public init(pattern: Int, repeats: Int = 1, tempo: Double? = nil) {
+            self.pattern = pattern
+            self.repeats = repeats
+            self.tempo = tempo
+        }
+    }
+
+    public var entries: [Entry]
+    /// Start again at the end, or stop.
+    public var loop: Bool
+
+    public init(entries: [Entry], loop: Bool) {
+        self.entries = entries
+        self.loop = loop
+    }
+}
+
+/// A kit's pan law for mono samples (stereo samples always pan as a balance).
+public enum PanLawSetting: String, Equatable, Sendable, CaseIterable {
+    /// −3 dB each side at the centre.
+    case constantPower = "constant-power"
+    /// Unity both sides at the centre, the far side falling linearly (Hydrogen 1.2's default).
+    case balance
 }

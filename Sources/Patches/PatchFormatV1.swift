@@ -12,6 +12,11 @@ import Foundation
 ///   "pattern": { "stepsPerBeat": 4, "beatsPerBar": 4, "steps": [["kick"], [], ["kick"], []] }
 /// }
 /// ```
+///
+/// It reads into the one model (`Patch`): each player becomes an instrument of one layer holding
+/// its sound (so a player hit by its General MIDI name, e.g. "kick", also answers that MIDI note),
+/// its gain, pan, loops and streaming kept; the pattern becomes a pattern named "pattern" whose
+/// tracks play the players on their steps at velocity 127 (unity gain), `stepCount` steps long.
 enum PatchFormatV1 {
     static let keys = ["version", "tempo", "sounds", "players", "pattern"]
     static let playerKeys = ["id", "sound", "gain", "gainDb", "pan", "loops", "stream", "preload"]
@@ -30,23 +35,24 @@ enum PatchFormatV1 {
         try root.rejectUnknownKeys(allowed: keys)
         let tempo = try root.required("tempo").number(in: tempoRange)
         let sounds = try decodeSounds(root.required("sounds"), baseDirectory: baseDirectory)
-        let players = try decodePlayers(root.required("players"), soundIDs: sounds.map(\.id))
+        let players = try decodePlayers(root.required("players"), sounds: sounds)
         let pattern = try root.optional("pattern").map { node throws(PatchError) in
             try decodePattern(node, playerIDs: players.map(\.id))
         }
-        return Patch(version: 1, tempo: tempo, sounds: sounds, players: players, pattern: pattern, file: file)
+        return Patch(tempo: tempo, instruments: players, patterns: pattern.map { [$0] } ?? [], song: nil, file: file,
+                     version: 1)
     }
 
-    /// `{ "id": "path", … }`, sorted by id.
-    private static func decodeSounds(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [SoundEntry] {
-        var sounds: [SoundEntry] = []
+    /// `{ "id": "path", … }`: id → the file.
+    private static func decodeSounds(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [String: SampleFile] {
+        var sounds: [String: SampleFile] = [:]
         let entries = try node.object().entries
         try PatchLimits.check(entries.count, PatchLimits.sounds, "sounds", at: node)
         for (id, pathNode) in entries {
             let path = try pathNode.nonEmptyString()
-            sounds.append(SoundEntry(id: id, path: path, resolvedPath: resolve(path, against: baseDirectory)))
+            sounds[id] = SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory), place: pathNode.path.description)
         }
-        return sounds.sorted { $0.id < $1.id }
+        return sounds
     }
 
     private static func resolve(_ path: String, against directory: URL) -> String {
@@ -54,11 +60,12 @@ enum PatchFormatV1 {
         return URL(fileURLWithPath: path, relativeTo: directory).standardizedFileURL.path
     }
 
-    private static func decodePlayers(_ node: JSONNode, soundIDs: [String]) throws(PatchError) -> [PlayerEntry] {
+    private static func decodePlayers(_ node: JSONNode, sounds: [String: SampleFile]) throws(PatchError) -> [DrumInstrument] {
+        let soundIDs = sounds.keys.sorted()
         let elements = try node.array()
         guard !elements.isEmpty else { throw node.error("expected at least one player, got an empty array") }
         try PatchLimits.check(elements.count, PatchLimits.players, "players", at: node)
-        var players: [PlayerEntry] = []
+        var players: [DrumInstrument] = []
         var firstUse: [String: JSONPath] = [:]
         for element in elements {
             let object = try element.object(allowedKeys: playerKeys)
@@ -71,7 +78,7 @@ enum PatchFormatV1 {
 
             let soundNode = try object.required("sound")
             let sound = try soundNode.string()
-            guard soundIDs.contains(sound) else {
+            guard var sample = sounds[sound] else {
                 throw soundNode.error(
                     "unknown sound \(JSONValue.quoted(sound)) (expected one of: \(soundIDs.joined(separator: ", ")))")
             }
@@ -89,14 +96,16 @@ enum PatchFormatV1 {
             }
             let pan = try object.optional("pan")?.number(in: panRange) ?? 0
             let loops = try object.optional("loops")?.integer(in: loopsRange) ?? 0
-            let loading = try decodeLoading(object)
-            players.append(PlayerEntry(id: id, sound: sound, gain: gain, pan: pan, loops: loops, loading: loading))
+            sample.loading = try decodeLoading(object)
+            // gain 0 is silence: -infinity dB (written back as "gain": 0).
+            players.append(DrumInstrument(id: id, layers: [DrumLayer(samples: [sample])],
+                                          gainDb: gain == 1 ? 0 : 20 * log10(gain), pan: pan, loops: loops))
         }
         return players
     }
 
     /// `"stream": true` or `"preload": true` (at most one of them true).
-    private static func decodeLoading(_ object: JSONObjectNode) throws(PatchError) -> PlayerEntry.Loading {
+    static func decodeLoading(_ object: JSONObjectNode) throws(PatchError) -> SampleLoading {
         func flag(_ key: String) throws(PatchError) -> Bool {
             guard let node = object.optional(key) else { return false }
             guard case .bool(let value) = node.value else { throw node.mismatch(expected: "true or false") }
@@ -110,13 +119,14 @@ enum PatchFormatV1 {
         }
     }
 
-    private static func decodePattern(_ node: JSONNode, playerIDs: [String]) throws(PatchError) -> Pattern {
+    private static func decodePattern(_ node: JSONNode, playerIDs: [String]) throws(PatchError) -> DrumPattern {
         let object = try node.object(allowedKeys: patternKeys)
         let stepsPerBeat = try object.optional("stepsPerBeat")?.integer(in: stepsPerBeatRange) ?? 4
         let beatsPerBar = try object.optional("beatsPerBar")?.integer(in: beatsPerBarRange) ?? 4
         let stepsNode = try object.required("steps")
         let stepNodes = try stepsNode.array()
         guard !stepNodes.isEmpty else { throw stepsNode.error("expected at least one step, got an empty array") }
+        try PatchLimits.check(stepNodes.count, PatchLimits.steps, "steps", at: stepsNode)
 
         var steps: [[Int]] = []
         for stepNode in stepNodes {
@@ -135,6 +145,13 @@ enum PatchFormatV1 {
             }
             steps.append(step)
         }
-        return Pattern(stepsPerBeat: stepsPerBeat, beatsPerBar: beatsPerBar, steps: steps)
+        // One track per player that plays, velocity 127 on its steps.
+        var tracks: [DrumTrack] = []
+        for player in playerIDs.indices where steps.contains(where: { $0.contains(player) }) {
+            tracks.append(DrumTrack(instrument: player, velocities: steps.map { $0.contains(player) ? 127 : 0 }))
+        }
+        let perBar = beatsPerBar * stepsPerBeat
+        return DrumPattern(name: "pattern", beatsPerBar: beatsPerBar, stepsPerBeat: stepsPerBeat,
+                           bars: (steps.count + perBar - 1) / perBar, tracks: tracks, stepCount: steps.count)
     }
 }

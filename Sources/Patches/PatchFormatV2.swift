@@ -15,9 +15,10 @@ import Foundation
 /// ```
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb"]
-    static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "tracks", "swing", "seed", "humanize"]
+    static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
+    static let sampleKeys = ["path", "stream", "preload"]
     static let trackKeys = ["steps", "probability"]
     static let humanizeKeys = ["seed", "frames", "velocity"]
     static let songKeys = ["sequence", "loop"]
@@ -26,6 +27,7 @@ enum PatchFormatV2 {
     // At least 1 bpm: slower grids overflow 64-bit frame positions within the song lengths allowed.
     static let tempoRange = NumberRange.between(1, 1000)
     static let gainDbRange = NumberRange.between(-120, 24)
+    static let gainRange = NumberRange.between(0, 16)
     static let panRange = NumberRange.between(-1, 1)
     static let tuneRange = NumberRange.between(-48, 48)
     static let loopsRange = NumberRange.atLeast(-1)
@@ -36,17 +38,22 @@ enum PatchFormatV2 {
     static let voicesRange = NumberRange.between(1, 64)
     static let seedRange = NumberRange.between(0, 9_007_199_254_740_991)
     static let meterRange = NumberRange.between(1, 64)
-    static let barsRange = NumberRange.between(1, 256)
+    // Any number of bars, as long as one play has at most `PatchLimits.steps` steps.
+    static let barsRange = NumberRange.between(1, Double(PatchLimits.steps))
     static let swingRange = NumberRange.between(0, 90)
     static let probabilityRange = NumberRange.between(0, 1)
     static let humanizeFramesRange = NumberRange.between(0, 48000)
     static let repeatsRange = NumberRange.between(1, 10000)
 
-    static func decode(_ root: JSONObjectNode, file: String, baseDirectory: URL) throws(PatchError) -> DrumKit {
+    static func decode(_ root: JSONObjectNode, file: String, baseDirectory: URL) throws(PatchError) -> Patch {
         try root.rejectUnknownKeys(allowed: keys)
         let tempo = try root.required("tempo").number(in: tempoRange)
         let instruments = try decodeInstruments(root.required("instruments"), baseDirectory: baseDirectory)
-        let patterns = try decodePatterns(root.required("patterns"), instrumentIDs: instruments.map(\.id))
+        // Without patterns every instrument plays once, from the start (what a version 1 patch
+        // without a pattern does).
+        let patterns = try root.optional("patterns").map { node throws(PatchError) in
+            try decodePatterns(node, instrumentIDs: instruments.map(\.id))
+        } ?? []
         let song = try root.optional("song").map { node throws(PatchError) in
             try decodeSong(node, patternNames: patterns.map(\.name))
         }
@@ -57,7 +64,7 @@ enum PatchFormatV2 {
             }
             panLaw = law
         }
-        return DrumKit(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file, panLaw: panLaw)
+        return Patch(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file, panLaw: panLaw)
     }
 
     private static func decodeInstruments(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [DrumInstrument] {
@@ -83,6 +90,27 @@ enum PatchFormatV2 {
             for layerNode in layerNodes {
                 layers.append(try decodeLayer(layerNode, baseDirectory: baseDirectory))
             }
+            // A streamed instrument plays one file: its ring is cued on the control thread, so
+            // its trigger cannot pick among samples on the render thread.
+            if layers.count > 1 || layers[0].samples.count > 1 {
+                for (l, layer) in layers.enumerated() {
+                    guard let s = layer.samples.firstIndex(where: { $0.loading == .stream }) else { continue }
+                    let node = try layerNodes[l].object().required("samples").array()[s]
+                    throw node.error("a streamed sample must be its instrument's only sample (one layer, one sample)")
+                }
+            }
+            var gainDb = 0.0
+            switch (object.optional("gain"), object.optional("gainDb")) {
+            case (_?, _?):
+                throw object.error("give either \"gain\" or \"gainDb\", not both")
+            case (let linear?, nil):
+                let gain = try linear.number(in: gainRange)
+                gainDb = gain == 1 ? 0 : 20 * log10(gain)
+            case (nil, let decibels?):
+                gainDb = try decibels.number(in: gainDbRange)
+            case (nil, nil):
+                break
+            }
             var midiNote: Int?
             if let noteNode = object.optional("midiNote") {
                 let note = try noteNode.integer(in: noteRange)
@@ -94,7 +122,7 @@ enum PatchFormatV2 {
             }
             instruments.append(DrumInstrument(
                 id: id, layers: layers,
-                gainDb: try object.optional("gainDb")?.number(in: gainDbRange) ?? 0,
+                gainDb: gainDb,
                 pan: try object.optional("pan")?.number(in: panRange) ?? 0,
                 tune: try object.optional("tune")?.number(in: tuneRange) ?? 0,
                 loops: try object.optional("loops")?.integer(in: loopsRange) ?? 0,
@@ -125,8 +153,17 @@ enum PatchFormatV2 {
         try PatchLimits.check(sampleNodes.count, PatchLimits.samplesPerLayer, "samples", at: samplesNode)
         var samples: [SampleFile] = []
         for sampleNode in sampleNodes {
-            let path = try sampleNode.nonEmptyString()
-            samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory)))
+            // "path", or { "path": "…", "stream": true } / { "path": "…", "preload": true }.
+            if case .object = sampleNode.value {
+                let sample = try sampleNode.object(allowedKeys: sampleKeys)
+                let path = try sample.required("path").nonEmptyString()
+                samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
+                                          loading: try PatchFormatV1.decodeLoading(sample), place: sampleNode.path.description))
+            } else {
+                let path = try sampleNode.nonEmptyString()
+                samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
+                                          place: sampleNode.path.description))
+            }
         }
         var selection = LayerSelection.roundRobin
         if let selectionNode = object.optional("selection") {
@@ -159,7 +196,15 @@ enum PatchFormatV2 {
             let beatsPerBar = try object.optional("beatsPerBar")?.integer(in: meterRange) ?? 4
             let stepsPerBeat = try object.optional("stepsPerBeat")?.integer(in: meterRange) ?? 4
             let bars = try object.optional("bars")?.integer(in: barsRange) ?? 1
-            let stepCount = beatsPerBar * stepsPerBeat * bars
+            let fullBars = beatsPerBar * stepsPerBeat * bars
+            var stepCount = fullBars
+            if let countNode = object.optional("stepCount") {
+                // A pattern that ends inside its last bar.
+                stepCount = try countNode.integer(in: .between(Double((bars - 1) * beatsPerBar * stepsPerBeat + 1), Double(fullBars)))
+            }
+            if stepCount > PatchLimits.steps {
+                throw element.error("at most \(PatchLimits.steps) steps in a pattern, got \(stepCount) (\(beatsPerBar) beats × \(stepsPerBeat) steps × \(bars) bars)")
+            }
             var tracks: [DrumTrack] = []
             for (id, trackNode) in try object.required("tracks").object().entries {
                 guard let instrument = instrumentIDs.firstIndex(of: id) else {
@@ -167,7 +212,8 @@ enum PatchFormatV2 {
                         "unknown instrument \(JSONValue.quoted(id)) (expected one of: \(instrumentIDs.joined(separator: ", ")))")
                 }
                 tracks.append(try decodeTrack(trackNode, instrument: instrument, stepCount: stepCount,
-                                              shape: "\(beatsPerBar) beats × \(stepsPerBeat) steps × \(bars) bars"))
+                                              shape: stepCount == fullBars ? "\(beatsPerBar) beats × \(stepsPerBeat) steps × \(bars) bars"
+                                                  : "stepCount"))
             }
             var humanize: Humanize?
             if let humanizeNode = object.optional("humanize") {
@@ -179,7 +225,7 @@ enum PatchFormatV2 {
             patterns.append(DrumPattern(
                 name: name, beatsPerBar: beatsPerBar, stepsPerBeat: stepsPerBeat, bars: bars, tracks: tracks,
                 swing: try object.optional("swing")?.number(in: swingRange) ?? 0,
-                seed: try object.optional("seed")?.unsignedSeed() ?? 1, humanize: humanize))
+                seed: try object.optional("seed")?.unsignedSeed() ?? 1, humanize: humanize, stepCount: stepCount))
         }
         return patterns
     }

@@ -6,10 +6,13 @@ public enum PatchLimits {
     public static let players = 4096
     /// Sounds in a version-1 patch (the engine registers at most 1,024 at once).
     public static let sounds = 1024
-    /// Instruments in a version-2 patch, layers per instrument, samples per layer.
-    public static let instruments = 1024
+    /// Instruments in a version-2 patch (as many as a version-1 patch's players, so that every
+    /// version-1 patch converts), layers per instrument, samples per layer.
+    public static let instruments = 4096
     public static let layersPerInstrument = 128
     public static let samplesPerLayer = 128
+    /// Steps in one play of a pattern (version 1 or 2).
+    public static let steps = 1 << 20
 
     /// Throws at `node` when `count` exceeds `limit`.
     static func check(_ count: Int, _ limit: Int, _ what: String, at node: JSONNode) throws(PatchError) {

@@ -8,14 +8,10 @@ public enum PatchLoader {
     /// The format versions this build reads.
     static let supportedVersions = 1...2
 
-    /// Reads and decodes the patch file at `path`. Relative sound paths resolve against the
-    /// directory that holds the file; errors name the file as `path` is written.
+    /// Reads and decodes the patch file at `path`, of any supported version, into the one model.
+    /// Relative sound paths resolve against the directory that holds the file; errors name the
+    /// file as `path` is written.
     public static func load(path: String) throws(PatchError) -> Patch {
-        try versionOne(loadDocument(path: path))
-    }
-
-    /// Reads and decodes a patch file of any supported version.
-    public static func loadDocument(path: String) throws(PatchError) -> PatchDocument {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileSize {
             throw PatchError(file: path, message: "the file is \(size >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
         }
@@ -26,17 +22,13 @@ public enum PatchLoader {
             throw PatchError(file: path, message: "cannot read the file (\(reason(error)))")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try decodeDocument(data, file: path, baseDirectory: directory)
+        return try decode(data, file: path, baseDirectory: directory)
     }
 
-    /// Decodes a patch from `data`. `file` names it in errors; relative sound paths resolve against
-    /// `baseDirectory` (itself resolved against the working directory if relative).
+    /// Decodes a patch of any supported version from `data`. `file` names it in errors; relative
+    /// sound paths resolve against `baseDirectory` (itself resolved against the working directory
+    /// if relative).
     public static func decode(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> Patch {
-        try versionOne(decodeDocument(data, file: file, baseDirectory: baseDirectory))
-    }
-
-    /// Decodes a patch of any supported version from `data` (see `decode`).
-    public static func decodeDocument(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> PatchDocument {
         guard data.count <= maximumFileSize else {
             throw PatchError(file: file, message: "the patch is \(data.count >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
         }
@@ -53,22 +45,13 @@ public enum PatchLoader {
         let base = URL(fileURLWithPath: baseDirectory, isDirectory: true)
         switch version {
         case 1:
-            return .v1(try PatchFormatV1.decode(root, file: file, baseDirectory: base))
+            return try PatchFormatV1.decode(root, file: file, baseDirectory: base)
         case 2:
-            return .v2(try PatchFormatV2.decode(root, file: file, baseDirectory: base))
+            return try PatchFormatV2.decode(root, file: file, baseDirectory: base)
         default:
             throw PatchError(
                 file: file, path: "version",
                 message: "unsupported version \(version) (this build reads versions 1 and 2)")
-        }
-    }
-
-    /// The players-and-pattern form of a document; a version 2 kit has none.
-    private static func versionOne(_ document: PatchDocument) throws(PatchError) -> Patch {
-        switch document {
-        case .v1(let patch): return patch
-        case .v2(let kit):
-            throw PatchError(file: kit.file, path: "version", message: "expected a version 1 patch here, got a version 2 drum kit")
         }
     }
 

@@ -12,7 +12,9 @@ public struct CommandFeeder {
     public private(set) var droppedCount = 0
     /// Triggers sent so far.
     public private(set) var sentCount = 0
-    private var pending: Trigger?
+    /// The command that did not fit, kept as made: making a command can have effects (a
+    /// streamed instrument's ring is switched when its start is made), so it is made once.
+    private var pending: Command?
 
     public init(source: any TriggerSource, makeCommand: @escaping (Trigger) -> Command) {
         self.source = source
@@ -27,14 +29,15 @@ public struct CommandFeeder {
     /// already been rendered.
     public mutating func feed(_ engine: Engine, before horizon: Frame) {
         if let p = pending {
-            if engine.send(makeCommand(p)) { pending = nil; sentCount += 1 } else { return }
+            if engine.send(p) { pending = nil; sentCount += 1 } else { return }
         }
-        var blocked: Trigger?
+        var blocked: Command?
         var sent = 0, dropped = 0
         let makeCommand = self.makeCommand
         source.produce(before: horizon) { trigger in
             if blocked != nil { dropped += 1; return }
-            if engine.send(makeCommand(trigger)) { sent += 1 } else { blocked = trigger }
+            let command = makeCommand(trigger)
+            if engine.send(command) { sent += 1 } else { blocked = command }
         }
         sentCount += sent
         droppedCount += dropped

@@ -13,7 +13,7 @@ import Patches
 public enum HydrogenKitImporter {
     /// What could not be carried over exactly, one line each (e.g. per-layer gains).
     public struct Result {
-        public var kit: DrumKit
+        public var kit: Patch
         public var notes: [String]
         /// Sample files the kit names that are not on disk, one line per file with the
         /// instruments naming it ("/path/snare.wav (instrument 3 (Snare))"); left out of `kit`.
@@ -68,7 +68,7 @@ public enum HydrogenKitImporter {
             DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
         }
         let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
-        return Result(kit: DrumKit(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path, panLaw: .balance),
+        return Result(kit: Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: path, panLaw: .balance),
                       notes: notes, missing: missing)
     }
 

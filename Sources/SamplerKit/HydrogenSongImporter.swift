@@ -208,7 +208,7 @@ public enum HydrogenSongImporter {
         }
         if beat != 48 { notes.append("beats are \(beat) ticks (the tempo is scaled by \(tempoScale) to count them)") }
         parsed.notes = notes
-        let kit = DrumKit(tempo: bpm * tempoScale, instruments: parsed.instruments, patterns: kitPatterns,
+        let kit = Patch(tempo: bpm * tempoScale, instruments: parsed.instruments, patterns: kitPatterns,
                           song: Song(entries: entries, loop: false), file: path, panLaw: .balance)
         return HydrogenKitImporter.Result(kit: kit, notes: notes, missing: parsed.missing)
     }

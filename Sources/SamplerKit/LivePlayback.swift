@@ -28,35 +28,6 @@ extension LiveProgram {
     public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
 }
 
-/// A patch as a live program: its pattern from the start frame on (or every player once when it
-/// has no pattern).
-public struct PatchProgram: LiveProgram {
-    public let patch: Patch
-    public let tempo: Double?
-    private var instrument: PatchInstrument?
-
-    public init(patch: Patch, tempo: Double? = nil) {
-        self.patch = patch
-        self.tempo = tempo
-    }
-
-    public var playerCount: Int { patch.players.count }
-    public var title: String { patch.file }
-
-    public mutating func prepare(engine: Engine, sampleRate: Double) throws {
-        instrument = try PatchInstrument(patch: patch, sampleRate: sampleRate, engine: engine)
-    }
-
-    public func makeFeeder(origin: Frame) -> CommandFeeder {
-        let instrument = instrument!
-        if let sequencer = instrument.sequencer(origin: origin, tempo: tempo) {
-            return CommandFeeder(source: instrument.feederSource(sequencer), makeCommand: instrument.command)
-        }
-        return CommandFeeder(source: instrument.feederSource(OneShot(players: patch.players.count, frame: origin)),
-                             makeCommand: instrument.command)
-    }
-}
-
 /// Plays a `LiveProgram` on a JACK server until a duration passes, the user interrupts, or the
 /// server goes away: opens the client, lets the program load its sounds at the server's rate,
 /// starts it one period ahead on the device clock and keeps the engine's command queue fed ahead
@@ -192,25 +163,5 @@ public final class LivePlayback {
                        repeatedFrames: engine.repeatedFrameCount,
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,
                        bufferSize: client.bufferSize)
-    }
-}
-
-/// Starts every player once, on one frame (a patch without a pattern).
-public struct OneShot: TriggerSource {
-    let players: Int
-    let frame: Frame
-    private var done = false
-
-    public init(players: Int, frame: Frame) {
-        self.players = players
-        self.frame = frame
-    }
-
-    public var endFrame: Frame? { nil }
-
-    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
-        guard !done, frame < horizon else { return }
-        done = true
-        for p in 0..<players { body(Trigger(frame: frame, player: p)) }
     }
 }

@@ -21,7 +21,7 @@ public struct PatchStreamingOptions: Sendable {
     public init() {}
 }
 
-/// A patch's streamed players: two rings each, both cued at the file's start when the patch is
+/// A patch's streamed instruments ("players" here, keyed by instrument index): two rings each, both cued at the file's start when the patch is
 /// prepared. A trigger starts the cued ring; once its frame has been rendered the ring that
 /// played before is cued at the start again, ready for the next trigger. A trigger that comes
 /// before that (closer than the feeder's look-ahead, about 0.1 s) continues the current ring.
@@ -66,15 +66,16 @@ final class PatchStreams {
 
     func contains(player: Int) -> Bool { streams[player] != nil }
 
-    /// The ring a trigger of `player` on `frame` starts.
-    func soundID(forTriggerOf player: Int, at frame: Frame) -> SoundID {
+    /// The ring a trigger of `player` on `frame` starts; the ring it replaces is retired (cued
+    /// again) once `frame + tail` has been rendered.
+    func soundID(forTriggerOf player: Int, at frame: Frame, tail: Frame = 0) -> SoundID {
         guard var entry = streams[player] else { preconditionFailure("player \(player) does not stream") }
         if !entry.started {
             entry.started = true
             streams[player] = entry
             entry.stream.started(at: frame)
         } else if !entry.stream.isSwitching {
-            entry.stream.switchToIdle(at: frame, recueLoops: entry.loops)
+            entry.stream.switchToIdle(at: frame, recueLoops: entry.loops, tail: tail)
         }
         return entry.stream.activeSoundID
     }

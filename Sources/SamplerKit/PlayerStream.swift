@@ -110,8 +110,8 @@ final class PlayerStream {
 
     /// The idle ring starts on `frame` (its start command has been sent): it becomes the active
     /// one, and the old one retires once `frame` has been rendered.
-    func switchToIdle(at frame: Frame, recueLoops: Int? = nil) {
-        retiring = (active, frame, recueLoops)
+    func switchToIdle(at frame: Frame, recueLoops: Int? = nil, tail: Frame = 0) {
+        retiring = (active, frame + tail, recueLoops)
         active = 1 - active
         resumable = nil
         startFrame = max(startFrame, frame)

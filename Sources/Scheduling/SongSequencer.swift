@@ -77,7 +77,8 @@ public struct SongPosition: Equatable, Sendable {
 /// Plays patterns in song order, each section's plays back to back, from an absolute frame.
 ///
 /// Positions are musical and absolute: each play of a pattern starts where the previous ones
-/// end, summed as `Double` frames from tempo and length, and a step's frame is that start plus
+/// end, computed as `Double` frames from tempos and lengths (loops × song length + the section's
+/// offset + repeats × play length, products rather than a running sum), and a step's frame is that start plus
 /// its ideal offset (with swing), rounded once, plus its humanize offset. Nothing is rounded
 /// twice, so a song never drifts, and the same song gives the same frames whatever the window
 /// sizes it is asked with. Probability and humanize draws are hashed from the seed and the
@@ -94,6 +95,10 @@ public struct SongSequencer: TriggerSource {
     private var repeatIndex = 0
     private var playIndex: UInt64 = 0
     private var playStart = 0.0
+    /// Times the whole song has been played through (a looping song).
+    private var loopIndex = 0
+    /// Frames from the song's start to each section's first play (not rounded).
+    private let sectionOffsets: [Double]
     private var step = 0
     private var finished = false
     private var buffer: [Trigger] = []
@@ -109,6 +114,15 @@ public struct SongSequencer: TriggerSource {
         self.sampleRate = sampleRate
         self.origin = origin
         maxHumanize = Frame(patterns.map { $0.humanize?.frames ?? 0 }.max() ?? 0)
+        var offsets: [Double] = []
+        var sum = 0.0
+        for s in sections.indices {
+            offsets.append(sum)
+            // As `playLength(section:)` computes it, so that the offsets add up to `songLength`.
+            let pattern = patterns[sections[s].pattern]
+            sum += Double(sections[s].repeats) * (Double(pattern.stepCount) * (60 * sampleRate / (sections[s].tempo * Double(pattern.stepsPerBeat))))
+        }
+        sectionOffsets = offsets
     }
 
     /// Frames per step of `section` (not rounded).
@@ -173,16 +187,20 @@ public struct SongSequencer: TriggerSource {
         step += 1
         guard step == patterns[sections[section].pattern].stepCount else { return }
         step = 0
-        playStart += playLength(section: section)
         playIndex += 1
         repeatIndex += 1
-        guard repeatIndex == sections[section].repeats else { return }
-        repeatIndex = 0
-        section += 1
-        if section == sections.count {
-            section = 0
-            if !loops { finished = true }
+        if repeatIndex == sections[section].repeats {
+            repeatIndex = 0
+            section += 1
+            if section == sections.count {
+                section = 0
+                loopIndex += 1
+                if !loops { finished = true }
+            }
         }
+        // From the song's start, as a product per level (loops, sections, repeats), never a
+        // running sum: a pattern looped on its own starts its n-th play at n × its length.
+        playStart = Double(loopIndex) * songLength + sectionOffsets[section] + Double(repeatIndex) * playLength(section: section)
     }
 
     /// The section, pattern, bar and beat playing at `frame` (nil before the origin or after the end).

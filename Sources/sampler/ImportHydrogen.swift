@@ -41,7 +41,7 @@ struct ImportHydrogen: ParsableCommand {
         let text = result.kit.patchJSON()
         // The written patch must read back as the same kit: fail here rather than in `play`.
         do {
-            _ = try PatchLoader.decodeDocument(Data(text.utf8), file: out, baseDirectory: "/")
+            _ = try PatchLoader.decode(Data(text.utf8), file: out, baseDirectory: "/")
         } catch {
             throw SamplerError("the converted patch does not validate: \(error)")
         }

@@ -7,7 +7,7 @@ struct Play: ParsableCommand {
         abstract: "Play a patch live on a JACK server (the default command).",
         discussion: """
         Stops after --duration seconds, on Ctrl-C, or when the JACK server goes away. Note-ons on the \
-        midi_in port play a version 2 patch's instruments, exactly one period after the frame they arrive on.
+        midi_in port play the patch's instruments (their "midiNote", or the General MIDI drum note their id names: "kick" 36, "snare" 38, ...), exactly one period after the frame they arrive on; a streamed instrument plays only from the patch's patterns.
         """
     )
 

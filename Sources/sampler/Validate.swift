@@ -14,34 +14,12 @@ struct Validate: ParsableCommand {
     var patch: String
 
     func run() throws {
-        let document: PatchDocument
-        do { document = try PatchLoader.loadDocument(path: patch) } catch { throw SamplerError("\(error)") }
-        switch document {
-        case .v1(let decoded): try report(decoded)
-        case .v2(let kit): try report(kit)
-        }
+        let kit: Patch
+        do { kit = try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
+        try report(kit)
     }
 
-    private func report(_ decoded: Patch) throws {
-        let loader = SoundFileLoader()
-        var lines: [String] = []
-        for entry in decoded.sounds {
-            do {
-                let sound = try loader.load(path: entry.resolvedPath)
-                lines.append("  \(entry.id): \(entry.path) (\(describe(sound)))")
-            } catch {
-                throw SamplerError("\(patch): sounds.\(entry.id): \(error)")
-            }
-        }
-        var summary = "\(patch): OK: version \(decoded.version), \(formatTempo(decoded.tempo)) bpm, \(decoded.sounds.count) sounds, \(decoded.players.count) players"
-        if let pattern = decoded.pattern {
-            summary += ", pattern of \(pattern.steps.count) steps (\(pattern.stepsPerBeat) per beat, \(pattern.beatsPerBar) beats per bar)"
-        }
-        print(summary)
-        lines.forEach { print($0) }
-    }
-
-    private func report(_ kit: DrumKit) throws {
+    private func report(_ kit: Patch) throws {
         let loader = SoundFileLoader()
         var lines: [String] = []
         let notes = kit.resolvedMIDINotes
@@ -53,17 +31,19 @@ struct Validate: ParsableCommand {
                         let sound = try loader.load(path: sample.resolvedPath)
                         samples.append("\(sample.path) (\(describe(sound)))")
                     } catch {
-                        throw SamplerError("\(patch): instruments[\(i)].layers[\(l)].samples[\(s)]: \(error)")
+                        throw SamplerError("\(LoadedPatch.place(kit, i, l, s)): \(error)")
                     }
                 }
             }
             let note = notes[i].map { "note \($0)" } ?? "no note"
-            lines.append("  \(instrument.id): \(instrument.layers.count) layer\(instrument.layers.count == 1 ? "" : "s"), \(note), \(instrument.voices) voice\(instrument.voices == 1 ? "" : "s"): \(samples.joined(separator: ", "))")
+            let streamed = instrument.layers.flatMap(\.samples).contains { $0.loading == .stream } ? ", streamed" : ""
+            lines.append("  \(instrument.id): \(instrument.layers.count) layer\(instrument.layers.count == 1 ? "" : "s"), \(note), \(instrument.voices) voice\(instrument.voices == 1 ? "" : "s")\(streamed): \(samples.joined(separator: ", "))")
         }
         for pattern in kit.patterns {
-            lines.append("  pattern \(pattern.name): \(pattern.bars) bar\(pattern.bars == 1 ? "" : "s") of \(pattern.beatsPerBar) beats, \(pattern.stepsPerBeat) steps per beat, \(pattern.tracks.count) tracks" + (pattern.swing > 0 ? ", swing \(formatTempo(pattern.swing))%" : ""))
+            let length = pattern.fillsItsBars ? "" : " (\(pattern.stepCount) steps)"
+            lines.append("  pattern \(pattern.name): \(pattern.bars) bar\(pattern.bars == 1 ? "" : "s")\(length) of \(pattern.beatsPerBar) beats, \(pattern.stepsPerBeat) steps per beat, \(pattern.tracks.count) tracks" + (pattern.swing > 0 ? ", swing \(formatTempo(pattern.swing))%" : ""))
         }
-        var summary = "\(patch): OK: version 2, \(formatTempo(kit.tempo)) bpm, \(kit.instruments.count) instruments, \(kit.patterns.count) patterns"
+        var summary = "\(patch): OK: version \(kit.version), \(formatTempo(kit.tempo)) bpm, \(kit.instruments.count) instruments, \(kit.patterns.count) patterns"
         if let song = kit.song {
             let plays = song.entries.reduce(0) { $0 + $1.repeats }
             summary += ", song of \(song.entries.count) entries (\(plays) pattern plays\(song.loop ? ", looping" : ""))"

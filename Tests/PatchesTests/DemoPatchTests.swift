@@ -11,25 +11,25 @@ import Testing
         #expect(patch.version == 1)
         #expect(patch.tempo == 120)
         #expect(patch.file == path)
-        #expect(patch.players.map(\.id) == ["kick", "snare", "ghost", "hat", "open-hat", "clap"])
-        let pattern = try #require(patch.pattern)
+        #expect(patch.instruments.map(\.id) == ["kick", "snare", "ghost", "hat", "open-hat", "clap"])
+        let pattern = try #require(patch.patterns.first)
         #expect(pattern.stepsPerBeat == 4 && pattern.beatsPerBar == 4)
-        #expect(pattern.steps.count == 2 * 16, "two bars of sixteenth notes")
+        #expect(pattern.stepCount == 2 * 16 && pattern.bars == 2, "two bars of sixteenth notes")
     }
 
     @Test func demoPatchUsesEveryPlayerAndSound() throws {
         let patch = try PatchLoader.load(path: path)
-        let pattern = try #require(patch.pattern)
-        #expect(Set(pattern.steps.joined()) == Set(patch.players.indices))
-        #expect(Set(patch.players.map(\.sound)) == Set(patch.sounds.map(\.id)))
+        let pattern = try #require(patch.patterns.first)
+        #expect(Set(pattern.tracks.map(\.instrument)) == Set(patch.instruments.indices))
+        #expect(patch.samplePaths.count == 5, "five sounds, the snare played by two players")
     }
 
     @Test func everyDemoSoundResolvesToAFileInSamples() throws {
         let patch = try PatchLoader.load(path: path)
         let samples = packageRoot.appendingPathComponent("Samples").standardizedFileURL.path
-        #expect(!patch.sounds.isEmpty)
-        for sound in patch.sounds {
-            #expect(sound.resolvedPath.hasPrefix("/"), "\(sound.id) resolves to an absolute path")
+        #expect(!patch.samplePaths.isEmpty)
+        for sound in patch.samplePaths {
+            #expect(sound.resolvedPath.hasPrefix("/"), "\(sound.path) resolves to an absolute path")
             #expect(URL(fileURLWithPath: sound.resolvedPath).deletingLastPathComponent().path == samples)
             #expect(FileManager.default.fileExists(atPath: sound.resolvedPath), "\(sound.resolvedPath) exists")
         }

@@ -24,11 +24,10 @@ func kitJSON(
     return "{\n  " + members.joined(separator: ",\n  ") + "\n}\n"
 }
 
-func decodeKit(_ json: String) throws(PatchError) -> DrumKit {
-    switch try PatchLoader.decodeDocument(Data(json.utf8), file: "kit.json", baseDirectory: "/kits") {
-    case .v2(let kit): return kit
-    case .v1: throw PatchError(file: "kit.json", message: "decoded as version 1")
-    }
+func decodeKit(_ json: String) throws(PatchError) -> Patch {
+    let kit = try PatchLoader.decode(Data(json.utf8), file: "kit.json", baseDirectory: "/kits")
+    guard kit.version == 2 else { throw PatchError(file: "kit.json", message: "decoded as version \(kit.version)") }
+    return kit
 }
 
 func kitError(_ json: String) -> String? {
@@ -74,19 +73,20 @@ func kitError(_ json: String) -> String? {
 
     @Test func versionOnePatchesStillLoad() throws {
         let patch = try decode(patchJSON())
-        #expect(patch.version == 1 && patch.players.count == 2)
-        #expect(try PatchLoader.decodeDocument(Data(patchJSON().utf8), file: "drums.json", baseDirectory: "/patches") == .v1(patch))
+        #expect(patch.version == 1 && patch.instruments.count == 2)
+        #expect(try PatchLoader.decode(Data(patchJSON().utf8), file: "drums.json", baseDirectory: "/patches") == patch)
     }
 
-    @Test func theVersionOneEntryPointRejectsAKit() {
-        #expect(errorDescription(kitJSON()) == "drums.json: version: expected a version 1 patch here, got a version 2 drum kit")
+    @Test func bothVersionsReadIntoTheOneModel() throws {
+        #expect(try decode(kitJSON()).version == 2)
+        #expect(try decode(patchJSON()).version == 1)
     }
 
     @Test(arguments: [
         (kitJSON(extra: #""swing": 1"#), "kit.json: swing: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw)"),
         (kitJSON(extra: #""sounds": {}"#), "kit.json: sounds: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw)"),
-        (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "gain": 1 } ]"#, song: nil),
-         "kit.json: instruments[0].gain: unknown key (expected one of: id, layers, gainDb, pan, tune, loops, midiNote, chokeGroup, voices)"),
+        (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "level": 1 } ]"#, song: nil),
+         "kit.json: instruments[0].level: unknown key (expected one of: id, layers, gain, gainDb, pan, tune, loops, midiNote, chokeGroup, voices)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "sample": "k.wav" } ] } ]"#, song: nil),
          "kit.json: instruments[0].layers[0].sample: unknown key (expected one of: velocity, samples, selection, seed, gainDb)"),
         (kitJSON(instruments: "[]"), "kit.json: instruments: expected at least one instrument, got an empty array"),
@@ -128,7 +128,7 @@ func kitError(_ json: String) -> String? {
         (kitJSON(pattern: #"{ "name": "p", "humanize": { "frames": 10 }, "tracks": {} }"#, song: nil),
          #"kit.json: patterns[0].humanize: missing required key "seed""#),
         (kitJSON(pattern: #"{ "name": "p", "shuffle": 1, "tracks": {} }"#, song: nil),
-         "kit.json: patterns[0].shuffle: unknown key (expected one of: name, beatsPerBar, stepsPerBeat, bars, tracks, swing, seed, humanize)"),
+         "kit.json: patterns[0].shuffle: unknown key (expected one of: name, beatsPerBar, stepsPerBeat, bars, stepCount, tracks, swing, seed, humanize)"),
         (kitJSON(pattern: #"{ "name": "p", "tracks": {} }"#, song: #"{ "sequence": [ { "pattern": "chorus" } ] }"#),
          #"kit.json: song.sequence[0].pattern: unknown pattern "chorus" (expected one of: p)"#),
         (kitJSON(pattern: #"{ "name": "p", "tracks": {} }"#, song: #"{ "sequence": [ { "pattern": "p", "repeats": 0 } ] }"#),
@@ -154,10 +154,8 @@ func kitError(_ json: String) -> String? {
     @Test(arguments: ["drums.json", "shuffle.json"])
     func demoKitsDecodeAndUseOnlyTheProjectsSamples(name: String) throws {
         let path = packageRoot.appendingPathComponent("Patches/\(name)").path
-        guard case .v2(let kit) = try PatchLoader.loadDocument(path: path) else {
-            Issue.record("\(name) is not a version 2 patch")
-            return
-        }
+        let kit = try PatchLoader.load(path: path)
+        #expect(kit.version == 2)
         #expect(kit.song != nil && kit.patterns.count >= 2)
         let samples = packageRoot.appendingPathComponent("Samples").standardizedFileURL.path
         for file in kit.samplePaths {
@@ -171,7 +169,7 @@ func kitError(_ json: String) -> String? {
 
     @Test func theShuffleSwings() throws {
         let path = packageRoot.appendingPathComponent("Patches/shuffle.json").path
-        guard case .v2(let kit) = try PatchLoader.loadDocument(path: path) else { return }
+        let kit = try PatchLoader.load(path: path)
         #expect(kit.patterns.allSatisfy { $0.swing > 0 })
     }
 }
@@ -215,5 +213,44 @@ func kitError(_ json: String) -> String? {
         #expect(kitError(bad) == #"kit.json: panLaw: expected "constant-power" or "balance", got "linear""#)
         let loud = kitJSON().replacingOccurrences(of: #""samples": ["soft.wav"] }"#, with: #""samples": ["soft.wav"], "gainDb": 30 }"#)
         #expect(kitError(loud)?.contains("instruments[1].layers[0].gainDb") == true)
+    }
+}
+
+/// What version 2 gained to hold everything version 1 says (issue 16: one format).
+@Suite struct OneFormatKeysTests {
+    @Test func aPatternMayEndInsideItsLastBar() throws {
+        let pattern = #"{ "name": "p", "stepsPerBeat": 2, "bars": 2, "stepCount": 10, "tracks": { "kick": [1, 0, 0, 0, 0, 0, 0, 0, 0, 2] } }"#
+        let kit = try decodeKit(kitJSON(pattern: pattern, song: nil))
+        #expect(kit.patterns[0].stepCount == 10 && !kit.patterns[0].fillsItsBars)
+        let short = pattern.replacingOccurrences(of: #""stepCount": 10"#, with: #""stepCount": 8"#)
+        #expect(kitError(kitJSON(pattern: short, song: nil)) == "kit.json: patterns[0].stepCount: expected an integer between 9 and 16, got 8")
+        let wrong = pattern.replacingOccurrences(of: "0, 0, 2]", with: "0, 2]")
+        #expect(kitError(kitJSON(pattern: wrong, song: nil)) == "kit.json: patterns[0].tracks.kick: expected 10 steps (stepCount), got 9")
+    }
+
+    @Test func patternsAreOptionalAndASongStillNeedsThem() throws {
+        let json = #"{ "version": 2, "tempo": 120, "instruments": [ { "id": "kick", "layers": [ { "samples": ["kick.wav"] } ] } ] }"#
+        #expect(try decodeKit(json).patterns.isEmpty)
+        let song = json.dropLast() + #", "song": { "sequence": [ { "pattern": "x" } ] } }"#
+        #expect(kitError(String(song))?.hasPrefix(#"kit.json: song.sequence[0].pattern: unknown pattern "x""#) == true)
+    }
+
+    @Test func samplesMaySayHowTheyAreLoadedAndInstrumentsMayGiveALinearGain() throws {
+        let instruments = #"[ { "id": "kick", "gain": 0.5, "layers": [ { "samples": [ { "path": "kick.wav", "stream": true } ] } ] }, { "id": "snare", "gain": 0, "layers": [ { "samples": [ { "path": "s.wav", "preload": true } ] } ] } ]"#
+        let kit = try decodeKit(kitJSON(instruments: instruments, pattern: #"{ "name": "p", "tracks": {} }"#, song: nil))
+        #expect(kit.instruments[0].layers[0].samples[0] == SampleFile(path: "kick.wav", resolvedPath: "/kits/kick.wav", loading: .stream))
+        #expect(kit.instruments[1].layers[0].samples[0].loading == .preload)
+        #expect(abs(kit.instruments[0].gainDb - 20 * log10(0.5)) < 1e-12 && kit.instruments[1].gainDb == -.infinity)
+        // Written back: the gain of silence as a factor, the loading as an object.
+        let again = try decodeKit(kit.patchJSON())
+        #expect(again.instruments[1].gainDb == -.infinity && again.instruments[0].layers[0].samples[0].loading == .stream)
+    }
+
+    @Test func samplePathsAreRewrittenRelativeToWhereThePatchIsWritten() throws {
+        let kit = try PatchLoader.decode(Data(kitJSON().utf8), file: "kit.json", baseDirectory: "/a/kits")
+        let moved = kit.withSamplePaths(relativeTo: "/a/b/c")
+        #expect(moved.instruments[0].layers[0].samples[0].path == "../../kits/kick.wav")
+        #expect(kit.withSamplePaths(relativeTo: "/a/kits").instruments[0].layers[0].samples[0].path == "kick.wav")
+        #expect(kit.withSamplePaths(relativeTo: "/").instruments[0].layers[0].samples[0].path == "a/kits/kick.wav")
     }
 }

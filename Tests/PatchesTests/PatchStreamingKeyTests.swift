@@ -14,7 +14,7 @@ import Testing
               { "id": "both", "sound": "snare", "stream": false, "preload": false },
               { "id": "plain", "sound": "kick" } ]
             """#))
-        #expect(patch.players.map(\.loading) == [.stream, .preload, .automatic, .automatic])
+        #expect(patch.instruments.map(\.layers[0].samples[0].loading) == [.stream, .preload, .automatic, .automatic])
     }
 
     @Test func streamAndPreloadTogetherIsAnErrorNamingThePlayer() {

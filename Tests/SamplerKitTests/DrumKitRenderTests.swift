@@ -20,9 +20,9 @@ import Testing
         return SampleFile(path: path, resolvedPath: path)
     }
 
-    func render(_ kit: DrumKit, selection: DrumKitSelection = .automatic, loop: Bool? = false,
+    func render(_ kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = false,
                 frames: Int = 96000) throws -> (left: [Float], right: [Float]) {
-        var program = try DrumKitProgram(kit: kit, selection: selection, loop: loop)
+        var program = try PatchProgram(kit: kit, selection: selection, loop: loop)
         let engine = Engine(configuration: .init(maxPlayers: program.playerCount))
         try program.prepare(engine: engine, sampleRate: 48000)
         var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
@@ -41,7 +41,7 @@ import Testing
     @Test func velocityPicksTheLayerByWhichSampleIsHeard() throws {
         let dir = try temporaryDirectory()
         let soft = try sample(0.1, in: dir), hard = try sample(0.2, in: dir)
-        let kit = DrumKit(tempo: 120, instruments: [DrumInstrument(id: "snare", layers: [
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "snare", layers: [
             DrumLayer(velocities: 1...63, samples: [soft]), DrumLayer(velocities: 64...127, samples: [hard]),
         ], pan: -1)], patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [30, 127, 63, 64])])], song: nil, file: "kit.json")
         let left = try render(kit).left
@@ -59,8 +59,8 @@ import Testing
     @Test func layerGainsAndTheBalancePanLaw() throws {
         let dir = try temporaryDirectory()
         let soft = try sample(0.1, in: dir), hard = try sample(0.2, in: dir)
-        func kit(_ law: PanLawSetting, pan: Double) -> DrumKit {
-            DrumKit(tempo: 120, instruments: [DrumInstrument(id: "snare", layers: [
+        func kit(_ law: PanLawSetting, pan: Double) -> Patch {
+            Patch(tempo: 120, instruments: [DrumInstrument(id: "snare", layers: [
                 DrumLayer(velocities: 1...63, samples: [soft], gainDb: -6),
                 DrumLayer(velocities: 64...127, samples: [hard], gainDb: 3),
             ], gainDb: -2, pan: pan)], patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [63, 127, 0, 0])])], song: nil,
@@ -81,7 +81,7 @@ import Testing
     @Test func roundRobinCyclesThroughTheLayersSamples() throws {
         let dir = try temporaryDirectory()
         let samples = try [0.1, 0.2, 0.3].map { try sample(Float($0), in: dir) }
-        let kit = DrumKit(tempo: 120, instruments: [DrumInstrument(id: "hat", layers: [DrumLayer(samples: samples)], pan: -1)],
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "hat", layers: [DrumLayer(samples: samples)], pan: -1)],
                           patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [127, 127, 127, 127])])], song: nil, file: "kit.json")
         let left = try render(kit).left
         #expect([0, 6000, 12000, 18000].map { (left[$0] * 10).rounded() / 10 } == [0.1, 0.2, 0.3, 0.1])
@@ -90,7 +90,7 @@ import Testing
     @Test func theClosedHatChokesTheOpenHatWithinTheFade() throws {
         let dir = try temporaryDirectory()
         let open = try sample(0.4, frames: 30000, in: dir), closed = try sample(0.1, in: dir)
-        let kit = DrumKit(tempo: 120, instruments: [
+        let kit = Patch(tempo: 120, instruments: [
             DrumInstrument(id: "open-hat", layers: [DrumLayer(samples: [open])], pan: -1, chokeGroup: 1),
             DrumInstrument(id: "closed-hat", layers: [DrumLayer(samples: [closed])], pan: 1, chokeGroup: 1),
         ], patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [127, 0, 0, 0]),
@@ -106,7 +106,7 @@ import Testing
     @Test func swingDelaysEverySecondStepExactly() throws {
         let dir = try temporaryDirectory()
         let click = try sample(0.5, frames: 100, in: dir)
-        let kit = DrumKit(tempo: 97, instruments: [DrumInstrument(id: "rim", layers: [DrumLayer(samples: [click])], pan: -1)],
+        let kit = Patch(tempo: 97, instruments: [DrumInstrument(id: "rim", layers: [DrumLayer(samples: [click])], pan: -1)],
                           patterns: [DrumPattern(name: "p", beatsPerBar: 2, stepsPerBeat: 4, bars: 1,
                                                  tracks: [DrumTrack(instrument: 0, velocities: Array(repeating: 100, count: 8))], swing: 30)],
                           song: nil, file: "kit.json")
@@ -118,7 +118,7 @@ import Testing
     @Test func aSongPlaysItsPatternsInOrderWithTheirRepeats() throws {
         let dir = try temporaryDirectory()
         let a = try sample(0.1, frames: 100, in: dir), b = try sample(0.3, frames: 100, in: dir)
-        let kit = DrumKit(tempo: 120, instruments: [
+        let kit = Patch(tempo: 120, instruments: [
             DrumInstrument(id: "a", layers: [DrumLayer(samples: [a])], pan: -1),
             DrumInstrument(id: "b", layers: [DrumLayer(samples: [b])], pan: -1),
         ], patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [127, 0, 0, 0])], name: "A"),
@@ -135,7 +135,7 @@ import Testing
     @Test func aPatternWithoutLoopingPlaysOnce() throws {
         let dir = try temporaryDirectory()
         let a = try sample(0.1, frames: 100, in: dir)
-        let kit = DrumKit(tempo: 120, instruments: [DrumInstrument(id: "a", layers: [DrumLayer(samples: [a])], pan: -1)],
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "a", layers: [DrumLayer(samples: [a])], pan: -1)],
                           patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [127, 0, 0, 0])])], song: nil, file: "kit.json")
         #expect(onsets(try render(kit, loop: false).left) == [0])
         #expect(onsets(try render(kit, loop: true).left) == [0, 24000, 48000, 72000])
@@ -144,7 +144,7 @@ import Testing
     @Test func tuningResamplesAtLoadTime() throws {
         let dir = try temporaryDirectory()
         let a = try sample(0.25, frames: 2000, in: dir)
-        let kit = DrumKit(tempo: 120, instruments: [DrumInstrument(id: "a", layers: [DrumLayer(samples: [a])], pan: -1, tune: 12)],
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "a", layers: [DrumLayer(samples: [a])], pan: -1, tune: 12)],
                           patterns: [oneBeat([DrumTrack(instrument: 0, velocities: [127, 0, 0, 0])])], song: nil, file: "kit.json")
         let left = try render(kit, frames: 4000).left
         // An octave up: half as many frames, same level in the middle.
@@ -153,24 +153,24 @@ import Testing
     }
 
     @Test func anUnknownPatternIsAnErrorNamingTheChoices() throws {
-        let kit = DrumKit(tempo: 120, instruments: [], patterns: [oneBeat([], name: "verse")], song: nil, file: "kit.json")
+        let kit = Patch(tempo: 120, instruments: [], patterns: [oneBeat([], name: "verse")], song: nil, file: "kit.json")
         #expect(throws: SamplerError(#"kit.json: --pattern: no pattern named "chorus" (expected one of: verse)"#)) {
-            try DrumKitProgram(kit: kit, selection: .pattern("chorus"))
+            try PatchProgram(kit: kit, selection: .pattern("chorus"))
         }
         #expect(throws: SamplerError(#"kit.json: --song: the patch has no "song""#)) {
-            try DrumKitProgram(kit: kit, selection: .song)
+            try PatchProgram(kit: kit, selection: .song)
         }
     }
 
     @Test func theStatusShowsBarBeatAndPattern() throws {
-        let kit = DrumKit(tempo: 120, instruments: [], patterns: [DrumPattern(name: "groove", bars: 2, tracks: [])], song: nil, file: "kit.json")
-        let program = try DrumKitProgram(kit: kit)
+        let kit = Patch(tempo: 120, instruments: [], patterns: [DrumPattern(name: "groove", bars: 2, tracks: [])], song: nil, file: "kit.json")
+        let program = try PatchProgram(kit: kit)
         _ = program.makeFeeder(origin: 1000)
         #expect(program.status(at: 1000 + 24000 * 5) == "bar 2.2  groove")
     }
 
     @Test func instrumentsWithoutANoteGetTheirGeneralMIDINote() throws {
-        let kit = DrumKit(tempo: 120, instruments: [
+        let kit = Patch(tempo: 120, instruments: [
             DrumInstrument(id: "kick", layers: []), DrumInstrument(id: "Open Hat", layers: []),
             DrumInstrument(id: "cowbell", layers: [], midiNote: 36), DrumInstrument(id: "whistle", layers: []),
         ], patterns: [], song: nil, file: "kit.json")

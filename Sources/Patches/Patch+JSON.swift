@@ -1,16 +1,22 @@
 import Foundation
 
-extension DrumKit {
-    /// The kit as a version 2 patch file (sample paths as `SampleFile.path` holds them), laid
-    /// out for people: one line per layer, per track and per song entry. Decoding the text gives
-    /// the kit back.
+extension Patch {
+    /// The patch as a file of the current version (2), whatever version it was read from
+    /// (sample paths as `SampleFile.path` holds them), laid out for people: one line per layer,
+    /// per track and per song entry. Decoding the text gives the patch back (with `version` 2).
     public func patchJSON() -> String {
         var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#]
         if panLaw != .constantPower { lines.append(#"  "panLaw": "\#(panLaw.rawValue)","#) }
         lines.append(#"  "instruments": ["#)
         for (i, instrument) in instruments.enumerated() {
             var fields = [#""id": \#(JSONValue.quoted(instrument.id))"#]
-            if instrument.gainDb != 0 { fields.append(#""gainDb": \#(Self.number(instrument.gainDb))"#) }
+            if (-120...24).contains(instrument.gainDb) {
+                if instrument.gainDb != 0 { fields.append(#""gainDb": \#(Self.number(instrument.gainDb))"#) }
+            } else {
+                // Silence (-infinity dB) or a version 1 gain beyond +24 dB: as a factor.
+                let linear = instrument.gainDb == -.infinity ? 0 : pow(10, instrument.gainDb / 20)
+                fields.append(#""gain": \#(Self.number(linear))"#)
+            }
             if instrument.pan != 0 { fields.append(#""pan": \#(Self.number(instrument.pan))"#) }
             if instrument.tune != 0 { fields.append(#""tune": \#(Self.number(instrument.tune))"#) }
             if instrument.loops != 0 { fields.append(#""loops": \#(instrument.loops)"#) }
@@ -23,18 +29,19 @@ extension DrumKit {
                 if layer.velocities != 1...127 {
                     parts.append(#""velocity": [\#(layer.velocities.lowerBound), \#(layer.velocities.upperBound)]"#)
                 }
-                parts.append(#""samples": [\#(layer.samples.map { JSONValue.quoted($0.path) }.joined(separator: ", "))]"#)
+                parts.append(#""samples": [\#(layer.samples.map(Self.sample).joined(separator: ", "))]"#)
                 if case .random(let seed) = layer.selection { parts.append(#""selection": "random", "seed": \#(seed)"#) }
                 if layer.gainDb != 0 { parts.append(#""gainDb": \#(Self.number(layer.gainDb))"#) }
                 lines.append("      { " + parts.joined(separator: ", ") + " }" + (l < instrument.layers.count - 1 ? "," : ""))
             }
             lines.append("    ] }" + (i < instruments.count - 1 ? "," : ""))
         }
-        lines.append("  ],")
-        lines.append(#"  "patterns": ["#)
+        lines.append(patterns.isEmpty && song == nil ? "  ]" : "  ],")
+        if !patterns.isEmpty { lines.append(#"  "patterns": ["#) }
         for (p, pattern) in patterns.enumerated() {
             var header = [#""name": \#(JSONValue.quoted(pattern.name))"#, #""beatsPerBar": \#(pattern.beatsPerBar)"#,
                           #""stepsPerBeat": \#(pattern.stepsPerBeat)"#, #""bars": \#(pattern.bars)"#]
+            if !pattern.fillsItsBars { header.append(#""stepCount": \#(pattern.stepCount)"#) }
             if pattern.swing != 0 { header.append(#""swing": \#(Self.number(pattern.swing))"#) }
             if pattern.seed != 1 { header.append(#""seed": \#(pattern.seed)"#) }
             if let h = pattern.humanize {
@@ -51,7 +58,7 @@ extension DrumKit {
             }
             lines.append("    } }" + (p < patterns.count - 1 ? "," : ""))
         }
-        lines.append(song == nil ? "  ]" : "  ],")
+        if !patterns.isEmpty { lines.append(song == nil ? "  ]" : "  ],") }
         if let song {
             lines.append(#"  "song": { "loop": \#(song.loop), "sequence": ["#)
             for (e, entry) in song.entries.enumerated() {
@@ -63,6 +70,36 @@ extension DrumKit {
         }
         lines.append("}")
         return lines.joined(separator: "\n") + "\n"
+    }
+
+    /// A sample: its path, or `{ "path": …, "stream": true }` when it says how it is loaded.
+    private static func sample(_ file: SampleFile) -> String {
+        switch file.loading {
+        case .automatic: JSONValue.quoted(file.path)
+        case .stream: #"{ "path": \#(JSONValue.quoted(file.path)), "stream": true }"#
+        case .preload: #"{ "path": \#(JSONValue.quoted(file.path)), "preload": true }"#
+        }
+    }
+
+    /// The patch with every relative sample path rewritten to be relative to `directory` (where
+    /// the patch will be written), so that it names the same files from there. Absolute paths stay.
+    public func withSamplePaths(relativeTo directory: String) -> Patch {
+        var patch = self
+        let base = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL.pathComponents
+        for i in patch.instruments.indices {
+            for l in patch.instruments[i].layers.indices {
+                for s in patch.instruments[i].layers[l].samples.indices {
+                    let sample = patch.instruments[i].layers[l].samples[s]
+                    guard !sample.path.hasPrefix("/") else { continue }
+                    let target = URL(fileURLWithPath: sample.resolvedPath).standardizedFileURL.pathComponents
+                    var common = 0
+                    while common < base.count, common < target.count - 1, base[common] == target[common] { common += 1 }
+                    let up = Array(repeating: "..", count: base.count - common)
+                    patch.instruments[i].layers[l].samples[s].path = (up + target[common...]).joined(separator: "/")
+                }
+            }
+        }
+        return patch
     }
 
     /// `1` rather than `1.0`; otherwise the shortest text that reads back as the same number.
