@@ -43,6 +43,9 @@ let package = Package(
         // integration tests to check what really left the engine's ports.
         .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
         .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK"], path: "Sources/SamplerMIDISend"),
+        // An independent JACK client that records MIDI events with their device-clock frames (the
+        // MIDI clock tests).
+        .executableTarget(name: "sampler-midi-capture", dependencies: ["CJACK"], path: "Sources/SamplerMIDICapture"),
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.
         .executableTarget(name: "samplerkit-example", dependencies: ["SamplerKit"], path: "Examples/SamplerKitOnly"),

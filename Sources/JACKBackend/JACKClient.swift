@@ -4,7 +4,8 @@ import SamplerCore
 
 /// A JACK client that plays an `Engine` through two output ports, `out_L` and `out_R`, and
 /// takes note-ons for the engine's instruments on a MIDI input port, `midi_in` (played exactly
-/// one period after the frame they arrive on).
+/// one period after the frame they arrive on); with `midiOutput`, also a MIDI output port,
+/// `midi_out`, that sends the engine's MIDI messages (`Command.midi`) on their frames.
 ///
 /// Control thread only (all members); the engine's render runs on JACK's process thread.
 /// Keep the client alive while it is active; `close()` (or deinit) deactivates and closes it.
@@ -23,7 +24,7 @@ public final class JACKClient: @unchecked Sendable {
     /// Opens a client on `serverName` (nil: `JACK_DEFAULT_SERVER` or the default server) and
     /// registers its output ports. Never starts a server. Throws `.serverNotRunning` if none answers.
     public init(name: String = "sampler", serverName: String? = nil, engine: Engine,
-                recordTap: RecordTap? = nil) throws(JACKError) {
+                recordTap: RecordTap? = nil, midiOutput: Bool = false) throws(JACKError) {
         self.engine = engine
         silenceJACKLibraryMessages()
         var status = jack_status_t(0)
@@ -57,10 +58,16 @@ public final class JACKClient: @unchecked Sendable {
             else { throw .portRegistrationFailed(port) }
             return p
         }
+        func registerMIDIOutput(_ port: String) throws(JACKError) -> OpaquePointer {
+            guard let p = jack_port_register(opened, port, JACK_DEFAULT_MIDI_TYPE, UInt(JackPortIsOutput.rawValue), 0)
+            else { throw .portRegistrationFailed(port) }
+            return p
+        }
         do {
             context.leftPort = try register("out_L")
             context.rightPort = try register("out_R")
             context.midiInPort = try registerMIDIInput("midi_in")
+            if midiOutput { context.midiOutPort = try registerMIDIOutput("midi_out") }
         } catch {
             jack_client_close(opened)
             client = nil
@@ -90,6 +97,8 @@ public final class JACKClient: @unchecked Sendable {
     public var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
     /// Full names of the two output ports.
     public var outputPortNames: [String] { ["\(name):out_L", "\(name):out_R"] }
+    /// Full name of the MIDI output port, when the client has one.
+    public var midiOutputPortName: String? { context.midiOutPort == nil ? nil : "\(name):midi_out" }
 
     /// Starts processing. After this the engine renders on JACK's thread.
     public func activate() throws(JACKError) {
@@ -121,6 +130,14 @@ public final class JACKClient: @unchecked Sendable {
             let result = jack_connect(client, outputPortNames[1], ports[0])
             if result != 0 && result != EEXIST { throw .connectFailed(from: outputPortNames[1], to: ports[0]) }
         }
+    }
+
+    /// Connects port `source` to port `destination` (full names; already connected is fine).
+    public func connect(_ source: String, to destination: String) throws(JACKError) {
+        guard let client else { return }
+        guard jack_port_by_name(client, destination) != nil else { throw .noSuchPort(destination) }
+        let result = jack_connect(client, source, destination)
+        if result != 0 && result != EEXIST { throw .connectFailed(from: source, to: destination) }
     }
 
     /// The device clock now: the frame being heard about now, as a 64-bit frame count on the same

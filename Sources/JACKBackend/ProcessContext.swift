@@ -11,6 +11,8 @@ final class ProcessContext: @unchecked Sendable {
     var rightPort: OpaquePointer?
     /// JACK MIDI input: note-ons trigger the engine's instruments.
     var midiInPort: OpaquePointer?
+    /// JACK MIDI output (when asked for): the engine's MIDI messages, each on its frame.
+    var midiOutPort: OpaquePointer?
     var recordTap: RecordTap?
 
     /// JACK's frame time of each period, widened to 64 bits.
@@ -34,6 +36,7 @@ final class ProcessContext: @unchecked Sendable {
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
         if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
         engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
+        if let midiOutPort { sendMIDI(midiOutPort, frames: frames, periodStart: periodStart) }
         if let recordTap { recordTap.write(left: left, right: right, count: Int(frames)) }
         return 0
     }
@@ -51,6 +54,30 @@ final class ProcessContext: @unchecked Sendable {
             if jack_midi_event_get(&event, buffer, i) == 0, let data = event.buffer {
                 engine.receiveMIDI(UnsafePointer(data), count: event.size,
                                    at: periodStart + Frame(event.time) + Frame(frames))
+            }
+            i += 1
+        }
+    }
+}
+
+extension ProcessContext {
+    /// Writes the MIDI messages the engine rendered for this period into the output port's
+    /// buffer, each at its frame's offset in the period. Real-time safe: JACK's MIDI writes are
+    /// RT-safe; the engine's list is read in place.
+    func sendMIDI(_ port: OpaquePointer, frames: UInt32, periodStart: Frame) {
+        guard let buffer = jack_port_get_buffer(port, frames) else { return }
+        jack_midi_clear_buffer(buffer)
+        let count = engine.midiOutputCount
+        var i = 0
+        while i < count {
+            let message = engine.midiOutput(at: i)
+            let offset = message.frame - periodStart
+            if offset >= 0 && offset < Int64(frames) {
+                var bytes = message.bytes
+                withUnsafeBytes(of: &bytes) { raw in
+                    _ = jack_midi_event_write(buffer, jack_nframes_t(offset), raw.baseAddress!.assumingMemoryBound(to: jack_midi_data_t.self),
+                                              Int(message.length))
+                }
             }
             i += 1
         }

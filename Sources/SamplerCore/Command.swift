@@ -69,6 +69,12 @@ public struct Command: BitwiseCopyable, Sendable {
         /// Trigger instrument `player` (an index into the engine's instruments) with velocity
         /// `level` (1…127): the render thread picks the layer, sample and voice.
         case trigger
+        /// Send a MIDI message of `loops` (1…3) bytes, `tag`'s low bytes (first byte lowest), on
+        /// the engine's MIDI output on the command's frame (see `Engine.midiOutputCount`). A
+        /// message due in frames the device skipped, or that reaches the render thread after its
+        /// frame, is not sent (`Engine.lateMIDICount`): a gap, never a shift. `player` only
+        /// groups messages for `cancelPending` (no voice is involved).
+        case midi
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -158,6 +164,16 @@ public struct Command: BitwiseCopyable, Sendable {
     }
 
     /// Triggers instrument `instrument` with MIDI-style `velocity` (1…127) at `frame`.
+    /// The MIDI message `bytes` (its first `length` bytes, 1…3) on `frame`, e.g. a MIDI clock
+    /// tick `.midi([0xF8], at: f)` or a song position pointer `.midi([0xF2, lsb, msb], at: f)`.
+    /// `player` only groups messages, for `cancelPending(player:from:)`.
+    public static func midi(_ bytes: [UInt8], player: Int = 0, at frame: Frame) -> Command {
+        var c = Command(kind: .midi, player: Int32(player), frame: frame)
+        for (i, byte) in bytes.prefix(3).enumerated() { c.tag |= UInt32(byte) << (8 * UInt32(i)) }
+        c.loops = Int32(clamping: bytes.count)
+        return c
+    }
+
     public static func trigger(instrument: Int, velocity: Int, at frame: Frame) -> Command {
         var c = Command(kind: .trigger, player: Int32(instrument), frame: frame)
         c.level = Float(min(127, max(0, velocity)))
@@ -202,9 +218,29 @@ extension Command {
         if !(pan.monoLeft.isFinite && pan.monoRight.isFinite && pan.stereoLeft.isFinite && pan.stereoRight.isFinite) { return false }
         switch kind {
         case .start, .setRate: return rate.isFinite && Command.rateRange.contains(rate)
+        case .midi: return (1...3).contains(loops)
         default: return true
         }
     }
+}
+
+/// A MIDI message the engine sends on `frame` (see `Command.Kind.midi`).
+public struct MIDIMessage: BitwiseCopyable, Sendable, Equatable {
+    public var frame: Frame
+    /// The message's bytes, first byte lowest.
+    public var bytes: UInt32
+    /// 1…3.
+    public var length: Int32
+
+    @_noLocks @_noAllocation
+    public init(frame: Frame, bytes: UInt32, length: Int32) {
+        self.frame = frame
+        self.bytes = bytes
+        self.length = length
+    }
+
+    /// The bytes as an array (control thread, tests).
+    public var byteArray: [UInt8] { (0..<Int(length)).map { UInt8(truncatingIfNeeded: bytes >> (8 * UInt32($0))) } }
 }
 
 /// Something the render thread reports back to the control thread.

@@ -20,6 +20,7 @@ extension Engine {
                        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
         left.update(repeating: 0, count: frameCount)
         right.update(repeating: 0, count: frameCount)
+        midiOutputCountStorage.pointee = 0
         drainCommands()
 
         var start = periodStart
@@ -64,6 +65,11 @@ extension Engine {
             let command = schedule.removeFirst()
             let offset = command.frame == Command.immediately
                 ? cursor : max(cursor, Int(max(command.frame - periodStart, 0)))
+            if case .midi = command.kind {
+                // Sent on its own frame or not at all (MIDI does not touch the voices).
+                queueMIDI(command, at: periodStart + Int64(offset), silent: silent)
+                continue
+            }
             if offset > cursor {
                 mixVoices(from: cursor, to: offset, periodStart: periodStart, left: left, right: right,
                           publishing: false, silent: silent)
@@ -75,6 +81,20 @@ extension Engine {
         // pass over the voices, while each voice's record is in cache.
         mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right,
                   publishing: true, silent: silent)
+    }
+
+    /// Adds a `.midi` command's message to the period's MIDI output when it is due exactly at
+    /// `frame` in audible frames; otherwise counts it late.
+    @_noLocks @_noAllocation
+    private func queueMIDI(_ command: Command, at frame: Frame, silent: Bool) {
+        let count = midiOutputCountStorage.pointee
+        guard !silent, command.frame == Command.immediately || command.frame == frame, count < midiOutputCapacity else {
+            lateMIDICounter.add(1, ordering: .relaxed)
+            return
+        }
+        midiOutput[count] = MIDIMessage(frame: frame, bytes: command.tag, length: command.loops)
+        midiOutputCountStorage.pointee = count + 1
+        sentMIDICounter.add(1, ordering: .relaxed)
     }
 
     @_noLocks @_noAllocation
@@ -237,7 +257,7 @@ extension Engine {
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .stopAll, .reset, .cancelPending, .trigger:
+        case .stopAll, .reset, .cancelPending, .trigger, .midi:
             break
         }
     }

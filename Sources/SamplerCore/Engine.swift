@@ -65,6 +65,14 @@ public final class Engine: @unchecked Sendable {
     let discardLeft: UnsafeMutablePointer<Float>
     let discardRight: UnsafeMutablePointer<Float>
     let discardCapacity = 1024
+    /// The MIDI messages of the period being rendered, in frame order, and how many there are
+    /// (written by the render thread, read by the backend in the same callback).
+    let midiOutput: UnsafeMutablePointer<MIDIMessage>
+    let midiOutputCountStorage: UnsafeMutablePointer<Int>
+    /// MIDI messages a period can hold; more in one period are dropped (counted late).
+    public let midiOutputCapacity = 1024
+    let sentMIDICounter = Atomic<Int>(0)
+    let lateMIDICounter = Atomic<Int>(0)
 
     /// Makes an engine with every buffer it will ever need. Control thread only.
     public init(configuration: EngineConfiguration = .init()) {
@@ -96,6 +104,10 @@ public final class Engine: @unchecked Sendable {
         discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
         discardRight.initialize(repeating: 0, count: discardCapacity)
+        midiOutput = .allocate(capacity: midiOutputCapacity)
+        midiOutput.initialize(repeating: MIDIMessage(frame: 0, bytes: 0, length: 0), count: midiOutputCapacity)
+        midiOutputCountStorage = .allocate(capacity: 1)
+        midiOutputCountStorage.initialize(to: 0)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
     }
@@ -118,6 +130,8 @@ public final class Engine: @unchecked Sendable {
         instrumentTables.deallocate()
         sounds.deallocate()
         schedule.deallocate()
+        midiOutput.deallocate()
+        midiOutputCountStorage.deallocate()
     }
 
     /// Voices on whole cache lines (see `Voice`).
@@ -291,6 +305,21 @@ public final class Engine: @unchecked Sendable {
     public var midiNoteCount: Int { midiNoteCounter.load(ordering: .relaxed) }
     /// Commands dropped because a queue or the schedule was full.
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
+    /// MIDI messages sent on their frames (`Command.Kind.midi`).
+    public var sentMIDICount: Int { sentMIDICounter.load(ordering: .relaxed) }
+    /// MIDI messages not sent: due in skipped frames, arrived after their frame, or more than a
+    /// period holds.
+    public var lateMIDICount: Int { lateMIDICounter.load(ordering: .relaxed) }
+
+    /// How many MIDI messages the period `render` just rendered sends. Render thread only: the
+    /// backend reads them right after `render`, in the same callback.
+    public var midiOutputCount: Int {
+        @_noLocks @_noAllocation get { midiOutputCountStorage.pointee }
+    }
+
+    /// The `i`th MIDI message of the period just rendered (frame order). Render thread only.
+    @_noLocks @_noAllocation
+    public func midiOutput(at i: Int) -> MIDIMessage { midiOutput[i] }
     /// Output samples that came out non-finite and were written as 0 (none, unless something
     /// upstream let a NaN or an infinity through).
     public var nonFiniteOutputCount: Int { nonFiniteOutputCounter.load(ordering: .relaxed) }

@@ -10,6 +10,8 @@ import SoundFiles
 public protocol LiveProgram {
     /// Players the engine needs.
     var playerCount: Int { get }
+    /// Whether the client needs a MIDI output port, `midi_out` (for `Command.midi`).
+    var midiOutput: Bool { get }
     /// A short name for messages ("Patches/drums.json", "metronome at 120 bpm").
     var title: String { get }
     /// Loads and registers the sounds at `sampleRate`.
@@ -24,6 +26,7 @@ public protocol LiveProgram {
 }
 
 extension LiveProgram {
+    public var midiOutput: Bool { false }
     public func status(at frame: Frame) -> String { "" }
     public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
 }
@@ -41,6 +44,8 @@ public final class LivePlayback {
         public var serverName: String?
         /// nil: connect to the first two physical playback ports; []: connect nothing.
         public var connections: [String]?
+        /// Ports to connect `midi_out` to (when the program has one).
+        public var midiConnections: [String] = []
         public var duration: Double?
         public var recordPath: String?
         public var showStatus = false
@@ -58,6 +63,9 @@ public final class LivePlayback {
         /// MIDI note-ons on midi_in that played an instrument.
         public var midiNotes: Int
         public var lateStarts: Int
+        /// MIDI messages sent on their frames, and those not sent (due in lost frames or late).
+        public var midiMessages: Int
+        public var lateMIDIMessages: Int
         public var xruns: Int
         /// Stretches of device frames JACK skipped the client for (each a silent gap in the
         /// output, the music advanced over it), and their frames.
@@ -92,7 +100,8 @@ public final class LivePlayback {
     public func run(log: (String) -> Void) throws -> Summary {
         let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
         let tap = options.recordPath == nil ? nil : RecordTap()
-        let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap)
+        let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap,
+                                    midiOutput: program.midiOutput)
         let rate = client.sampleRate
         try program.prepare(engine: engine, sampleRate: rate)
         var writer: WAVFileWriter?
@@ -113,6 +122,11 @@ public final class LivePlayback {
         } else {
             let physical = client.physicalPlaybackPorts()
             if !physical.isEmpty { try client.connectOutputs(to: Array(physical.prefix(2))) }
+        }
+        if let midiOut = client.midiOutputPortName {
+            for port in options.midiConnections {
+                do { try client.connect(midiOut, to: port) } catch { throw SamplerError("--midi-connect: \(error)") }
+            }
         }
 
         // Wait (on a condition, bounded) for the first period, so the device clock is running.
@@ -158,7 +172,8 @@ public final class LivePlayback {
         }
         if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
         return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
-                       startsSent: feeder.sentCount, midiNotes: engine.midiNoteCount, lateStarts: engine.lateStartCount, xruns: client.xrunCount,
+                       startsSent: feeder.sentCount, midiNotes: engine.midiNoteCount, lateStarts: engine.lateStartCount,
+                       midiMessages: engine.sentMIDICount, lateMIDIMessages: engine.lateMIDICount, xruns: client.xrunCount,
                        lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
                        repeatedFrames: engine.repeatedFrameCount,
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,

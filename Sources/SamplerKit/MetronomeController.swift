@@ -87,7 +87,7 @@ final class MetronomeController {
         let countIn = timing.sectionFirstBars[timing.map.countInSections]
         return Metronome(timing: timing, origin: origin, phase: phase, subdivision: settings.subdivision,
                          subdivisionVelocity: settings.subdivisionVelocity, barLimit: settings.bars.map { $0 + countIn },
-                         startingAt: first)
+                         startingAt: first, midiClock: settings.midiClock ? .start : nil)
     }
 
     /// Called once the engine runs: without transport the music starts on `origin`.
@@ -111,8 +111,12 @@ final class MetronomeController {
         var kept: [Trigger] = []
         for t in sent {
             if t.frame >= frame && t.frame < end {
-                engine.send(.stop(player: t.player, at: t.frame))
-                cancelledCount += 1
+                // A MIDI clock message is withdrawn by the cancel the caller sends; a click is
+                // stopped on its own frame.
+                if t.player != Metronome.clockPlayer {
+                    engine.send(.stop(player: t.player, at: t.frame))
+                    cancelledCount += 1
+                }
             } else {
                 kept.append(t)
             }
@@ -132,8 +136,9 @@ final class MetronomeController {
             pollTransport(engine: engine, feeder: &feeder)
             return true
         }
-        // The music (or --bars) ended by itself.
-        if running, let end = track.endFrame, frame >= end { return false }
+        // The music (or --bars) ended by itself, its last frame rendered (a MIDI Stop is on the
+        // end frame).
+        if running, let end = track.endFrame, frame > end { return false }
         return true
     }
 
@@ -147,6 +152,14 @@ final class MetronomeController {
             } else if running {
                 track.stop(at: frame)
                 cancelSent(from: frame, engine: engine)
+                if settings.midiClock {
+                    // MIDI Stop one period ahead (a message for the period under way could
+                    // arrive late), after every clock message still queued from there is withdrawn.
+                    let period = max(1, engine.renderedFrame - engine.lastPeriodStart)
+                    let at = engine.renderedFrame + period
+                    engine.send(.cancelPending(player: Metronome.clockPlayer, from: frame))
+                    engine.send(.midi(MIDIClockMessage.stop.bytes, player: Metronome.clockPlayer, at: at))
+                }
                 running = false
                 note = "stopped"
             } else {

@@ -28,6 +28,12 @@ public struct MetronomeSettings {
     public var allowsTempoChanges = true
     /// A short description for messages ("120 bpm 4/4", "song.map").
     public var title: String
+    /// Send MIDI clock (24 per quarter note, Start, Stop, song position) on a `midi_out` port,
+    /// from the same timing as the clicks.
+    public var midiClock = false
+
+    /// Players the engine needs: the clicks', and one for the MIDI clock.
+    public var playerCount: Int { Metronome.playerCount + (midiClock ? 1 : 0) }
 
     public init(map: TempoMap, title: String) {
         self.map = map
@@ -81,10 +87,13 @@ public struct MetronomeInstrument {
         }
     }
 
-    /// The command that plays `trigger`'s click on its frame.
+    /// The command that plays `trigger`'s click on its frame, or sends its MIDI clock message.
     public func command(for trigger: Trigger) -> Command {
-        .start(player: trigger.player, sound: sounds[trigger.player], at: trigger.frame,
-               gain: Gain(linear: levels[trigger.player] * trigger.velocity), pan: pan)
+        if trigger.player == Metronome.clockPlayer, let message = MIDIClockMessage(velocity: trigger.velocity) {
+            return .midi(message.bytes, player: Metronome.clockPlayer, at: trigger.frame)
+        }
+        return .start(player: trigger.player, sound: sounds[trigger.player], at: trigger.frame,
+                      gain: Gain(linear: levels[trigger.player] * trigger.velocity), pan: pan)
     }
 }
 

@@ -24,7 +24,8 @@ public struct MetronomeProgram: LiveProgram {
                                          clientName: clientName, interactive: interactive)
     }
 
-    public var playerCount: Int { Metronome.playerCount }
+    public var playerCount: Int { settings.playerCount }
+    public var midiOutput: Bool { settings.midiClock }
     public var title: String {
         "metronome (\(settings.title))" + (controller.transportMode == .off ? "" : ", transport \(controller.transportMode.rawValue)")
     }
@@ -63,7 +64,7 @@ public struct MetronomeProgram: LiveProgram {
 
     /// An engine with the clicks loaded at `sampleRate` and a feeder for them from frame 0.
     public func offline(sampleRate: Double, engine: Engine? = nil) throws -> (engine: Engine, feeder: CommandFeeder) {
-        let engine = engine ?? Engine(configuration: .init(maxPlayers: Metronome.playerCount))
+        let engine = engine ?? Engine(configuration: .init(maxPlayers: settings.playerCount))
         let controller = MetronomeController(settings: settings, transportMode: .off, serverName: nil, clientName: "",
                                              interactive: false)
         try controller.prepare(engine: engine, sampleRate: sampleRate)

@@ -16,6 +16,18 @@ public struct Metronome: TriggerSource {
     public static let subdivisionPlayer = 2
     /// Players the clicks need.
     public static let playerCount = 3
+    /// The player MIDI clock messages are produced on (one more player than the clicks need;
+    /// see `MIDIClockMessage`).
+    public static let clockPlayer = 3
+
+    /// How a metronome with MIDI clock begins.
+    public enum ClockStart: Equatable, Sendable {
+        /// With a song position and Start (0xFA) on its first tick when that is the music's
+        /// first, else a song position and Continue (0xFB) on the first tick on a sixteenth.
+        case start
+        /// With ticks only: it carries on another metronome's clock (a tempo change).
+        case continuation
+    }
     /// Notes per beat accepted for subdivisions.
     public static let subdivisionRange = 1...16
 
@@ -35,11 +47,21 @@ public struct Metronome: TriggerSource {
     public private(set) var stopFrame: Frame?
     /// Added to bar numbers shown to the user (a metronome re-anchored at bar 12 shows 12, not 1).
     public let barNumberOffset: Int
+    /// MIDI clock (24 ticks per quarter note, on `clockPlayer`), nil for none. Each tick is on
+    /// the frame its musical position rounds to, from the same timing as the clicks; a Stop
+    /// (0xFC) follows on the music's end (not on `stop(at:)`: whoever stops it says Stop).
+    public let midiClock: ClockStart?
 
     private var section = 0
     private var beat = 0
     private var note = 0
     private var finished = false
+    // The next MIDI clock tick: its section and tick within the section.
+    private var clockSection = 0
+    private var clockTick = 0
+    private var clockFinished = false
+    private var clockAnnounced = false
+    private var clockStopped = false
     /// Every click before this frame has been produced (the latest horizon asked for).
     public private(set) var producedBefore: Frame = .min
 
@@ -48,8 +70,10 @@ public struct Metronome: TriggerSource {
     ///     e.g. joining a rolling JACK transport mid-song).
     public init(timing: TempoMapTiming, origin: Frame, phase: Double = 0, subdivision: Int = 1,
                 subdivisionVelocity: Float = 0.5, barLimit: Int? = nil, stopFrame: Frame? = nil,
-                startingAt first: Frame? = nil, barNumberOffset: Int = 0) {
+                startingAt first: Frame? = nil, barNumberOffset: Int = 0, midiClock: ClockStart? = nil) {
         precondition(Metronome.subdivisionRange.contains(subdivision), "subdivision out of range")
+        self.midiClock = midiClock
+        clockAnnounced = midiClock != .start
         self.timing = timing
         self.origin = origin
         self.phase = phase
@@ -59,6 +83,7 @@ public struct Metronome: TriggerSource {
         self.stopFrame = stopFrame
         self.barNumberOffset = barNumberOffset
         if let first, first > origin { skip(to: first) }
+        if midiClock != nil { skipClock(to: max(first ?? origin, origin)) }
     }
 
     /// The device frame of a position in frames from the map's start: rounded once.
@@ -71,7 +96,13 @@ public struct Metronome: TriggerSource {
     /// The frame where the clicks end: the end of the map, the bar limit or the stop frame,
     /// whichever comes first; nil when endless.
     public var endFrame: Frame? {
-        var end = stopFrame
+        guard let stopFrame else { return naturalEndFrame }
+        return min(naturalEndFrame ?? stopFrame, stopFrame)
+    }
+
+    /// The end of the map or the bar limit, whichever comes first (not `stopFrame`).
+    public var naturalEndFrame: Frame? {
+        var end: Frame?
         func take(_ f: Frame) { end = min(end ?? f, f) }
         if let length = timing.length { take(frame(atPosition: length)) }
         if let barLimit, let start = timing.start(ofBar: barLimit) { take(frame(atPosition: start)) }
@@ -88,13 +119,80 @@ public struct Metronome: TriggerSource {
 
     public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
         let limit = min(horizon, endFrame ?? .max)
-        while !finished {
-            let f = currentFrame()
-            if f >= limit { break }
-            if let trigger = currentTrigger(at: f) { body(trigger) }
-            advance()
+        while true {
+            let click = finished ? Frame.max : currentFrame()
+            let tick = midiClock == nil || clockFinished ? Frame.max : clockFrame()
+            if min(click, tick) >= limit { break }
+            if tick <= click {
+                // On a shared frame the clock goes first (Start before the first tick).
+                produceTick(at: tick, body)
+            } else {
+                if let trigger = currentTrigger(at: click) { body(trigger) }
+                advance()
+            }
+        }
+        if midiClock != nil, clockAnnounced, !clockStopped, let end = naturalEndFrame, end < horizon, end <= (stopFrame ?? .max) {
+            clockStopped = true
+            body(Trigger(frame: end, player: Metronome.clockPlayer, velocity: MIDIClockMessage.stop.velocity))
         }
         producedBefore = max(producedBefore, horizon)
+    }
+
+    // MARK: - MIDI clock
+
+    private func clockFrame() -> Frame {
+        let d = timing.map.sections[clockSection].meter.denominator
+        // Tick k of a section is at quarter note k / 24, beat k × d / 96.
+        return frame(atPosition: timing.position(section: clockSection, beat: clockTick * d, per: 4 * MIDIClockMessage.ticksPerQuarter))
+    }
+
+    /// Ticks in section `s` (nil: endless): one per 1/24 quarter note that starts inside it.
+    private func ticks(inSection s: Int) -> Int? {
+        let section = timing.map.sections[s]
+        let perWhole = 4 * MIDIClockMessage.ticksPerQuarter
+        return section.beatCount.map { ($0 * perWhole + section.meter.denominator - 1) / section.meter.denominator }
+    }
+
+    /// Ticks from the music's start to the next tick.
+    private func clockTickIndex() -> Int {
+        (0..<clockSection).reduce(clockTick) { $0 + (ticks(inSection: $1) ?? 0) }
+    }
+
+    private mutating func advanceClock() {
+        clockTick += 1
+        if let n = ticks(inSection: clockSection), clockTick >= n {
+            clockTick = 0
+            clockSection += 1
+            if clockSection == timing.map.sections.count { clockFinished = true }
+        }
+    }
+
+    private mutating func produceTick(at frame: Frame, _ body: (Trigger) -> Void) {
+        if !clockAnnounced {
+            clockAnnounced = true
+            let index = clockTickIndex()
+            body(Trigger(frame: frame, player: Metronome.clockPlayer, velocity: MIDIClockMessage.songPosition(index / 6).velocity))
+            body(Trigger(frame: frame, player: Metronome.clockPlayer,
+                         velocity: (index == 0 ? MIDIClockMessage.start : MIDIClockMessage.continue).velocity))
+        }
+        body(Trigger(frame: frame, player: Metronome.clockPlayer, velocity: MIDIClockMessage.tick.velocity))
+        advanceClock()
+    }
+
+    /// Moves the clock to its first tick at or after `first` (for a start later in the music,
+    /// to the first tick on a sixteenth note, where a song position can point).
+    private mutating func skipClock(to first: Frame) {
+        if let (s, _) = timing.locate(Double(first - origin) - phase) {
+            clockSection = s
+            clockTick = 0
+        } else if Double(first - origin) - phase > 0 {
+            clockFinished = true
+            return
+        }
+        while !clockFinished && clockFrame() < first { advanceClock() }
+        if midiClock == .start {
+            while !clockFinished && clockTickIndex() % 6 != 0 { advanceClock() }
+        }
     }
 
     /// No click on or after `frame` (clicks already produced are the caller's to cancel).
@@ -209,7 +307,8 @@ public struct Metronome: TriggerSource {
         var next = Metronome(timing: TempoMapTiming(map: map, sampleRate: timing.sampleRate), origin: barFrame,
                              subdivision: subdivision, subdivisionVelocity: subdivisionVelocity,
                              barLimit: barLimit.map { $0 - bar }, stopFrame: stopFrame,
-                             barNumberOffset: bar - countInBars + barNumberOffset)
+                             barNumberOffset: bar - countInBars + barNumberOffset,
+                             midiClock: midiClock == nil ? nil : .continuation)
         next.producedBefore = producedBefore
         return (next, bar, barFrame)
     }

@@ -77,6 +77,12 @@ struct Metronome: ParsableCommand {
     @Option(help: "Sample format of --render: float32, pcm24 or pcm16.")
     var format: String = "float32"
 
+    @Flag(help: "Send MIDI clock on a midi_out port, from the clicks' own timing: 24 per quarter note, song position and Start on the first tick, Stop at the end of the music or when stopped (not with --transport or --render).")
+    var midiClock = false
+
+    @Option(help: "With --midi-clock: connect midi_out to these JACK MIDI ports (comma-separated).")
+    var midiConnect: String?
+
     @Flag(help: "No status line and no keys.")
     var quiet = false
 
@@ -115,7 +121,12 @@ struct Metronome: ParsableCommand {
         guard let mode = transportMode else {
             throw ValidationError("--transport must be off, follow or master, got \"\(transport)\"")
         }
+        if midiClock && mode != .off {
+            throw ValidationError("--midi-clock starts and stops with the metronome itself: leave out --transport")
+        }
+        if midiConnect != nil && !midiClock { throw ValidationError("--midi-connect needs --midi-clock") }
         if render != nil {
+            if midiClock { throw ValidationError("--midi-clock sends on a JACK port: leave it out with --render") }
             if mode != .off { throw ValidationError("--render plays no transport: leave out --transport") }
             if !(8000...384_000).contains(rate) { throw ValidationError("--rate must be between 8000 and 384000 Hz, got \(rate)") }
             if sampleFormat == nil { throw ValidationError("--format must be float32, pcm24 or pcm16, got \"\(format)\"") }
@@ -124,7 +135,8 @@ struct Metronome: ParsableCommand {
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
-        let settings = try request.makeSettings()
+        var settings = try request.makeSettings()
+        settings.midiClock = midiClock
         try MetronomeInstrument.checkSoundFiles(settings)
         if let render {
             try renderOffline(settings, to: render)
@@ -163,6 +175,7 @@ struct Metronome: ParsableCommand {
         jack.apply(to: &options)
         options.duration = duration
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
+        options.midiConnections = midiConnect.map { $0.split(separator: ",").map(String.init) } ?? []
         if interactive { print("keys: space start/stop, + - (arrows) tempo, t tap, q quit") }
         let summary: LivePlayback.Summary
         do {
@@ -175,6 +188,7 @@ struct Metronome: ParsableCommand {
         }
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
                           summary.lateStarts, summary.xruns) + summary.lostDescription
+        if midiClock { line += "; \(summary.midiMessages) MIDI clock messages, \(summary.lateMIDIMessages) late" }
         if transportMode == .off { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)
     }
