@@ -23,12 +23,17 @@ public protocol LiveProgram {
     /// Called on the control thread about every 10 ms while playing (e.g. to read keys); return
     /// false to stop.
     mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool
+    /// Called once when playback is about to stop (duration, quit, signal), while the client
+    /// still runs: last commands (a MIDI Stop). Returns a frame the engine should render before
+    /// the client closes (waited for, at most 1 s), or nil.
+    mutating func finishing(engine: Engine) -> Frame?
 }
 
 extension LiveProgram {
     public var midiOutput: Bool { false }
     public func status(at frame: Frame) -> String { "" }
     public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
+    public mutating func finishing(engine: Engine) -> Frame? { nil }
 }
 
 /// Plays a `LiveProgram` on a JACK server until a duration passes, the user interrupts, or the
@@ -169,6 +174,11 @@ public final class LivePlayback {
                 FileHandle.standardOutput.write(line.data(using: .utf8)!)
             }
             if sigtimedwait(&signals, nil, &tick) > 0 { break }
+        }
+        if !client.isShutDown, let last = program.finishing(engine: engine) {
+            // Bounded: a server that stopped running its cycle must not hold the exit.
+            let deadline = Date().addingTimeInterval(1)
+            while engine.renderedFrame <= last && !client.isShutDown && Date() < deadline { usleep(2_000) }
         }
         if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
         return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,

@@ -105,6 +105,26 @@ final class MetronomeController {
         }
     }
 
+    /// MIDI Stop one period ahead (a message for the period under way could arrive late), after
+    /// every clock message still queued from `frame` on is withdrawn. Returns its frame.
+    @discardableResult
+    private func sendClockStop(engine: Engine, withdrawingFrom frame: Frame) -> Frame {
+        let period = max(1, engine.renderedFrame - engine.lastPeriodStart)
+        let at = engine.renderedFrame + period
+        engine.send(.cancelPending(player: Metronome.clockPlayer, from: frame))
+        engine.send(.midi(MIDIClockMessage.stop.bytes, player: Metronome.clockPlayer, at: at))
+        return at
+    }
+
+    /// Playback is stopping: with MIDI clock running and the music not at its end (where the
+    /// metronome itself says Stop), Stop now. Returns the frame to render before closing.
+    func finishing(engine: Engine) -> Frame? {
+        guard settings.midiClock, running, transport == nil else { return nil }
+        if let end = track.endFrame, engine.renderedFrame > end { return nil }
+        running = false
+        return sendClockStop(engine: engine, withdrawingFrom: engine.renderedFrame)
+    }
+
     /// Silences every click sent for a frame at or after `frame` (and before `end`): a stop on
     /// the click's own player and frame, queued after its start, so that it plays no sample.
     private func cancelSent(from frame: Frame, before end: Frame = .max, engine: Engine) {
@@ -152,14 +172,7 @@ final class MetronomeController {
             } else if running {
                 track.stop(at: frame)
                 cancelSent(from: frame, engine: engine)
-                if settings.midiClock {
-                    // MIDI Stop one period ahead (a message for the period under way could
-                    // arrive late), after every clock message still queued from there is withdrawn.
-                    let period = max(1, engine.renderedFrame - engine.lastPeriodStart)
-                    let at = engine.renderedFrame + period
-                    engine.send(.cancelPending(player: Metronome.clockPlayer, from: frame))
-                    engine.send(.midi(MIDIClockMessage.stop.bytes, player: Metronome.clockPlayer, at: at))
-                }
+                if settings.midiClock { sendClockStop(engine: engine, withdrawingFrom: frame) }
                 running = false
                 note = "stopped"
             } else {

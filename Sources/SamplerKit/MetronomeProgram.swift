@@ -45,6 +45,10 @@ public struct MetronomeProgram: LiveProgram {
         controller.tick(engine: engine, feeder: &feeder, frame: frame)
     }
 
+    /// With MIDI clock: a Stop when the clicks are stopped before the music's end (quit, signal,
+    /// `--duration`).
+    public mutating func finishing(engine: Engine) -> Frame? { controller.finishing(engine: engine) }
+
     /// Restores the terminal and closes the transport client (also done when the last copy
     /// goes away).
     public func finish() { controller.finish() }

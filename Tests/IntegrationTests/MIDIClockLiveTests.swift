@@ -53,6 +53,51 @@ import Testing
         #expect(recorded.events.last == .init(frame: first + 168_000, bytes: [0xFC]))
     }
 
+    /// Space stops the clock with Stop (no tick after it) and starts it again from the top with
+    /// song position 0 and Start; the end of --duration says Stop too. Each part on the grid.
+    @Test func theSpaceKeyStopsAndRestartsTheClockAndTheEndSaysStop() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let capture = try MIDICaptureProcess(server: server, frames: 48000 * 7)
+        let keys = Pipe(), out = Pipe()
+        let process = Process()
+        process.executableURL = productsDirectory.appendingPathComponent("sampler")
+        process.arguments = ["metronome", "120", "--midi-clock", "--midi-connect", "midicap:midi_in", "--keys-from-stdin",
+                             "--duration", "5", "--server", server.name, "--name", "clk", "--no-connect"]
+        process.standardInput = keys
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        // A user at the keys: stop after about 1.5 s, start again a second later.
+        usleep(1_500_000)
+        keys.fileHandleForWriting.write(Data(" ".utf8))
+        usleep(1_000_000)
+        keys.fileHandleForWriting.write(Data(" ".utf8))
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(output)")
+        let events = try capture.finish().events
+        let first = try origin(output)
+        // Start, ticks every 1000 frames, Stop; song position 0, Start, ticks every 1000 frames
+        // from the restart, Stop.
+        let stops = events.indices.filter { events[$0].bytes == [0xFC] }
+        #expect(stops.count == 2, "\(events.filter { $0.bytes != [0xF8] })")
+        guard stops.count == 2 else { return }
+        let starts = events.indices.filter { events[$0].bytes == [0xFA] }
+        #expect(starts.count == 2 && starts[0] == 1 && starts[1] == stops[0] + 2)
+        guard starts.count == 2 else { return }
+        #expect(events[0] == .init(frame: first, bytes: [0xF2, 0, 0]) && events[1].frame == first)
+        let firstRun = events[2..<stops[0]].map(\.frame)
+        #expect(!firstRun.isEmpty && firstRun == (0..<firstRun.count).map { first + Int64($0) * 1000 })
+        let restart = events[starts[1]].frame
+        #expect(events[stops[0] + 1] == .init(frame: restart, bytes: [0xF2, 0, 0]))
+        #expect(restart >= events[stops[0]].frame && events[stops[0]].frame > firstRun.last!)
+        let secondRun = events[(starts[1] + 1)..<stops[1]].map(\.frame)
+        #expect(!secondRun.isEmpty && secondRun == (0..<secondRun.count).map { restart + Int64($0) * 1000 })
+        #expect(stops[1] == events.count - 1 && events[stops[1]].frame > secondRun.last!)
+        #expect(events.allSatisfy { [[0xF8], [0xFA], [0xFC], [0xF2, 0, 0]].contains($0.bytes) })
+    }
+
     @Test func clockOptionsThatCannotWorkAreRefused() throws {
         let both = try runSampler(["metronome", "--midi-clock", "--transport", "follow"])
         #expect(both.status == 64 && both.stderr.contains("--midi-clock starts and stops with the metronome itself: leave out --transport"))
