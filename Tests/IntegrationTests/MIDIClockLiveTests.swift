@@ -105,5 +105,12 @@ import Testing
         #expect(render.status == 64 && render.stderr.contains("--midi-clock sends on a JACK port"))
         let connect = try runSampler(["metronome", "--midi-connect", "a:b"])
         #expect(connect.status == 64 && connect.stderr.contains("--midi-connect needs --midi-clock"))
+        // A port that is not there is named, with exit status 1 (on a running server).
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let missing = try runSampler(["metronome", "--midi-clock", "--midi-connect", "nobody:midi_in", "--server", server.name,
+                                      "--no-connect", "--quiet", "--duration", "1"], timeout: 20)
+        #expect(missing.status == 1 && missing.stderr.hasPrefix("sampler: error: --midi-connect:")
+                && missing.stderr.contains("nobody:midi_in") && missing.stderr.split(separator: "\n").count == 1, "\(missing.stderr)")
     }
 }

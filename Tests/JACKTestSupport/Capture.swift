@@ -72,15 +72,7 @@ public final class CaptureProcess {
         guard readLine() == "ready" else { throw TestFailure("sampler-capture did not get ready") }
     }
 
-    private func readLine() -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = output.fileHandleForReading.readData(ofLength: 1)
-            if chunk.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if chunk[0] == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(chunk[0])
-        }
-    }
+    private func readLine() -> String? { output.fileHandleForReading.readLineUnbuffered() }
 
     /// Waits for the recording to finish and reads it.
     public func finish() throws -> Capture {
@@ -126,4 +118,18 @@ public final class CaptureProcess {
 /// few frames apart stay distinct in a capture.
 public func shortClick() throws -> Sound {
     try Sound(channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+}
+
+extension FileHandle {
+    /// The next line (without its newline), read a byte at a time so that nothing after it is
+    /// taken from the pipe; nil at the end. For the capture clients' "ready" handshakes.
+    func readLineUnbuffered() -> String? {
+        var bytes: [UInt8] = []
+        while true {
+            let chunk = readData(ofLength: 1)
+            if chunk.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
+            if chunk[0] == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
+            bytes.append(chunk[0])
+        }
+    }
 }

@@ -28,15 +28,7 @@ public final class MIDICaptureProcess {
         guard readLine() == "ready" else { throw TestFailure("sampler-midi-capture did not get ready") }
     }
 
-    private func readLine() -> String? {
-        var bytes: [UInt8] = []
-        while true {
-            let chunk = output.fileHandleForReading.readData(ofLength: 1)
-            if chunk.isEmpty { return bytes.isEmpty ? nil : String(decoding: bytes, as: UTF8.self) }
-            if chunk[0] == UInt8(ascii: "\n") { return String(decoding: bytes, as: UTF8.self) }
-            bytes.append(chunk[0])
-        }
-    }
+    private func readLine() -> String? { output.fileHandleForReading.readLineUnbuffered() }
 
     /// Waits for the recording to end; the events in order, and the frames no period covered.
     public func finish() throws -> (events: [Event], lostFrames: Int64) {

@@ -228,6 +228,12 @@ func kitError(_ json: String) -> String? {
         #expect(kitError(kitJSON(pattern: wrong, song: nil)) == "kit.json: patterns[0].tracks.kick: expected 10 steps (stepCount), got 9")
     }
 
+    @Test func aPatternOfMoreThanAMillionStepsIsRefused() {
+        let pattern = #"{ "name": "p", "beatsPerBar": 64, "stepsPerBeat": 64, "bars": 257, "tracks": {} }"#
+        #expect(kitError(kitJSON(pattern: pattern, song: nil))
+                == "kit.json: patterns[0]: at most 1048576 steps in a pattern, got 1052672 (64 beats × 64 steps × 257 bars)")
+    }
+
     @Test func patternsAreOptionalAndASongStillNeedsThem() throws {
         let json = #"{ "version": 2, "tempo": 120, "instruments": [ { "id": "kick", "layers": [ { "samples": ["kick.wav"] } ] } ] }"#
         #expect(try decodeKit(json).patterns.isEmpty)
