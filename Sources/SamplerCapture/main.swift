@@ -18,6 +18,9 @@ import CJACK
 import Foundation
 import Synchronization
 
+/// `@unchecked Sendable`: the buffers, period lists and counters are written only by JACK's process thread while `done` is
+/// false and read by the main thread only after it has seen `done` (acquiring) and closed the
+/// client; `client` and the ports are set before `armed` is stored (releasing).
 final class Recorder: @unchecked Sendable {
     var client: OpaquePointer?
     var ports: [OpaquePointer] = []

@@ -12,6 +12,9 @@ import CJACK
 import Foundation
 import Synchronization
 
+/// `@unchecked Sendable`: `frames`, `words`, `count`, `periods` and `lostFrames` are written only by JACK's process thread while `done` is
+/// false and read by the main thread only after it has seen `done` (acquiring) and closed the
+/// client; `client` and the ports are set before `armed` is stored (releasing).
 final class MIDIRecorder: @unchecked Sendable {
     var client: OpaquePointer?
     var port: OpaquePointer?
