@@ -35,7 +35,7 @@ let package = Package(
         .target(name: "Patches", dependencies: ["SamplerCore"]),
         .target(name: "Scheduling", dependencies: ["SamplerCore"]),
         .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "Locking", "CJACK"]),
-        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
+        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "Locking"]),
         .executableTarget(name: "sampler", dependencies: [
             "SamplerKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),

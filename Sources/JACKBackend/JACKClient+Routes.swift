@@ -11,6 +11,10 @@ public struct RouteChange: Equatable, Sendable {
 
 /// Collects connection and port-registration notifications from JACK's notification thread for
 /// the control side.
+///
+/// `@unchecked Sendable` by contract: `changes` and `registeredPorts` are `Locked`; `client` is
+/// written by the control thread only before the port callbacks are installed (`JACKClient.init`)
+/// and after `jack_client_close` has returned (`close`), never while the notification thread reads it.
 final class RouteLog: @unchecked Sendable {
     let changes = Locked<[RouteChange]>([])
     let registeredPorts = Locked<[String]>([])

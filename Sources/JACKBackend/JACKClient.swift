@@ -9,6 +9,10 @@ import SamplerCore
 ///
 /// Control thread only (all members); the engine's render runs on JACK's process thread.
 /// Keep the client alive while it is active; `close()` (or deinit) deactivates and closes it.
+///
+/// `@unchecked Sendable` by contract: its only mutable state, `client`, is used by one control
+/// thread at a time (callers serialize, e.g. `AudioSession` under its lock); JACK's threads never
+/// reach the `JACKClient`, only its `ProcessContext` and `RouteLog` (each with its own contract).
 public final class JACKClient: @unchecked Sendable {
     public let engine: Engine
     /// The name JACK gave the client (it may add a suffix if the name was taken).

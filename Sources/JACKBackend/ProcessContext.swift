@@ -4,6 +4,11 @@ import Synchronization
 
 /// What the JACK process callback needs, reachable from its `void *` argument without locks.
 /// The clock fields are written by the process thread only.
+///
+/// `@unchecked Sendable` by contract: `client`, the ports and `recordTap` are written on the control
+/// thread only before `jack_activate` (`client` is cleared after `jack_client_close`), so the process
+/// thread only reads them; `clock` is the process thread's alone; `xruns`, `shutDown` and
+/// `bufferSizeChanges`, bumped from JACK's other threads, are atomics.
 final class ProcessContext: @unchecked Sendable {
     let engine: Engine
     var client: OpaquePointer?

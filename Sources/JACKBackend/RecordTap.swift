@@ -12,6 +12,10 @@ public struct StereoFrame: BitwiseCopyable, Sendable {
 /// Carries what the engine played from the real-time thread to a writer thread through a
 /// lock-free ring; the writer thread hands the frames to `sink` (e.g. a WAV file writer).
 /// The real-time side never blocks: when the ring is full the frames are dropped and counted.
+///
+/// `@unchecked Sendable` by contract: `ring` is SPSC (the process thread pushes in `write`, the
+/// writer thread pops); `droppedFrames` and `stopping` are atomics; `thread` is touched only by
+/// `start` and `stop`, on one control thread.
 public final class RecordTap: @unchecked Sendable {
     let ring: SPSCRing<StereoFrame>
     let droppedFrames = Atomic<Int>(0)

@@ -91,6 +91,9 @@ public struct TransportSnapshot: Equatable, Sendable, BitwiseCopyable {
 ///
 /// Control thread only (all members); the callbacks run on JACK's real-time thread and only do
 /// JACK's RT-safe queries, arithmetic and atomic/ring operations.
+///
+/// `@unchecked Sendable` by contract: its only mutable state, `client`, is used by one control
+/// thread at a time; the callbacks reach only the `TransportContext`.
 public final class TransportClient: @unchecked Sendable {
     /// The name JACK gave the client.
     public let name: String
@@ -189,6 +192,11 @@ public final class TransportClient: @unchecked Sendable {
 }
 
 /// What the transport callbacks reach through their `void *`.
+///
+/// `@unchecked Sendable` by contract: the `let`s are fixed in `init`; `last`, `lastRequest` and the
+/// clock fields are touched only on JACK's process thread (the process, sync and timebase callbacks
+/// all run there); `reports` is SPSC (process thread pushes, `poll` pops on the control thread);
+/// `lost`, `cycles`, `armedFrame` and `armedCycle` are atomics.
 final class TransportContext: @unchecked Sendable {
     let client: OpaquePointer
     let engine: Engine?

@@ -5,6 +5,10 @@ import CJACK
 /// arithmetic. Transport frame 0 is the first beat of the music.
 ///
 /// Created on the control thread; `fill` is real-time safe.
+///
+/// `@unchecked Sendable` by contract: immutable after `init` (`beats` is filled there and never
+/// written again; `end` and `tail` are constants), so the control thread and JACK's process thread
+/// (the timebase callback) may read it concurrently.
 public final class TimebaseTable: @unchecked Sendable {
     /// One beat of the music, in JACK's terms.
     public struct Beat: BitwiseCopyable, Sendable, Equatable {

@@ -17,6 +17,11 @@ import Synchronization
 /// Non-copyable so that it lives inline in its owner and the render thread reaches it without
 /// reference counting. `push`/`pop` are `@inlinable` so that the real-time checker sees their
 /// specialized bodies inside the `@_noLocks` functions that call them.
+///
+/// `@unchecked Sendable` by contract: `capacity` and `storage` are fixed in `init`; a slot is written
+/// only by the one producer before it releases `tail` and read only by the one consumer after it
+/// acquires `tail` (and the reverse through `head` before a slot is reused); callers keep to one
+/// producer thread and one consumer thread.
 public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable {
     /// The most elements the ring holds at once.
     public let capacity: Int

@@ -9,6 +9,11 @@ import Synchronization
 /// Threads: `render` runs on the render (real-time) thread. Everything else is control-thread
 /// API; `send` and `drainEvents` each assume a single calling thread (wrap them in a lock if
 /// several control threads share an engine).
+///
+/// `@unchecked Sendable` by contract: voices, tails, schedule, timeline and the scratch/MIDI buffers
+/// are touched only by `render`; the private registration arrays by one control thread at a time;
+/// commands and events cross in SPSC rings; counters, player states and meters are atomics; a `sounds`
+/// slot is written before any command naming it is pushed, `instrumentTables` only before the first render.
 public final class Engine: @unchecked Sendable {
     public let configuration: EngineConfiguration
 

@@ -5,6 +5,9 @@
 /// A `Sound` must outlive every voice that plays it; `Engine` keeps registered sounds alive.
 ///
 /// Create on the control thread; read from any thread.
+///
+/// `@unchecked Sendable` by contract: immutable after `init` (every property is a `let` and the
+/// samples are written only there), so any thread may read it; the samples are freed only in `deinit`.
 public final class Sound: @unchecked Sendable {
     /// Number of channels (1 or 2).
     public let channelCount: Int

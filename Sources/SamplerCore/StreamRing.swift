@@ -24,6 +24,11 @@ struct StreamRingState: ~Copyable {
 /// the render thread (reading). Time never waits for the disk: when data is missing the render
 /// thread plays silence, counts the frames as underrun and moves on, and the writer skips ahead
 /// (`skipToRead`) so the stream stays in time.
+///
+/// `@unchecked Sendable` by contract: the properties and `state` are fixed in `init`; samples are
+/// written by the one writer thread before it stores `writeIndex` (releasing), and read by the render
+/// thread only below the `writeIndex` it loaded (acquiring) — the reverse through `readIndex` before a
+/// slot is rewritten; every index is an atomic, and `reset` runs only while no voice plays the ring.
 public final class StreamRing: @unchecked Sendable {
     public let capacity: Int
     public let channelCount: Int

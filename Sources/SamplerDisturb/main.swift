@@ -15,9 +15,10 @@ import CJACK
 import Foundation
 import Synchronization
 
+/// `@unchecked Sendable` by contract: `port`, `sleepMicroseconds`, `every` and `noteChance` are set
+/// by the main thread before `jack_activate`; after that `cycle` and `random` are touched only by
+/// the process thread, and the main thread reads only the atomics `disturbances` and `notes`.
 final class Disturber: @unchecked Sendable {
-    // Contract: `port` and the sleep settings are written before activation; afterwards only
-    // the process thread touches `cycle`, and the count is an atomic.
     var port: OpaquePointer?
     var sleepMicroseconds: UInt32 = 0
     var every = 150

@@ -25,7 +25,7 @@ extension AudioPlayer {
         let capacity = max(Int((preloadSeconds * rate).rounded()), 4 * max(session.bufferSize, 256))
         let stream: PlayerStream = try session.lock.withLock {
             let rings = try (0..<2).map { _ in
-                try session.streaming.ring(capacity: capacity, channelCount: file.channelCount, sampleRate: rate, engine: session.engine)
+                try session.held.streaming.ring(capacity: capacity, channelCount: file.channelCount, sampleRate: rate, engine: session.engine)
             }
             return try PlayerStream(file: file, rings: rings, options: options, streamer: session.streaming.streamer)
         }

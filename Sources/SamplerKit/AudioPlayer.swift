@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import SamplerCore
 import SoundFiles
 
@@ -10,6 +11,10 @@ import SoundFiles
 ///
 /// `stop()` keeps the position, as AVAudioPlayer's does: a later `play()` resumes from there (set
 /// `currentTime = 0` to start over). A sound that plays to its end goes back to 0.
+///
+/// `@unchecked Sendable` by contract: its mutable state is touched only with the session's lock
+/// held (its API takes it; the event thread calls its `SessionMember` methods under it) or in
+/// deinit; `operations` orders its own operations that release the session lock while they wait.
 public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public let session: AudioSession
     /// The file the sound came from, if it came from a file.
@@ -44,7 +49,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     private var duckGain: Float = 1
     /// Serializes this player's operations that wait for the disk with the session lock
     /// released (a streamed player's prepare and seek): taken before the session lock.
-    private let operations = NSRecursiveLock()
+    private let operations = CheckedLock("an AudioPlayer's operations lock")
     private var meters: MeterReading?
 
     /// Decodes the file at `path` (any format libsndfile reads) at the session's rate.
@@ -89,16 +94,18 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         channelCount = sound?.channelCount ?? stream!.file.channelCount
         soundRate = sound?.sampleRate ?? stream!.activeReader.ring.sampleRate
         player = try session.allocatePlayer(for: PlaceholderMember())
-        session.lock.withLock { session.replaceMember(player, with: self) }
+        session.lock.withLock { session.held.replaceMember(player, with: self) }
     }
 
     deinit {
-        session.releasePlayer(player)
         // The release's cancel and stop reach the render thread before the engine can reuse the
         // sound's slot (two periods later): without this, every player made and dropped kept its
         // sound registered, and memory, for the session's life (found by the soak's reloads).
-        if let soundID { session.unregister(soundID) }
-        if let stream { session.lock.withLock { session.streaming.recycle(stream, after: session.earliestStartFrame) } }
+        let soundID = soundID, stream = stream
+        session.releasePlayer(player) { held in
+            if let soundID { held.unregister(soundID) }
+            if let stream { held.streaming.recycle(stream, after: held.earliestStartFrame) }
+        }
     }
 
     // MARK: Properties
@@ -137,7 +144,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             guard !newValue.isNaN else { return }
             session.lock.withLock {
                 storedPan = min(1, max(-1, newValue))
-                session.send(.setPan(player: player, storedPan, at: session.earliestStartFrame))
+                session.held.send(.setPan(player: player, storedPan, at: session.held.earliestStartFrame))
             }
         }
     }
@@ -151,7 +158,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
                 storedLoops = max(-1, min(newValue, Int(Int32.max)))
                 guard state != .stopped else { return }
                 if let stream { stream.activeReader.setLoops(storedLoops) } else {
-                    session.send(.setLoops(player: player, storedLoops))
+                    session.held.send(.setLoops(player: player, storedLoops))
                 }
             }
         }
@@ -170,7 +177,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             guard !newValue.isNaN else { return }
             session.lock.withLock {
                 storedRate = min(2, max(0.5, newValue))
-                if storedEnableRate { session.send(.setRate(player: player, Double(storedRate), at: session.earliestStartFrame)) }
+                if storedEnableRate { session.held.send(.setRate(player: player, Double(storedRate), at: session.held.earliestStartFrame)) }
             }
         }
     }
@@ -190,10 +197,10 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         operations.withLock { session.lock.withLock {
             if let stream {
                 guard state == .stopped else { return true }
-                return stream.prepare(at: Int64(storedPosition), loops: numberOfLoops, renderedFrame: { session.engine.renderedFrame },
-                                      idle: { session.sleepUnlocked(microseconds: 500) })
+                return stream.prepare(at: Int64(storedPosition), loops: storedLoops, renderedFrame: { session.engine.renderedFrame },
+                                      idle: { session.held.sleepUnlocked(microseconds: 500) })
             }
-            if soundID == nil, let sound { soundID = try? session.register(sound) }
+            if soundID == nil, let sound { soundID = try? session.held.register(sound) }
             return soundID != nil
         } }
     }
@@ -220,21 +227,21 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             case .playing:
                 return true
             case .paused:
-                guard session.send(Command(kind: .resume, player: Int32(player), frame: frame)) else { return false }
+                guard session.held.send(Command(kind: .resume, player: Int32(player), frame: frame)) else { return false }
             case .stopped:
                 // A stream voice plays its ring from the read index; the ring holds the position
                 // and the loops.
-                let tag = session.newTag()
+                let tag = session.held.newTag()
                 let start = Command.start(player: player, sound: stream?.activeSoundID ?? soundID!, at: frame,
                                           from: stream == nil ? storedPosition : 0, loops: stream == nil ? storedLoops : 0,
                                           gain: Gain(linear: storedVolume * duckGain), pan: PanGains(pan: storedPan),
                                           rate: storedEnableRate && stream == nil ? Double(storedRate) : 1, tag: tag)
-                guard session.send(start) else { return false }
+                guard session.held.send(start) else { return false }
                 generation = tag
                 stream?.started(at: frame)
             }
             state = .playing
-            session.updateDucking()
+            session.held.updateDucking()
             return true
         }
     }
@@ -245,10 +252,10 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public func pause() {
         let at: Frame? = session.lock.withLock {
             guard state == .playing else { return nil }
-            let at = session.earliestStartFrame
-            guard session.send(Command(kind: .pause, player: Int32(player), frame: at)) else { return nil }
+            let at = session.held.earliestStartFrame
+            guard session.held.send(Command(kind: .pause, player: Int32(player), frame: at)) else { return nil }
             state = .paused
-            session.updateDucking()
+            session.held.updateDucking()
             return at
         }
         // Returns once the pause has happened, so `currentTime` is where it stopped.
@@ -261,15 +268,15 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public func stop() {
         let stopping: (at: Frame, generation: UInt32)? = session.lock.withLock {
             guard state != .stopped else { return nil }
-            let at = session.earliestStartFrame
+            let at = session.held.earliestStartFrame
             // A start still waiting for its frame (play(atTime:) in the future) is forgotten
             // first, so it cannot sound after the stop.
-            session.send(Command.cancelPending(player: player))
-            session.send(.stop(player: player, at: at))
+            session.held.send(Command.cancelPending(player: player))
+            session.held.send(.stop(player: player, at: at))
             storedPosition = playingPosition  // until the stop frame is rendered, below
-            generation = session.newTag()
+            generation = session.held.newTag()
             state = .stopped
-            session.updateDucking()
+            session.held.updateDucking()
             return (at, generation)
         }
         guard let stopping else { return }
@@ -311,26 +318,26 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         operations.withLock { session.lock.withLock {
             if state == .stopped {
                 storedPosition = position
-                return frame ?? session.earliestStartFrame
+                return frame ?? session.held.earliestStartFrame
             }
             if let stream { return seekStream(stream, to: position, at: frame) }
-            let at = frame ?? session.earliestStartFrame
-            session.send(.seek(player: player, to: position, at: at))
+            let at = frame ?? session.held.earliestStartFrame
+            session.held.send(.seek(player: player, to: position, at: at))
             return at
         } }
     }
 
     /// Switches the stream to its idle ring, cued at `position`, on `frame`. Session lock held.
     private func seekStream(_ stream: PlayerStream, to position: Frame, at frame: Frame?) -> Frame {
-        let loops = numberOfLoops < 0 ? -1 : stream.remainingLoops
+        let loops = storedLoops < 0 ? -1 : stream.remainingLoops
         guard stream.cueIdle(at: Int64(position), loops: loops, renderedFrame: { session.engine.renderedFrame },
-                             idle: { session.sleepUnlocked(microseconds: 500) }) else {
-            return frame ?? session.earliestStartFrame
+                             idle: { session.held.sleepUnlocked(microseconds: 500) }) else {
+            return frame ?? session.held.earliestStartFrame
         }
-        let at = max(frame ?? session.earliestStartFrame, stream.startFrame)
-        session.send(.start(player: player, sound: stream.idleSoundID, at: at, gain: Gain(linear: storedVolume * duckGain),
-                            pan: PanGains(pan: pan), tag: generation))
-        if state == .paused { session.send(Command(kind: .pause, player: Int32(player), frame: at)) }
+        let at = max(frame ?? session.held.earliestStartFrame, stream.startFrame)
+        session.held.send(.start(player: player, sound: stream.idleSoundID, at: at, gain: Gain(linear: storedVolume * duckGain),
+                            pan: PanGains(pan: storedPan), tag: generation))
+        if state == .paused { session.held.send(Command(kind: .pause, player: Int32(player), frame: at)) }
         stream.switchToIdle(at: at)
         return at
     }
@@ -340,8 +347,8 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public func setVolume(_ volume: Float, fadeDuration: Double) {
         session.lock.withLock {
             storedVolume = max(0, volume)
-            let frames = Int((fadeDuration * session.sampleRate).rounded())
-            session.send(.setGain(player: player, Gain(linear: volume * duckGain), fadeFrames: frames, at: session.earliestStartFrame))
+            let frames = Int((fadeDuration * session.held.sampleRate).rounded())
+            session.held.send(.setGain(player: player, Gain(linear: volume * duckGain), fadeFrames: frames, at: session.held.earliestStartFrame))
         }
     }
 
@@ -349,7 +356,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     public func setVolume(_ volume: Float, fadeFrames: Int, at frame: Frame) {
         session.lock.withLock {
             storedVolume = max(0, volume)
-            session.send(.setGain(player: player, Gain(linear: volume * duckGain), fadeFrames: fadeFrames, at: frame))
+            session.held.send(.setGain(player: player, Gain(linear: volume * duckGain), fadeFrames: fadeFrames, at: frame))
         }
     }
 
@@ -361,7 +368,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         set {
             session.lock.withLock {
                 storedMetering = newValue
-                session.send(.setMetering(player: player, newValue))
+                session.held.send(.setMetering(player: player, newValue))
             }
         }
     }
@@ -394,20 +401,22 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
         set {
             session.lock.withLock {
                 storedDucking = newValue
-                session.updateDucking()
+                session.held.updateDucking()
             }
         }
     }
 
     /// Session lock held.
     var isDucking: Bool { storedDucking != nil && state == .playing }
+    /// `ducksOthers`, session lock held.
+    var heldDucking: (decibels: Double, fadeDuration: Double)? { storedDucking }
 
     /// Lowers (or restores) this player's level for ducking, over `fadeFrames`. Session lock held.
     func setDuck(_ gain: Float, fadeFrames: Int) {
         guard gain != duckGain else { return }
         duckGain = gain
         if state == .playing {
-            session.send(.setGain(player: player, Gain(linear: storedVolume * duckGain), fadeFrames: fadeFrames, at: session.earliestStartFrame))
+            session.held.send(.setGain(player: player, Gain(linear: storedVolume * duckGain), fadeFrames: fadeFrames, at: session.held.earliestStartFrame))
         }
     }
 
@@ -425,8 +434,8 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             state = .stopped
             storedPosition = 0
             stream?.invalidate()
-            generation = session.newTag()
-            session.updateDucking()
+            generation = session.held.newTag()
+            session.held.updateDucking()
             if let delegate = storedDelegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: true) }] }
         default:
             break
@@ -448,7 +457,7 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
             storedPosition = playingPosition
             stream?.stopped(at: Int64(storedPosition))
             state = .stopped
-            generation = session.newTag()
+            generation = session.held.newTag()
             if let delegate = storedDelegate { calls.append { delegate.audioPlayerDidFinishPlaying(self, successfully: false) } }
         }
         if let delegate = storedDelegate { calls.append { delegate.audioPlayerBeginInterruption(self) } }

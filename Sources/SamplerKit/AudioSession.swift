@@ -1,11 +1,13 @@
 import Foundation
 import JACKBackend
+import Locking
 import SamplerCore
 import Synchronization
 
 /// Something on a session that owns engine players and hears about their events.
-/// Methods are called on the session's event thread with the session lock held; they return the
-/// user callbacks to run once the lock is released.
+/// Methods are called on the session's event thread with the session lock held (so they use
+/// `session.held`, never the session's locking API); they return the user callbacks to run once
+/// the lock is released.
 protocol SessionMember: AnyObject {
     func handle(_ event: Event, session: AudioSession) -> [() -> Void]
     func tick(session: AudioSession) -> [() -> Void]
@@ -20,6 +22,11 @@ protocol SessionMember: AnyObject {
 /// User callbacks (delegates, completion handlers, `onInterruption…`, `onRouteChange`) run on the
 /// session's event thread, never on the real-time thread. Other JACK clients keep playing
 /// alongside: a JACK client never silences others.
+///
+/// `@unchecked Sendable` by contract: every mutable property is touched only with `lock` held
+/// (the public API takes it; members and the event thread use `held` inside it), except
+/// `running` (an atomic) and the `deferred` work queue (a `Locked`); `engine`'s control side is
+/// used only under `lock`, so it has one control thread at a time as its contract requires.
 public final class AudioSession: @unchecked Sendable {
     public struct Configuration: Sendable {
         /// JACK client name.
@@ -40,14 +47,22 @@ public final class AudioSession: @unchecked Sendable {
 
     public let configuration: Configuration
     public let engine: Engine
-    let lock = NSRecursiveLock()
+    /// Serializes the control threads and the event thread over the engine's control side, the
+    /// client and every member's state. Not recursive: code that holds it uses `held` (the same
+    /// calls without locking); taking it twice traps. Never held across a wait or a sleep, nor
+    /// while user callbacks run.
+    let lock = CheckedLock("the session lock")
+    /// The session's calls for code that holds `lock`.
+    var held: Held { Held(session: self) }
     private(set) var client: JACKClient?
-    private struct WeakMember { weak var value: SessionMember? }
+    fileprivate struct WeakMember { weak var value: SessionMember? }
     /// Held weakly: a player that goes away frees its slot in its deinit.
-    private var members: [Int: WeakMember] = [:]
-    private var liveMembers: [SessionMember] { members.values.compactMap(\.value) }
-    private var freePlayers: [Int]
-    private var lastTag: UInt32 = 0
+    fileprivate var members: [Int: WeakMember] = [:]
+    fileprivate var liveMembers: [SessionMember] { members.values.compactMap(\.value) }
+    fileprivate var freePlayers: [Int]
+    /// Work queued by `releasePlayer`.
+    private let deferred = Locked<[(Held) -> Void]>([])
+    fileprivate var lastTag: UInt32 = 0
     private var eventThread: Thread?
     private let running = Atomic<Bool>(true)
     private let finished = DispatchSemaphore(value: 0)
@@ -59,13 +74,26 @@ public final class AudioSession: @unchecked Sendable {
 
     /// Called when the server goes away or throws the client out (players stop, reporting
     /// `successfully: false`). On the event thread.
-    public var onInterruptionBegan: (() -> Void)?
+    public var onInterruptionBegan: (() -> Void)? {
+        get { lock.withLock { interruptionBeganHandler } }
+        set { lock.withLock { interruptionBeganHandler = newValue } }
+    }
     /// Called when a server is reached again (with `reconnect`); the device clock starts afresh.
-    public var onInterruptionEnded: (() -> Void)?
+    public var onInterruptionEnded: (() -> Void)? {
+        get { lock.withLock { interruptionEndedHandler } }
+        set { lock.withLock { interruptionEndedHandler = newValue } }
+    }
     /// Called for every connection made or broken on the server, by anyone.
-    public var onRouteChange: ((RouteChange) -> Void)?
+    public var onRouteChange: ((RouteChange) -> Void)? {
+        get { lock.withLock { routeChangeHandler } }
+        set { lock.withLock { routeChangeHandler = newValue } }
+    }
+    private var interruptionBeganHandler: (() -> Void)?
+    private var interruptionEndedHandler: (() -> Void)?
+    private var routeChangeHandler: ((RouteChange) -> Void)?
     /// True between an interruption and its end.
-    public private(set) var isInterrupted = false
+    public var isInterrupted: Bool { lock.withLock { interrupted } }
+    fileprivate var interrupted = false
 
     /// Opens the JACK client, activates it and makes the output connections.
     public init(configuration: Configuration = .init()) throws {
@@ -101,7 +129,6 @@ public final class AudioSession: @unchecked Sendable {
         } else {
             ports = Array(c.physicalPlaybackPorts().prefix(2))
         }
-        wantedConnections = ports
         if !ports.isEmpty { try c.connectOutputs(to: ports) }
         // The device clock runs once the first period has been rendered.
         let deadline = Date().addingTimeInterval(5)
@@ -130,12 +157,12 @@ public final class AudioSession: @unchecked Sendable {
     // MARK: Time
 
     /// Frames per second of the device clock.
-    public var sampleRate: Double { lock.withLock { client?.sampleRate ?? 0 } }
+    public var sampleRate: Double { lock.withLock { held.sampleRate } }
     /// Frames per JACK period.
-    public var bufferSize: Int { lock.withLock { client?.bufferSize ?? 0 } }
+    public var bufferSize: Int { lock.withLock { held.bufferSize } }
 
     /// The device clock now, in frames (AVAudioPlayer's `deviceCurrentTime`, in frames).
-    public var deviceCurrentFrame: Frame { lock.withLock { client?.currentFrame() ?? engine.renderedFrame } }
+    public var deviceCurrentFrame: Frame { lock.withLock { held.deviceCurrentFrame } }
     /// The device clock now, in seconds.
     public var deviceCurrentTime: Double {
         let rate = sampleRate
@@ -143,16 +170,11 @@ public final class AudioSession: @unchecked Sendable {
     }
 
     /// The earliest frame a command sent now is sure to reach before its period begins.
-    public var earliestStartFrame: Frame { engine.renderedFrame + Frame(max(bufferSize, 1)) }
+    public var earliestStartFrame: Frame { lock.withLock { held.earliestStartFrame } }
 
     /// The frame `time` stands for: its sample time, else its host time converted, else (neither
     /// valid) the earliest start frame.
-    public func frame(for time: AudioTime?) -> Frame {
-        guard let time else { return earliestStartFrame }
-        if let s = time.sampleTime { return s }
-        if let h = time.hostTime { return lock.withLock { client?.frame(atHostTime: h) } ?? earliestStartFrame }
-        return earliestStartFrame
-    }
+    public func frame(for time: AudioTime?) -> Frame { lock.withLock { held.frame(for: time) } }
 
     /// The host time (microseconds on JACK's clock) of device frame `frame`.
     public func hostTime(forFrame frame: Frame) -> UInt64 { lock.withLock { client?.hostTime(atFrame: frame) ?? 0 } }
@@ -161,10 +183,10 @@ public final class AudioSession: @unchecked Sendable {
     public var hostTimeNow: UInt64 { lock.withLock { client?.hostTimeNow ?? 0 } }
 
     /// The output ports' playback latency in frames (the largest of JACK's range).
-    public var outputLatencyFrames: Int { lock.withLock { client?.playbackLatency.max ?? 0 } }
+    public var outputLatencyFrames: Int { lock.withLock { held.outputLatencyFrames } }
 
     /// The device time of the last rendered period's first frame.
-    public var lastRenderTime: AudioTime { AudioTime(sampleTime: engine.lastPeriodStart, atRate: sampleRate) }
+    public var lastRenderTime: AudioTime { lock.withLock { held.lastRenderTime } }
 
     /// Audio the device did not let the engine play, since the session opened: cycles JACK
     /// skipped (each a silent gap, the music advanced over it), frames asked for again (written
@@ -179,6 +201,7 @@ public final class AudioSession: @unchecked Sendable {
 
     func allocatePlayer(for member: SessionMember) throws -> Int {
         try lock.withLock {
+            doDeferredWork()
             guard let p = freePlayers.popLast() else {
                 throw SamplerError("the session has no free player (it holds \(configuration.maxPlayers); raise maxPlayers)")
             }
@@ -187,66 +210,116 @@ public final class AudioSession: @unchecked Sendable {
         }
     }
 
-    /// A start tag no other start of this session has had (nor will for 2^32 − 1 starts): a
-    /// slot's new owner never takes its previous owner's events for its own. 0 is never issued.
-    /// Session lock held.
-    func newTag() -> UInt32 {
-        lastTag &+= 1
-        if lastTag == 0 { lastTag = 1 }
-        return lastTag
+    /// Gives slot `p` back, then runs `work` (giving back what its owner held), both with the
+    /// lock held. For a member's deinit, which may run with the lock already held (when the last
+    /// reference to a member is dropped under it, e.g. an array of members built under the lock):
+    /// so the work is queued, not done here, and is done the next time the event thread or
+    /// `allocatePlayer` holds the lock (within a tick of the event thread, 2 ms).
+    func releasePlayer(_ p: Int, then work: ((Held) -> Void)? = nil) {
+        deferred.withLock { $0.append { held in
+            held.releaseSlot(p)
+            work?(held)
+        } }
     }
 
-    func replaceMember(_ p: Int, with member: SessionMember) {
-        members[p] = WeakMember(value: member)
-    }
-
-    func releasePlayer(_ p: Int) {
-        lock.withLock {
-            members[p] = nil
-            // Nothing the old owner queued may play on the slot's next owner.
-            _ = engine.send(Command.cancelPending(player: p))
-            _ = engine.send(.stop(player: p))
-            freePlayers.append(p)
+    /// Does the work deinits queued. Lock held.
+    private func doDeferredWork() {
+        let work = deferred.withLock { queued in
+            defer { queued = [] }
+            return queued
         }
+        for w in work { w(held) }
     }
 
-    /// Lowers every player while a ducking player plays, and restores them after. Lock held.
-    func updateDucking() {
-        let players = liveMembers.compactMap { $0 as? AudioPlayer }
-        let duckers = players.filter(\.isDucking)
-        let rate = client?.sampleRate ?? 48000
-        for player in players where !player.isDucking {
-            var gain: Float = 1
-            var fade = 0.0
-            for d in duckers {
-                guard let duck = d.ducksOthers else { continue }
-                gain = min(gain, Gain(decibels: -abs(duck.decibels)).linear)
-                fade = max(fade, duck.fadeDuration)
-            }
-            if duckers.isEmpty {
-                fade = players.compactMap { $0.ducksOthers?.fadeDuration }.max() ?? 0
-            }
-            player.setDuck(gain, fadeFrames: Int(fade * rate))
-        }
-    }
-
-    /// Sleeps with the session lock released, so the event thread (callbacks) and other players
-    /// go on while a player waits for the disk or for a frame. Called with the lock held once
-    /// (by a player's own operation, which its `operations` lock keeps from interleaving).
-    func sleepUnlocked(microseconds: UInt32) {
-        lock.unlock()
-        usleep(microseconds)
-        lock.lock()
-    }
-
-    /// Sends `command` to the render thread; false when the queue is full.
+    /// Sends `command` to the render thread; false when the queue is full or the command was
+    /// refused.
     @discardableResult
-    func send(_ command: Command) -> Bool { lock.withLock { engine.send(command) } }
+    func send(_ command: Command) -> Bool { lock.withLock { held.send(command) } }
 
-    func register(_ sound: Sound) throws -> SoundID { try lock.withLock { try engine.register(sound) } }
+    func register(_ sound: Sound) throws -> SoundID { try lock.withLock { try held.register(sound) } }
 
     /// Withdraws one registration of a sound (see `Engine.unregister`).
-    func unregister(_ id: SoundID) { lock.withLock { engine.unregister(id) } }
+    func unregister(_ id: SoundID) { lock.withLock { held.unregister(id) } }
+
+    /// The session's calls for code that holds its lock: the same as the public ones, without
+    /// taking the lock. Only valid while the lock is held (a member's operation inside
+    /// `session.lock.withLock`, or a `SessionMember` method).
+    struct Held {
+        let session: AudioSession
+
+        var engine: Engine { session.engine }
+        var streaming: SessionStreaming { session.streaming }
+        var sampleRate: Double { session.client?.sampleRate ?? 0 }
+        var bufferSize: Int { session.client?.bufferSize ?? 0 }
+        var deviceCurrentFrame: Frame { session.client?.currentFrame() ?? session.engine.renderedFrame }
+        var earliestStartFrame: Frame { session.engine.renderedFrame + Frame(max(bufferSize, 1)) }
+        var outputLatencyFrames: Int { session.client?.playbackLatency.max ?? 0 }
+        var lastRenderTime: AudioTime { AudioTime(sampleTime: session.engine.lastPeriodStart, atRate: sampleRate) }
+        var isInterrupted: Bool { session.interrupted }
+
+        func frame(for time: AudioTime?) -> Frame {
+            guard let time else { return earliestStartFrame }
+            if let s = time.sampleTime { return s }
+            if let h = time.hostTime { return session.client?.frame(atHostTime: h) ?? earliestStartFrame }
+            return earliestStartFrame
+        }
+
+        @discardableResult
+        func send(_ command: Command) -> Bool { session.engine.send(command) }
+
+        func register(_ sound: Sound) throws -> SoundID { try session.engine.register(sound) }
+
+        func unregister(_ id: SoundID) { session.engine.unregister(id) }
+
+        /// A start tag no other start of this session has had (nor will for 2^32 − 1 starts): a
+        /// slot's new owner never takes its previous owner's events for its own. 0 is never issued.
+        func newTag() -> UInt32 {
+            session.lastTag &+= 1
+            if session.lastTag == 0 { session.lastTag = 1 }
+            return session.lastTag
+        }
+
+        func replaceMember(_ p: Int, with member: SessionMember) {
+            session.members[p] = WeakMember(value: member)
+        }
+
+        /// Frees slot `p`: nothing its old owner queued may play on its next owner.
+        func releaseSlot(_ p: Int) {
+            session.members[p] = nil
+            send(Command.cancelPending(player: p))
+            send(.stop(player: p))
+            session.freePlayers.append(p)
+        }
+
+        /// Lowers every player while a ducking player plays, and restores them after.
+        func updateDucking() {
+            let players = session.liveMembers.compactMap { $0 as? AudioPlayer }
+            let duckers = players.filter(\.isDucking)
+            let rate = session.client?.sampleRate ?? 48000
+            for player in players where !player.isDucking {
+                var gain: Float = 1
+                var fade = 0.0
+                for d in duckers {
+                    guard let duck = d.heldDucking else { continue }
+                    gain = min(gain, Gain(decibels: -abs(duck.decibels)).linear)
+                    fade = max(fade, duck.fadeDuration)
+                }
+                if duckers.isEmpty {
+                    fade = players.compactMap { $0.heldDucking?.fadeDuration }.max() ?? 0
+                }
+                player.setDuck(gain, fadeFrames: Int(fade * rate))
+            }
+        }
+
+        /// Sleeps with the session lock released, so the event thread (callbacks) and other
+        /// players go on while a player waits for the disk or for a frame. The caller's own
+        /// `operations` lock keeps its operation from interleaving with another of its own.
+        func sleepUnlocked(microseconds: UInt32) {
+            session.lock.unlock()
+            usleep(microseconds)
+            session.lock.lock()
+        }
+    }
 
     // MARK: Event thread
 
@@ -263,13 +336,14 @@ public final class AudioSession: @unchecked Sendable {
         do {
             var callbacks: [() -> Void] = []
             lock.lock()
+            doDeferredWork()
             engine.drainEvents { event in
                 if let member = members[Int(event.player)]?.value { callbacks += member.handle(event, session: self) }
             }
             for member in liveMembers { callbacks += member.tick(session: self) }
             if let c = client {
                 for change in c.takeRouteChanges() {
-                    if let handler = onRouteChange { callbacks.append { handler(change) } }
+                    if let handler = routeChangeHandler { callbacks.append { handler(change) } }
                 }
                 // Wanted connections are made again when their ports come back. A port that has
                 // just been registered may not accept a connection yet: keep trying (every 50 ms)
@@ -281,15 +355,15 @@ public final class AudioSession: @unchecked Sendable {
                     let missing = wantedConnections.prefix(2).enumerated().contains { i, port in !c.isConnected(outputs[i], to: port) }
                     if missing { try? c.connectOutputs(to: wantedConnections) }
                 }
-                if c.isShutDown && !isInterrupted {
-                    isInterrupted = true
+                if c.isShutDown && !interrupted {
+                    interrupted = true
                     for member in liveMembers { callbacks += member.interruptionBegan(session: self) }
-                    if let handler = onInterruptionBegan { callbacks.append(handler) }
+                    if let handler = interruptionBeganHandler { callbacks.append(handler) }
                     c.close()
                     client = nil
                 }
             }
-            let reconnecting = isInterrupted && configuration.reconnect
+            let reconnecting = interrupted && configuration.reconnect
                 && Date().timeIntervalSince(lastReconnectAttempt) > configuration.reconnectInterval
             if reconnecting {
                 lastReconnectAttempt = Date()
@@ -304,9 +378,9 @@ public final class AudioSession: @unchecked Sendable {
                 if running.load(ordering: .acquiring) {
                     client = c
                     wantedConnections = ports
-                    isInterrupted = false
+                    interrupted = false
                     for member in liveMembers { callbacks += member.interruptionEnded(session: self) }
-                    if let handler = onInterruptionEnded { callbacks.append(handler) }
+                    if let handler = interruptionEndedHandler { callbacks.append(handler) }
                 } else {
                     c.close()  // closed meanwhile
                 }

@@ -12,6 +12,10 @@ import SoundFiles
 ///
 /// Threads: control threads only (the session serializes calls). Completion handlers run on the
 /// session's event thread, once each.
+///
+/// `@unchecked Sendable` by contract: its mutable state (items, releases, timeline origin) is
+/// touched only with the session's lock held (its API takes it; the event thread calls its
+/// `SessionMember` methods under it) or in deinit.
 public final class PlayerNode: SessionMember, @unchecked Sendable {
     public let session: AudioSession
     /// The most items that can wait in the schedule at once.
@@ -58,16 +62,20 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         self.scheduleCapacity = scheduleCapacity
         player = try session.allocatePlayer(for: PlaceholderMember())
         items.reserveCapacity(scheduleCapacity)
-        session.lock.withLock { session.replaceMember(player, with: self) }
+        session.lock.withLock { session.held.replaceMember(player, with: self) }
     }
 
     deinit {
-        session.releasePlayer(player)
         // The release's stop reaches the render thread before any of these slots is reused.
-        session.lock.withLock {
-            let now = session.earliestStartFrame
-            for item in items where !item.consumed { release(Release(sound: item.sound, reader: item.reader, after: now)) }
-            for r in releases { release(r) }
+        let unplayed = items.filter { !$0.consumed }.map { Release(sound: $0.sound, reader: $0.reader, after: 0) }
+        let releases = releases
+        session.releasePlayer(player) { held in
+            let now = held.earliestStartFrame
+            for var r in unplayed {
+                r.after = now
+                PlayerNode.release(r, held)
+            }
+            for r in releases { PlayerNode.release(r, held) }
         }
     }
 
@@ -117,20 +125,20 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
                     start = looping.playerStart + passes * looping.frames
                 }
                 // Everything not yet finished is replaced: its handler runs now (consumed).
-                session.send(Command.cancelPending(player: player))
+                session.held.send(Command.cancelPending(player: player))
                 for i in items.indices where !items[i].consumed {
                     items[i].consumed = true
                     if let h = items[i].handler { callbacks.append(h) }
                     // Playing until the new item starts, at the latest.
                     releases.append(Release(sound: items[i].sound, reader: items[i].reader,
-                                            after: (playerOrigin ?? session.earliestStartFrame) + max(start, 0)))
+                                            after: (playerOrigin ?? session.held.earliestStartFrame) + max(start, 0)))
                 }
                 items.removeAll { $0.consumed }
                 if playerOrigin != nil && pausedAt == nil { resendAll() }
             }
             let item = Item(sound: id, reader: reader, stopsAtEnd: stopsAtEnd, frames: frames, loops: options.contains(.loops),
                             playerStart: start, callbackType: completionCallbackType, handler: completionHandler,
-                            tag: session.newTag())
+                            tag: session.held.newTag())
             items.append(item)
             scheduleEnd = item.loops ? Int64.max / 4 : start + item.frames
             if playerOrigin != nil && pausedAt == nil { send(index: items.count - 1) }
@@ -218,11 +226,11 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     /// Starts (or resumes) the player timeline at `when` (nil: the earliest frame possible).
     public func play(at when: AudioTime? = nil) {
         session.lock.withLock {
-            let at = session.frame(for: when)
+            let at = session.held.frame(for: when)
             if let paused = pausedAt, let origin = playerOrigin {
                 playerOrigin = origin + (at - paused)
                 pausedAt = nil
-                session.send(Command(kind: .resume, player: Int32(player), frame: at))
+                session.held.send(Command(kind: .resume, player: Int32(player), frame: at))
                 for i in items.indices where !items[i].consumed && items[i].sent {
                     items[i].deviceEnd = items[i].loops ? nil : playerOrigin! + items[i].playerStart + items[i].frames
                 }
@@ -241,13 +249,13 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     public func pause() {
         session.lock.withLock {
             guard playerOrigin != nil, pausedAt == nil else { return }
-            let at = session.earliestStartFrame
+            let at = session.held.earliestStartFrame
             pausedAt = at
             // Items starting on the pause frame or later are sent again, shifted, on resume;
             // those starting before it stay queued and play up to the pause. (Cancel first: the
             // cancel would also remove the pause.)
-            session.send(Command.cancelPending(player: player, from: at))
-            session.send(Command(kind: .pause, player: Int32(player), frame: at))
+            session.held.send(Command.cancelPending(player: player, from: at))
+            session.held.send(Command(kind: .pause, player: Int32(player), frame: at))
             for i in items.indices where items[i].sent && playerOrigin! + items[i].playerStart >= at {
                 items[i].sent = false
             }
@@ -259,11 +267,11 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     public func stop() {
         var callbacks: [() -> Void] = []
         session.lock.withLock {
-            session.send(Command.cancelPending(player: player))
-            session.send(.stop(player: player))
+            session.held.send(Command.cancelPending(player: player))
+            session.held.send(.stop(player: player))
             for item in items where !item.consumed {
                 if let h = item.handler { callbacks.append(h) }
-                releases.append(Release(sound: item.sound, reader: item.reader, after: session.earliestStartFrame))
+                releases.append(Release(sound: item.sound, reader: item.reader, after: session.held.earliestStartFrame))
             }
             items.removeAll()
             playerOrigin = nil
@@ -279,8 +287,8 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     public func playerTime(forNodeTime nodeTime: AudioTime) -> AudioTime? {
         session.lock.withLock {
             guard let origin = playerOrigin else { return nil }
-            let device = pausedAt.map { min($0, session.frame(for: nodeTime)) } ?? session.frame(for: nodeTime)
-            return AudioTime(sampleTime: device - origin, atRate: session.sampleRate)
+            let device = pausedAt.map { min($0, session.held.frame(for: nodeTime)) } ?? session.held.frame(for: nodeTime)
+            return AudioTime(sampleTime: device - origin, atRate: session.held.sampleRate)
         }
     }
 
@@ -288,7 +296,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     public func nodeTime(forPlayerTime playerTime: AudioTime) -> AudioTime? {
         session.lock.withLock {
             guard let origin = playerOrigin, let s = playerTime.sampleTime else { return nil }
-            return AudioTime(sampleTime: origin + s, atRate: session.sampleRate)
+            return AudioTime(sampleTime: origin + s, atRate: session.held.sampleRate)
         }
     }
 
@@ -296,13 +304,13 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
 
     private func playerFrame(for time: AudioTime) -> Int64 {
         if let s = time.sampleTime { return s }
-        let device = session.frame(for: time)
-        return device - (playerOrigin ?? session.earliestStartFrame)
+        let device = session.held.frame(for: time)
+        return device - (playerOrigin ?? session.held.earliestStartFrame)
     }
 
     private func currentPlayerFrame(earliest: Bool) -> Int64 {
         guard let origin = playerOrigin else { return 0 }
-        return (pausedAt ?? session.earliestStartFrame) - origin
+        return (pausedAt ?? session.held.earliestStartFrame) - origin
     }
 
     private func resendAll() {
@@ -317,21 +325,23 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         guard let origin = playerOrigin else { return }
         let item = items[i]
         let at = origin + item.playerStart
-        session.send(.start(player: player, sound: item.sound, at: at, loops: item.loops ? -1 : 0, tag: item.tag))
+        session.held.send(.start(player: player, sound: item.sound, at: at, loops: item.loops ? -1 : 0, tag: item.tag))
         // A segment's source goes on past its end: stopped there (an item starting on the same
         // frame is sent later, so it starts after this stop).
-        if item.stopsAtEnd { session.send(.stop(player: player, at: at + item.frames)) }
+        if item.stopsAtEnd { session.held.send(.stop(player: player, at: at + item.frames)) }
         items[i].sent = true
         items[i].deviceEnd = item.loops ? nil : at + item.frames
     }
 
     /// Gives an item's sound back now: unregisters a buffer; a streamed file's ring goes back
     /// to the session's spares, reusable once `after` has been rendered. Session lock held.
-    private func release(_ r: Release) {
+    private func release(_ r: Release) { PlayerNode.release(r, session.held) }
+
+    private static func release(_ r: Release, _ held: AudioSession.Held) {
         if let reader = r.reader {
-            session.streaming.recycle(reader: reader, id: r.sound, after: r.after)
+            held.streaming.recycle(reader: reader, id: r.sound, after: r.after)
         } else {
-            session.engine.unregister(r.sound)
+            held.unregister(r.sound)
         }
     }
 
@@ -353,7 +363,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
             case .dataConsumed, .dataRendered:
                 done = rendered >= end
             case .dataPlayedBack:
-                if heard == nil { heard = session.deviceCurrentFrame - Frame(session.outputLatencyFrames) }
+                if heard == nil { heard = session.held.deviceCurrentFrame - Frame(session.held.outputLatencyFrames) }
                 done = rendered >= end && heard! >= end
             }
             if done {

@@ -12,6 +12,10 @@ import CJACK
 import Foundation
 import Synchronization
 
+/// `@unchecked Sendable` by contract: `client` and `port` are set before `jack_activate`, the rest
+/// in `init`; `cycle`, `sent` and `frames` are written only by the process thread, which stops once
+/// it has stored `done` (releasing); the main thread reads `frames` only after it has seen `done`
+/// (acquiring) and closed the client.
 final class Sender: @unchecked Sendable {
     var client: OpaquePointer?
     var port: OpaquePointer?

@@ -50,8 +50,9 @@ func samplesOf(_ path: String) -> [URL] {
         .sorted().map { base.appendingPathComponent($0).standardizedFileURL }
 }
 
+/// `@unchecked Sendable` by contract: `list` is only touched under `lock` (by the control threads
+/// and the main thread's reloads); the `AudioPlayer`s in it are themselves thread-safe.
 final class Players: @unchecked Sendable {
-    // Contract: `list` is only touched under `lock`; the players themselves are thread-safe.
     let lock = NSLock()
     var list: [AudioPlayer] = []
     func random() -> AudioPlayer? { lock.withLock { list.randomElement() } }

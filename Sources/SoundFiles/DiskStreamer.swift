@@ -10,6 +10,10 @@ import Foundation
 ///
 /// Threads: every method may be called from any control thread. Filling is serialized, so
 /// `fillAll()` is safe while the thread runs.
+///
+/// `@unchecked Sendable` by contract: `readers`, `signalled` and `running` are only touched under
+/// `condition` (as is `thread`, which is only kept, never used), and fill passes are serialized by
+/// `fillLock`.
 public final class DiskStreamer: @unchecked Sendable {
     /// Seconds between wake-ups when nothing signals.
     public let wakeInterval: Double
@@ -63,7 +67,7 @@ public final class DiskStreamer: @unchecked Sendable {
             return was
         }
         if wasRunning { finished.wait() }
-        thread = nil
+        condition.withLock { thread = nil }
     }
 
     /// Whether the disk thread runs.

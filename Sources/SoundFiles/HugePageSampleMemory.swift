@@ -11,6 +11,9 @@ import Locking
 /// live long). Where huge pages are off, this is ordinary memory.
 ///
 /// Every sound the loaders decode lives here. Thread-safe (a mutex); control threads only.
+///
+/// `@unchecked Sendable` by contract: its only mutable state, the arena list, is `Locked` (`arenas`),
+/// and the mappings are created, trimmed and released only with that lock held.
 public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
     /// The one instance the loaders use.
     public static let shared = HugePageSampleMemory()

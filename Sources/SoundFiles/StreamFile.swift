@@ -8,6 +8,9 @@ import Foundation
 ///
 /// Threads: the properties are constants, readable anywhere. `read` serializes itself; the disk
 /// thread calls it.
+///
+/// `@unchecked Sendable` by contract: the public properties and `handle` are constants; reads through
+/// the handle, `handlePosition` and `nonFiniteSamples` happen only under `lock`.
 public final class StreamFile: @unchecked Sendable {
     /// The path as the caller gave it (used in errors).
     public let path: String

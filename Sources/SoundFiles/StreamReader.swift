@@ -42,6 +42,10 @@ public struct StreamReaderOptions: Sendable {
 /// guards the requests). The writer side, `fill`, runs on one thread at a time: the
 /// `DiskStreamer`'s thread, or whoever pumps it synchronously. The ring's reader is the render
 /// thread, which never waits for any of this.
+///
+/// `@unchecked Sendable` by contract: the request fields are only touched under `lock`; the writer-side
+/// fields and buffers only by `fill`, one thread at a time (`DiskStreamer` serializes with `fillLock`);
+/// `primedTicket` and `readFailures` are atomics; the streamer it is attached to is under `lock` too.
 public final class StreamReader: @unchecked Sendable {
     public let file: StreamFile
     public let ring: StreamRing
@@ -64,8 +68,13 @@ public final class StreamReader: @unchecked Sendable {
     /// The ticket of the last cue whose first ring-full has been written (or that ended or
     /// waits on a wrap): after it, starting the ring plays the cue position on its exact frame.
     private let primedTicket = Atomic<Int>(0)
-    /// Set by `DiskStreamer.add`, to wake its thread on a request.
-    weak var streamer: DiskStreamer?
+    /// Set by `DiskStreamer.add`, to wake its thread on a request. Under `lock`.
+    private weak var attachedStreamer: DiskStreamer?
+    /// The streamer serving this reader. Any thread.
+    var streamer: DiskStreamer? {
+        get { lock.withLock { attachedStreamer } }
+        set { lock.withLock { attachedStreamer = newValue } }
+    }
 
     // MARK: Writer side (the disk thread only)
 
@@ -141,14 +150,14 @@ public final class StreamReader: @unchecked Sendable {
     /// voice on it) until `isPrimed(ticket)`. Returns the ticket of this cue. Any thread.
     @discardableResult
     public func cue(at position: Int64, loops: Int) -> Int {
-        let ticket: Int = lock.withLock {
+        let (ticket, streamer): (Int, DiskStreamer?) = lock.withLock {
             lastTicket += 1
             let passes: Int64? = loops < 0 ? nil : Int64(loops) + 1
             cuedTimeline = StreamTimeline(sourceFrameCount: file.frameCount, ratio: ratio, startPosition: position)
             cuedPasses = passes
             request = .cue(position: cuedTimeline.startPosition, passes: passes, ticket: lastTicket)
             requestedPasses = nil
-            return lastTicket
+            return (lastTicket, attachedStreamer)
         }
         streamer?.wake()
         return ticket
@@ -163,11 +172,12 @@ public final class StreamReader: @unchecked Sendable {
     /// writer has already buffered (within one ring of the read position) is not undone: the
     /// change then applies from the pass after it. Any thread.
     public func setLoops(_ loops: Int) {
-        lock.withLock {
+        let streamer: DiskStreamer? = lock.withLock {
             let playing = cuedTimeline.wraps(before: ring.readIndex)
             let passes: Int64? = loops < 0 ? nil : playing + 1 + Int64(loops)
             cuedPasses = passes
             requestedPasses = .some(passes)
+            return attachedStreamer
         }
         streamer?.wake()
     }
