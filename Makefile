@@ -39,7 +39,7 @@ test: test-deps
 # ("thread finished with ignores enabled"). The live SamplerKit tests run without it (with the
 # 8-thread stress test in `make test`).
 UNIT_TESTS = SamplerCoreTests|SoundFilesTests|PatchesTests|SchedulingTests|JACKBackendTests
-KIT_OFFLINE_TESTS = DrumKitRenderTests|MetronomeControllerTests|MetronomeOptionsTests|MetronomeRenderTests|PatchStreamingTests
+KIT_OFFLINE_TESTS = ManualDeviceTests|DrumKitRenderTests|MetronomeControllerTests|MetronomeOptionsTests|MetronomeRenderTests|PatchStreamingTests
 # SAMPLER_SANITIZER tells the tests that count resident memory that a sanitizer's shadow memory
 # and quarantine are in the count: they do not run there (they run in `make test`).
 sanitize: tsan asan ubsan

@@ -15,7 +15,7 @@ protocol SessionMember: AnyObject {
     func interruptionEnded(session: AudioSession) -> [() -> Void]
 }
 
-/// The audio session: one engine played through one JACK client, plus the event thread that
+/// The audio session: one engine played through one JACK client (or a `ManualDevice`), plus the event thread that
 /// delivers what the render thread reports to players and to user callbacks.
 ///
 /// Threads: every method may be called from any control thread (a lock serializes them).
@@ -54,7 +54,9 @@ public final class AudioSession: @unchecked Sendable {
     let lock = CheckedLock("the session lock")
     /// The session's calls for code that holds `lock`.
     var held: Held { Held(session: self) }
-    private(set) var client: JACKClient?
+    private(set) var device: AudioDevice?
+    /// Set for a session on a `ManualDevice`; nil: JACK.
+    private let manualDevice: ManualDevice?
     fileprivate struct WeakMember { weak var value: SessionMember? }
     /// Held weakly: a player that goes away frees its slot in its deinit.
     fileprivate var members: [Int: WeakMember] = [:]
@@ -96,12 +98,23 @@ public final class AudioSession: @unchecked Sendable {
     fileprivate var interrupted = false
 
     /// Opens the JACK client, activates it and makes the output connections.
-    public init(configuration: Configuration = .init()) throws {
+    public convenience init(configuration: Configuration = .init()) throws {
+        try self.init(configuration: configuration, manualDevice: nil)
+    }
+
+    /// A session on `device`, which renders when told to (see `ManualDevice`); the
+    /// configuration's server name and connections do not apply.
+    public convenience init(configuration: Configuration = .init(), device: ManualDevice) throws {
+        try self.init(configuration: configuration, manualDevice: device)
+    }
+
+    private init(configuration: Configuration, manualDevice: ManualDevice?) throws {
         self.configuration = configuration
+        self.manualDevice = manualDevice
         engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers))
         freePlayers = Array((0..<configuration.maxPlayers).reversed())
         let (c, ports) = try connect()
-        client = c
+        device = c
         wantedConnections = ports
         // The thread holds the session only for the length of one tick, so a session the
         // program drops without `close()` is deinitialized (and closes its client).
@@ -118,8 +131,13 @@ public final class AudioSession: @unchecked Sendable {
     deinit { close() }
 
     /// Opens and activates a client, makes the output connections and waits (up to 5 s) for its
-    /// first period. Called without the session lock (it waits); the caller installs the client.
-    private func connect() throws -> (JACKClient, [String]) {
+    /// first period (a manual device is attached, and renders when told to). Called without the
+    /// session lock (it waits); the caller installs the device.
+    private func connect() throws -> (AudioDevice, [String]) {
+        if let manualDevice {
+            try manualDevice.attach(engine)
+            return (manualDevice, [])
+        }
         let c = try JACKClient(name: configuration.name, serverName: configuration.serverName, engine: engine)
         let periodsBefore = engine.periodCount
         try c.activate()
@@ -148,8 +166,8 @@ public final class AudioSession: @unchecked Sendable {
         guard running.exchange(false, ordering: .acquiringAndReleasing) else { return }
         if let eventThread, Thread.current !== eventThread { finished.wait() }
         lock.lock()
-        client?.close()
-        client = nil
+        device?.close()
+        device = nil
         streaming.stop()
         lock.unlock()
     }
@@ -177,10 +195,10 @@ public final class AudioSession: @unchecked Sendable {
     public func frame(for time: AudioTime?) -> Frame { lock.withLock { held.frame(for: time) } }
 
     /// The host time (microseconds on JACK's clock) of device frame `frame`.
-    public func hostTime(forFrame frame: Frame) -> UInt64 { lock.withLock { client?.hostTime(atFrame: frame) ?? 0 } }
+    public func hostTime(forFrame frame: Frame) -> UInt64 { lock.withLock { device?.hostTime(atFrame: frame) ?? 0 } }
 
     /// JACK's clock now, in microseconds.
-    public var hostTimeNow: UInt64 { lock.withLock { client?.hostTimeNow ?? 0 } }
+    public var hostTimeNow: UInt64 { lock.withLock { device?.hostTimeNow ?? 0 } }
 
     /// The output ports' playback latency in frames (the largest of JACK's range).
     public var outputLatencyFrames: Int { lock.withLock { held.outputLatencyFrames } }
@@ -194,7 +212,7 @@ public final class AudioSession: @unchecked Sendable {
     public var lostAudio: LostAudio {
         LostAudio(lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
                   repeatedFrames: engine.repeatedFrameCount, lateStarts: engine.lateStartCount,
-                  xruns: lock.withLock { client?.xrunCount ?? 0 })
+                  xruns: lock.withLock { device?.xrunCount ?? 0 })
     }
 
     // MARK: Members
@@ -249,18 +267,18 @@ public final class AudioSession: @unchecked Sendable {
 
         var engine: Engine { session.engine }
         var streaming: SessionStreaming { session.streaming }
-        var sampleRate: Double { session.client?.sampleRate ?? 0 }
-        var bufferSize: Int { session.client?.bufferSize ?? 0 }
-        var deviceCurrentFrame: Frame { session.client?.currentFrame() ?? session.engine.renderedFrame }
+        var sampleRate: Double { session.device?.sampleRate ?? 0 }
+        var bufferSize: Int { session.device?.bufferSize ?? 0 }
+        var deviceCurrentFrame: Frame { session.device?.currentFrame() ?? session.engine.renderedFrame }
         var earliestStartFrame: Frame { session.engine.renderedFrame + Frame(max(bufferSize, 1)) }
-        var outputLatencyFrames: Int { session.client?.playbackLatency.max ?? 0 }
+        var outputLatencyFrames: Int { session.device?.outputLatencyFrames ?? 0 }
         var lastRenderTime: AudioTime { AudioTime(sampleTime: session.engine.lastPeriodStart, atRate: sampleRate) }
         var isInterrupted: Bool { session.interrupted }
 
         func frame(for time: AudioTime?) -> Frame {
             guard let time else { return earliestStartFrame }
             if let s = time.sampleTime { return s }
-            if let h = time.hostTime { return session.client?.frame(atHostTime: h) ?? earliestStartFrame }
+            if let h = time.hostTime { return session.device?.frame(atHostTime: h) ?? earliestStartFrame }
             return earliestStartFrame
         }
 
@@ -295,7 +313,7 @@ public final class AudioSession: @unchecked Sendable {
         func updateDucking() {
             let players = session.liveMembers.compactMap { $0 as? AudioPlayer }
             let duckers = players.filter(\.isDucking)
-            let rate = session.client?.sampleRate ?? 48000
+            let rate = session.device?.sampleRate ?? 48000
             for player in players where !player.isDucking {
                 var gain: Float = 1
                 var fade = 0.0
@@ -341,7 +359,7 @@ public final class AudioSession: @unchecked Sendable {
                 if let member = members[Int(event.player)]?.value { callbacks += member.handle(event, session: self) }
             }
             for member in liveMembers { callbacks += member.tick(session: self) }
-            if let c = client {
+            if let c = device {
                 for change in c.takeRouteChanges() {
                     if let handler = routeChangeHandler { callbacks.append { handler(change) } }
                 }
@@ -360,7 +378,7 @@ public final class AudioSession: @unchecked Sendable {
                     for member in liveMembers { callbacks += member.interruptionBegan(session: self) }
                     if let handler = interruptionBeganHandler { callbacks.append(handler) }
                     c.close()
-                    client = nil
+                    device = nil
                 }
             }
             let reconnecting = interrupted && configuration.reconnect
@@ -376,7 +394,7 @@ public final class AudioSession: @unchecked Sendable {
             if reconnecting, let (c, ports) = try? connect() {
                 lock.lock()
                 if running.load(ordering: .acquiring) {
-                    client = c
+                    device = c
                     wantedConnections = ports
                     interrupted = false
                     for member in liveMembers { callbacks += member.interruptionEnded(session: self) }

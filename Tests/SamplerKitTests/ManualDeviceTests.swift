@@ -1,0 +1,180 @@
+import Foundation
+import JACKTestSupport
+import Locking
+import SamplerCore
+import SamplerKit
+import Synchronization
+import Testing
+
+/// Renders a `ManualDevice` on a thread of its own (the render thread, as JACK's process thread
+/// would be), a period about every 0.5 ms, keeping what it wrote by period when asked to.
+///
+/// `@unchecked Sendable` by contract: `periods` is a `Locked`; `running` an atomic; `thread` is
+/// set in `init` and only read after.
+final class ManualRenderer: @unchecked Sendable {
+    let device: ManualDevice
+    private let periods = Locked<[Frame: [Float]]>([:])
+    private let running = Atomic<Bool>(true)
+    private let finished = DispatchSemaphore(value: 0)
+
+    init(_ device: ManualDevice, keep: Bool) {
+        self.device = device
+        let thread = Thread { [self] in
+            while running.load(ordering: .relaxed) {
+                let start = device.nextFrame
+                let out = device.render(periods: 1)
+                if keep { periods.withLock { $0[start] = out.left } }
+                usleep(500)
+            }
+            finished.signal()
+        }
+        thread.start()
+    }
+
+    func stop() {
+        running.store(false, ordering: .relaxed)
+        finished.wait()
+    }
+
+    /// The left channel at device frame `frame`, nil if it was not rendered (or not kept).
+    func sample(at frame: Frame) -> Float? {
+        let size = Frame(device.bufferSize)
+        let start = frame - ((frame % size) + size) % size
+        return periods.withLock { $0[start]?[Int(frame - start)] }
+    }
+
+    /// Every kept sample from device frame `from` on that is not 0.
+    func nonZeroFrames(from: Frame) -> [Frame] {
+        periods.withLock { kept in
+            kept.flatMap { start, samples in
+                samples.indices.filter { samples[$0] != 0 && start + Frame($0) >= from }.map { start + Frame($0) }
+            }.sorted()
+        }
+    }
+}
+
+/// `@unchecked Sendable` by contract: `log` is a `Locked`.
+final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
+    let log = Locked<[String]>([])
+    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { log.withLock { $0.append("finished \(flag)") } }
+    func audioPlayerBeginInterruption(_ player: AudioPlayer) { log.withLock { $0.append("began") } }
+    func audioPlayerEndInterruption(_ player: AudioPlayer) { log.withLock { $0.append("ended") } }
+}
+
+/// SamplerKit on a device a test renders: the same sessions, players and nodes as on JACK,
+/// deterministic and without a server, so ThreadSanitizer runs them (`make tsan`).
+@Suite(.serialized) struct ManualDeviceTests {
+    @Test func startsLandOnTheirFramesAndSkippedPeriodsAreASilentGap() throws {
+        let device = ManualDevice(bufferSize: 256)
+        let session = try AudioSession(device: device)
+        defer { session.close() }
+        let player = try AudioPlayer(sound: markerSound(), session: session)
+        player.pan = -1  // all of it on the left, at unity
+        #expect(player.play(atFrame: 1000))
+        var out = device.render(periods: 10).left  // frames 0 ..< 2560
+        #expect(out[999] == 0)
+        #expect(position(of: out[1000]) == 0)
+        #expect(position(of: out[2559]) == 1559)
+        device.skip(periods: 3)  // 2560 ..< 3328 never rendered
+        out = device.render(periods: 4).left  // 3328 ..< 4352
+        // The device-timeline invariant: after the gap the sound is where it would have been.
+        #expect(position(of: out[0]) == 2328)
+        #expect(position(of: out[1023]) == 3351)
+        #expect(session.lostAudio.lostFrames == 768)
+        #expect(session.lostAudio.xruns == 1)
+        #expect(session.deviceCurrentFrame == 4352)
+        #expect(session.earliestStartFrame == 4352 + 256)
+        #expect(session.hostTime(forFrame: 48000) == 1_000_000)
+        #expect(session.frame(for: AudioTime(hostTime: 500_000)) == 24000)
+    }
+
+    /// A start waiting for its frame, then `stop()` at once: nothing sounds (it used to play at
+    /// full level with `isPlaying` false).
+    @Test func stopForgetsAStartStillWaitingForItsFrame() throws {
+        let device = ManualDevice(bufferSize: 256)
+        let session = try AudioSession(device: device)
+        defer { session.close() }
+        let renderer = ManualRenderer(device, keep: true)
+        defer { renderer.stop() }
+        let player = try AudioPlayer(sound: markerSound(frames: 4800), session: session)
+        let from = device.nextFrame
+        let at = from + 12_000
+        #expect(player.play(atFrame: at))
+        player.stop()
+        #expect(!player.isPlaying)
+        #expect(waitUntil(timeout: 10) { device.nextFrame > at + 9600 })
+        #expect(renderer.nonZeroFrames(from: from).isEmpty)
+        // And a start that is not stopped plays on its frame.
+        let next = device.nextFrame + 2000
+        #expect(player.play(atFrame: next))
+        #expect(waitUntil(timeout: 10) { device.nextFrame > next + 256 })
+        #expect(renderer.sample(at: next - 1) == 0)
+        #expect(renderer.sample(at: next).map(position(of:)) == 0)
+    }
+
+    @Test func aDeviceThatGoesAwayInterruptsAndOneThatComesBackResumes() throws {
+        let device = ManualDevice(bufferSize: 256)
+        var configuration = AudioSession.Configuration()
+        configuration.reconnect = true
+        configuration.reconnectInterval = 0.02
+        let session = try AudioSession(configuration: configuration, device: device)
+        defer { session.close() }
+        let events = Locked<[String]>([])
+        session.onInterruptionBegan = { events.withLock { $0.append("session began") } }
+        session.onInterruptionEnded = { events.withLock { $0.append("session ended") } }
+        let renderer = ManualRenderer(device, keep: true)
+        defer { renderer.stop() }
+        let player = try AudioPlayer(sound: markerSound(), session: session)
+        player.pan = -1
+        let delegate = RecordingDelegate()
+        player.delegate = delegate
+        #expect(player.play())
+        #expect(waitUntil(timeout: 5) { player.currentTime > 0.05 })
+        device.shutDown()
+        #expect(waitUntil(timeout: 5) { events.withLock { $0 } == ["session began"] })
+        #expect(session.isInterrupted)
+        #expect(!player.isPlaying)
+        #expect(delegate.log.withLock { $0 } == ["finished false", "began"])
+        device.restart()
+        #expect(waitUntil(timeout: 5) { events.withLock { $0 } == ["session began", "session ended"] })
+        #expect(waitUntil(timeout: 5) { delegate.log.withLock { $0 } == ["finished false", "began", "ended"] })
+        // The new clock starts near 0; a start on it lands on its frame.
+        let at = device.nextFrame + 4000
+        #expect(at < 48000)
+        player.currentTime = 0
+        #expect(player.play(atFrame: at))
+        #expect(waitUntil(timeout: 10) { device.nextFrame > at + 256 })
+        #expect(renderer.sample(at: at - 1) == 0)
+        #expect(renderer.sample(at: at).map(position(of:)) == 0)
+        #expect(renderer.sample(at: at + 100).map(position(of:)) == 100)
+    }
+
+    /// The stress test's eight control threads against a render thread, briefly: under
+    /// ThreadSanitizer (`make tsan`) this is where a data race in SamplerKit shows.
+    @Test func eightControlThreadsAgainstTheRenderThread() throws {
+        let device = ManualDevice(bufferSize: 128)
+        let session = try AudioSession(device: device)
+        let renderer = ManualRenderer(device, keep: false)
+        let sound = try markerSound(frames: 4800)
+        let players = try (0..<4).map { _ in try AudioPlayer(sound: sound, session: session) }
+        let node = try PlayerNode(session: session, scheduleCapacity: 32)
+        let delegate = NullDelegate()
+        let calls = Locked(0)
+        let deadline = Date().addingTimeInterval(5)
+        let threads = (0..<8).map { _ in
+            Thread {
+                let n = callEverythingAtRandom(session: session, players: players, node: node, sound: sound, delegate: delegate,
+                                               until: deadline, completions: calls, rss: nil)
+                calls.withLock { $0 += n }
+            }
+        }
+        threads.forEach { $0.start() }
+        #expect(waitUntil(timeout: 60) { threads.allSatisfy(\.isFinished) }, "a control thread is stuck")
+        renderer.stop()
+        #expect(session.engine.nonFiniteOutputCount == 0)
+        #expect(session.engine.refusedCommandCount == 0)
+        #expect(device.nextFrame > 0)
+        print("\(calls.withLock { $0 }) calls from 8 threads against a manual device in 5 s")
+        session.close()
+    }
+}
