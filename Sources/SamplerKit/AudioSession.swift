@@ -67,6 +67,8 @@ public final class AudioSession: @unchecked Sendable {
     fileprivate var lastTag: UInt32 = 0
     private var eventThread: Thread?
     private let running = Atomic<Bool>(true)
+    /// For tests: while set, the event thread does nothing (events wait in the engine's queue).
+    let eventsHeld = Atomic<Bool>(false)
     private let finished = DispatchSemaphore(value: 0)
     private var lastReconnectAttempt = Date.distantPast
     private var wantedConnections: [String] = []
@@ -345,6 +347,7 @@ public final class AudioSession: @unchecked Sendable {
     /// collected under the lock run after it is released.
     private static func tick(_ session: AudioSession?) -> Bool {
         guard let session, session.running.load(ordering: .acquiring) else { return false }
+        if session.eventsHeld.load(ordering: .acquiring) { return true }
         let callbacks = session.collectCallbacks()
         for callback in callbacks { callback() }
         return true

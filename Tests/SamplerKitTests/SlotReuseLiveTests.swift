@@ -21,7 +21,7 @@ final class FinishFrames: AudioPlayerDelegate, @unchecked Sendable {
 /// A player slot passed from one owner to the next (issue 14: generations).
 @Suite(.serialized) struct SlotReuseLiveTests {
     /// The first owner's sound ends and its `finished` event waits in the queue (the test holds
-    /// the session's lock, so the event thread cannot drain it) while the slot is released and
+    /// the session's event thread, so it cannot drain it) while the slot is released and
     /// taken by a new player that starts a long sound. The old event must not end the new
     /// player: with per-player tags both starts had tag 1, and the new player was reported
     /// finished at once, a second before its sound ended.
@@ -30,7 +30,7 @@ final class FinishFrames: AudioPlayerDelegate, @unchecked Sendable {
         defer { server.stop() }
         let s = try session(on: server, name: "slotreuse")
         defer { s.close() }
-        s.lock.lock()
+        s.eventsHeld.store(true, ordering: .releasing)
         var first: AudioPlayer? = try AudioPlayer(sound: markerSound(frames: 64), session: s)
         let firstStart = s.earliestStartFrame
         #expect(first!.play(atFrame: firstStart))
@@ -41,7 +41,7 @@ final class FinishFrames: AudioPlayerDelegate, @unchecked Sendable {
         second.delegate = log
         let secondStart = s.earliestStartFrame
         #expect(second.play(atFrame: secondStart))
-        s.lock.unlock()
+        s.eventsHeld.store(false, ordering: .releasing)
         #expect(ended)
         #expect(waitUntil(timeout: 4) { !log.recorded.isEmpty })
         let frames = log.recorded
