@@ -17,8 +17,16 @@ duration="${DURATION:-120}"
 patch="${PATCH:-Patches/drums.json}"
 max_growth="${MAX_RSS_GROWTH_KB:-1024}"
 swift="${SWIFT:-swift}"
-for p in sampler-soak sampler-capture sampler sampler-disturb; do "$swift" build --product "$p" >/dev/null; done
-bin=$("$swift" build --show-bin-path)
+# The binaries users run: release builds, as `make build` makes them (SOAK_CONFIGURATION=debug
+# for the debug ones).
+configuration="${SOAK_CONFIGURATION:-release}"
+flags=()
+[ "$configuration" = release ] && read -r -a flags <<<"$(scripts/release-flags.sh)"
+for p in sampler-soak sampler-capture sampler sampler-disturb; do
+    "$swift" build -c "$configuration" ${flags[@]+"${flags[@]}"} --product "$p" >/dev/null
+done
+bin=$("$swift" build -c "$configuration" --show-bin-path)
+echo "soak: $configuration builds, $duration s"
 name="sampler-soak-$$"
 jackd -n "$name" -d dummy -r 48000 -p 256 >/dev/null 2>&1 &
 jackd_pid=$!

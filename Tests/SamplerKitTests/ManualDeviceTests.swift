@@ -202,6 +202,7 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         var scheduled = 0
         var checked = 0  // output frames checked so far (from origin)
         var wrong = 0, maxRegistered = 0, rssWarm = 0
+        var rssSamples: [Int] = []
         while checked < total * frames {
             while scheduled < total && scheduled - completed.load(ordering: .relaxed) < capacity - 1 {
                 let base = scheduled * frames
@@ -210,11 +211,18 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
                 scheduled += 1
             }
             if scheduled >= total / 10 && rssWarm == 0 { rssWarm = residentKilobytes() }
-            // Render what is scheduled, less a margin, then let the event thread catch up.
+            if scheduled / 3600 > rssSamples.count { rssSamples.append(residentKilobytes()) }
+            // Render a second at a time while a second (and a margin) is scheduled ahead; else
+            // wait for the event thread to report completions, which make room in the schedule.
+            let chunk = 48 * device.bufferSize
             let ahead = (scheduled - 8) * frames - checked
-            let periods = max(1, min(ahead, 48_000 * 20) / device.bufferSize)
+            guard ahead >= chunk || scheduled == total else {
+                let target = checked / frames - 1
+                #expect(waitUntil(timeout: 10) { completed.load(ordering: .relaxed) >= target })
+                continue
+            }
             let start = device.nextFrame
-            let out = device.render(periods: periods).left
+            let out = device.render(periods: 48).left
             for (i, sample) in out.enumerated() {
                 let t = Int(start - origin) + i
                 guard t >= 0, t < total * frames else { continue }
@@ -222,11 +230,9 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
                 checked = t + 1
             }
             maxRegistered = max(maxRegistered, session.engine.registeredSoundCount)
-            let target = min(total, checked / frames - 1)
-            #expect(waitUntil(timeout: 10) { completed.load(ordering: .relaxed) >= target })
         }
         let rssEnd = residentKilobytes()
-        print("an hour of PlayerNode buffers (\(total) × \(frames) frames): \(wrong) wrong frames, at most \(maxRegistered) sounds registered, RSS \(rssWarm) kB at 6 min, \(rssEnd) kB at the end")
+        print("an hour of PlayerNode buffers (\(total) × \(frames) frames): \(wrong) wrong frames, at most \(maxRegistered) sounds registered, RSS \(rssWarm) kB at 6 min, \(rssEnd) kB at the end; every 6 min: \(rssSamples)")
         #expect(wrong == 0)
         #expect(maxRegistered <= capacity + 16)
         if ProcessInfo.processInfo.environment["SAMPLER_SANITIZER"] == nil {
