@@ -35,7 +35,10 @@ let package = Package(
         .target(name: "Patches", dependencies: ["SamplerCore"]),
         .target(name: "Scheduling", dependencies: ["SamplerCore"]),
         .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "Locking", "CJACK"]),
-        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "Locking"]),
+        // liblo (Debian liblo-dev), for OSC over UDP.
+        .systemLibrary(name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
+        .target(name: "OSC", dependencies: ["CLiblo", "Locking"]),
+        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "Locking", "OSC"]),
         .executableTarget(name: "sampler", dependencies: [
             "SamplerKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
@@ -43,6 +46,8 @@ let package = Package(
         // integration tests to check what really left the engine's ports.
         .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
         .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK"], path: "Sources/SamplerMIDISend"),
+        // An independent OSC client (liblo only) for the tests of the OSC interfaces.
+        .executableTarget(name: "sampler-osc-send", dependencies: ["CLiblo"], path: "Sources/SamplerOSCSend"),
         // An independent JACK client that records MIDI events with their device-clock frames (the
         // MIDI clock tests).
         .executableTarget(name: "sampler-midi-capture", dependencies: ["CJACK"], path: "Sources/SamplerMIDICapture"),

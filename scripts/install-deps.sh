@@ -3,7 +3,7 @@
 # what the tests compare against (klick, Hydrogen's h2cli). Runs `apt-get update` only when
 # something has to be installed.
 set -euo pipefail
-packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev sox)
+packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev liblo-dev sox)
 [ "${1:-}" = test ] && packages+=(klick hydrogen)
 missing=()
 for p in "${packages[@]}"; do

@@ -27,3 +27,9 @@ extension JACKClient {
         return last + Frame(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: last)))
     }
 }
+
+extension JACKClient {
+    /// JACK's clock now, in microseconds (`jack_get_time`), for threads without a client at hand.
+    /// Valid once a client has been opened in this process (JACK picks its clock source then).
+    public static var hostClockNow: UInt64 { jack_get_time() }
+}

@@ -5,7 +5,8 @@
 //   sampler-capture --server NAME --ports a:out_L,a:out_R --frames N --out FILE [--name N] [--no-connect]
 //
 // With --summary it keeps nothing and prints, at the end, "summary periods=P lost-frames=L
-// repeated-frames=R xruns=X nonfinite=N" (for runs too long to record, e.g. the soak).
+// repeated-frames=R xruns=X nonfinite=N" (for runs too long to record, e.g. the soak). Without it,
+// it prints "clock frame=F realtime_us=R" before "done": the wall clock against the frame clock.
 // With --no-connect it only registers one input per listed port (in_0, in_1, …) and leaves
 // connecting to others.
 // It connects the given ports to its inputs, prints "ready" once connected, records N frames
@@ -192,8 +193,20 @@ while !recorder.done.load(ordering: .acquiring) {
     if Date() > deadline { fail("timed out waiting for \(frames) frames") }
     usleep(20_000)
 }
+// The wall clock against the device clock, sampled once (a JACK frame-time reading between two
+// CLOCK_REALTIME readings), so a test can tell the wall-clock time a recorded frame was played
+// at: "clock frame=F realtime_us=R" (F as JACK's 32-bit frame time, zero-extended).
+func realtimeMicroseconds() -> Int64 {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+}
+let wallBefore = realtimeMicroseconds()
+let frameNow = jack_frame_time(client)
+let wallAfter = realtimeMicroseconds()
 jack_deactivate(client)
 jack_client_close(client)
+if !summaryOnly { print("clock frame=\(frameNow) realtime_us=\(wallBefore + (wallAfter - wallBefore) / 2)") }
 if summaryOnly {
     print("summary periods=\(recorder.periodCount) lost-frames=\(recorder.lostFrames) repeated-frames=\(recorder.repeatedFrames) "
           + "xruns=\(recorder.xruns.load(ordering: .relaxed)) nonfinite=\(recorder.nonFinite)")

@@ -20,6 +20,9 @@ public protocol LiveProgram {
     func makeFeeder(origin: Frame) -> CommandFeeder
     /// Extra text for the status line at device frame `frame` (e.g. "bar 3.2  120 bpm").
     func status(at frame: Frame) -> String
+    /// Called once the client runs, before `makeFeeder`: for a program that maps host times to
+    /// device frames (OSC timetags) or needs the period size.
+    mutating func attach(client: JACKClient)
     /// Called on the control thread about every 10 ms while playing (e.g. to read keys); return
     /// false to stop.
     mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool
@@ -32,6 +35,7 @@ public protocol LiveProgram {
 extension LiveProgram {
     public var midiOutput: Bool { false }
     public func status(at frame: Frame) -> String { "" }
+    public mutating func attach(client: JACKClient) {}
     public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
     public mutating func finishing(engine: Engine) -> Frame? { nil }
 }
@@ -140,6 +144,7 @@ public final class LivePlayback {
             if Date().timeIntervalSince(startWait) > 5 { throw SamplerError("the JACK server is not running its process cycle") }
             usleep(1_000)
         }
+        program.attach(client: client)
         let period = Frame(client.bufferSize)
         // One period ahead of the first frame not yet rendered: the command reaches the render
         // thread before that period begins.

@@ -1,5 +1,6 @@
 import Foundation
 import JACKBackend
+import OSC
 import SamplerCore
 import Scheduling
 
@@ -44,6 +45,13 @@ final class MetronomeController {
     /// Clicks cancelled because the transport stopped or moved, or the user stopped them.
     private(set) var cancelledCount = 0
 
+    /// The UDP port for klick's OSC interface ("0": any free one); nil: no OSC.
+    var oscPort: String?
+    private(set) var osc: KlickOSC?
+    /// The live client, for host time → device frame (OSC timetags).
+    var client: JACKClient?
+    private var sampleRate = 48000.0
+
     init(settings: MetronomeSettings, transportMode: MetronomeTransportMode, serverName: String?, clientName: String,
          interactive: Bool) {
         self.settings = settings
@@ -60,6 +68,7 @@ final class MetronomeController {
         keys?.restore()
         keys = nil
         transport?.close()
+        osc?.server.close()
     }
 
     func prepare(engine: Engine, sampleRate: Double) throws {
@@ -79,6 +88,15 @@ final class MetronomeController {
             transport = client
         }
         if interactive { keys = TerminalKeys() }
+        self.sampleRate = sampleRate
+        if let oscPort {
+            let server: OSCServer
+            do { server = try OSCServer(port: oscPort, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
+            osc = KlickOSC(server: server, controller: self, mapFile: settings.mapFile) { print($0); fflush(nil) }
+            print("OSC: klick's interface on UDP port \(server.port) (waiting for /klick/metro/start)")
+            fflush(nil)
+            keepsRunningAtEnd = true
+        }
     }
 
     /// The clicks of the music from its first beat on device frame `origin`, from `first` on.
@@ -92,7 +110,8 @@ final class MetronomeController {
 
     /// Called once the engine runs: without transport the music starts on `origin`.
     func start(origin: Frame) {
-        guard transport == nil else { return }
+        // Under OSC control the clicks wait for /klick/metro/start, as klick's do.
+        guard transport == nil, osc == nil else { return }
         track = MetronomeTrack(metronome(origin: origin))
         running = true
     }
@@ -152,13 +171,21 @@ final class MetronomeController {
         for key in keys?.read() ?? [] {
             if !handle(key, engine: engine, feeder: &feeder, frame: frame) { return false }
         }
+        if let osc, let client {
+            guard osc.tick(controller: self, engine: engine, frame: frame, sampleRate: sampleRate,
+                           frameAt: { client.frame(atHostTime: $0) }) else { return false }
+        }
         if transport != nil {
             pollTransport(engine: engine, feeder: &feeder)
             return true
         }
         // The music (or --bars) ended by itself, its last frame rendered (a MIDI Stop is on the
         // end frame).
-        if running, let end = track.endFrame, frame > end { return false }
+        if running, let end = track.endFrame, frame > end {
+            guard keepsRunningAtEnd else { return false }
+            running = false
+            note = "ended"
+        }
         return true
     }
 
@@ -170,27 +197,91 @@ final class MetronomeController {
             if let transport {
                 if transportState == .rolling || transportState == .starting { transport.stop() } else { transport.start() }
             } else if running {
-                track.stop(at: frame)
-                cancelSent(from: frame, engine: engine)
-                if settings.midiClock { sendClockStop(engine: engine, withdrawingFrom: frame) }
-                running = false
-                note = "stopped"
+                stopClicks(at: frame, engine: engine)
             } else {
-                let origin = max(frame, track.producedBefore)
-                track.hand(over: origin, to: metronome(origin: origin))
-                running = true
-                note = ""
+                startClicks(at: frame)
             }
         case .tempo(let delta):
-            changeTempo(engine: engine, frame: frame) { $0 + delta }
+            changeTempo(engine: engine, frame: frame) { ($0 + delta).rounded() }
         case .tap:
             // A tap is a beat of the meter; the tempo counts quarter notes.
-            if let perMinute = taps.tap(at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9) {
-                let denominator = Double(meterDenominator(at: frame))
-                changeTempo(engine: engine, frame: frame) { _ in perMinute * 4 / denominator }
-            }
+            tap(at: Double(DispatchTime.now().uptimeNanoseconds) / 1e9, engine: engine, frame: frame)
         }
         return true
+    }
+
+    /// Stops the clicks from `frame` on: those already sent for it or later are silenced.
+    func stopClicks(at frame: Frame, engine: Engine) {
+        track.stop(at: frame)
+        cancelSent(from: frame, engine: engine)
+        if settings.midiClock { sendClockStop(engine: engine, withdrawingFrom: frame) }
+        running = false
+        note = "stopped"
+    }
+
+    /// Starts the music from its top on `frame` (or on the first frame not yet produced, when
+    /// that is later). Returns the frame of its first beat.
+    /// With `engine` (OSC, a timed start), exactly on `frame`: clicks (and MIDI clock) already
+    /// sent for it or later are withdrawn first.
+    @discardableResult
+    func startClicks(at frame: Frame, engine: Engine? = nil) -> Frame {
+        var origin = max(frame, track.producedBefore)
+        if let engine {
+            cancelSent(from: frame, engine: engine)
+            if settings.midiClock { engine.send(.cancelPending(player: Metronome.clockPlayer, from: frame)) }
+            origin = frame
+        }
+        track.hand(over: origin, to: metronome(origin: origin))
+        running = true
+        note = ""
+        return origin
+    }
+
+    /// Whether the clicks play (for OSC queries).
+    var isRunning: Bool { running }
+
+    /// While set, the end of the music stops the clicks but not the program (OSC control, as
+    /// klick's: a new start plays it again).
+    var keepsRunningAtEnd = false
+
+    /// The tempo map the next start plays.
+    var map: TempoMap? { timing?.map }
+
+    /// Plays `map` from the next start on (only while stopped). Tempo keys and OSC tempo changes
+    /// work when `tempoChangesAllowed` (a simple metronome, not a loaded map).
+    func replaceMap(_ map: TempoMap, sampleRate: Double, tempoChangesAllowed: Bool) {
+        guard !running else { return }
+        timing = TempoMapTiming(map: map, sampleRate: sampleRate)
+        self.tempoChangesAllowed = tempoChangesAllowed
+    }
+
+    /// nil: as the settings say.
+    private var tempoChangesAllowedOverride: Bool?
+    var tempoChangesAllowed: Bool {
+        get { tempoChangesAllowedOverride ?? settings.allowsTempoChanges }
+        set { tempoChangesAllowedOverride = newValue }
+    }
+
+    /// The tempo now (at `frame`), or of the next start's first beat when stopped.
+    func tempo(at frame: Frame) -> Double {
+        if running, let p = track.position(at: frame) { return p.tempo }
+        return timing?.map.sections.first?.tempo.initial ?? 0
+    }
+
+    /// A new tempo from the next bar not yet sent (as the tempo keys do).
+    func setTempo(_ bpm: Double, engine: Engine, frame: Frame) {
+        changeTempo(engine: engine, frame: frame) { _ in bpm }
+    }
+
+    /// Forgets the taps so far (the next tap starts a new count).
+    func resetTaps() { taps = TapTempo() }
+
+    /// A tap of the tap-tempo, at `seconds` (any clock counting seconds).
+    func tap(at seconds: Double, engine: Engine, frame: Frame) {
+        if let perMinute = taps.tap(at: seconds) {
+            let denominator = Double(meterDenominator(at: frame))
+            changeTempo(engine: engine, frame: frame) { _ in (perMinute * 4 / denominator).rounded() }
+        }
     }
 
     private func meterDenominator(at frame: Frame) -> Int {
@@ -201,11 +292,11 @@ final class MetronomeController {
     /// A new tempo from the next bar not yet sent, on that bar's exact frame.
     private func changeTempo(engine: Engine, frame: Frame, _ newTempo: (Double) -> Double) {
         guard running, transport == nil else { return }
-        guard settings.allowsTempoChanges else { note = "tempo keys are off with a tempo map"; return }
+        guard tempoChangesAllowed else { note = "tempo keys are off with a tempo map"; return }
         // Build on the last change asked for, so that quick presses add up.
         guard let base = track.metronome(at: .max) else { return }
         let current = base.position(at: max(frame, base.origin))?.tempo ?? base.timing.map.sections[0].tempo.initial
-        let bpm = min(TempoMap.tempoRange.upperBound, max(TempoMap.tempoRange.lowerBound, newTempo(current).rounded()))
+        let bpm = min(TempoMap.tempoRange.upperBound, max(TempoMap.tempoRange.lowerBound, newTempo(current)))
         guard let (next, _, at) = base.changingTempo(to: bpm, notBefore: max(frame, track.producedBefore)) else { return }
         track.hand(over: at, to: next)
         note = "\(formatNumber(bpm)) bpm from bar \(next.position(at: at)?.bar ?? 0)"

@@ -26,6 +26,8 @@ public struct MetronomeSettings {
     public var pan = 0.0
     /// Whether +/− and tap may change the tempo (not for maps read from a file).
     public var allowsTempoChanges = true
+    /// The tempo map file the map came from (nil: built from a tempo and meter).
+    public var mapFile: String?
     /// A short description for messages ("120 bpm 4/4", "song.map").
     public var title: String
     /// Send MIDI clock (24 per quarter note, Start, Stop, song position) on a `midi_out` port,

@@ -1,3 +1,4 @@
+import JACKBackend
 import SamplerCore
 import Scheduling
 import SoundFiles
@@ -17,12 +18,17 @@ public struct MetronomeProgram: LiveProgram {
     ///   - serverName, clientName: where the transport client (a second, port-less client named
     ///     `<clientName>-transport`) opens, as for the main client.
     ///   - interactive: read keys from standard input when it is a terminal.
+    ///   - oscPort: listen for klick's OSC messages on this UDP port ("0": any free one; the port
+    ///     is printed); the clicks then wait for `/klick/metro/start`, as klick's do.
     public init(settings: MetronomeSettings, transport: MetronomeTransportMode = .off, serverName: String? = nil,
-                clientName: String = "sampler", interactive: Bool = false) {
+                clientName: String = "sampler", interactive: Bool = false, oscPort: String? = nil) {
         self.settings = settings
         controller = MetronomeController(settings: settings, transportMode: transport, serverName: serverName,
                                          clientName: clientName, interactive: interactive)
+        controller.oscPort = oscPort
     }
+
+    public mutating func attach(client: JACKClient) { controller.client = client }
 
     public var playerCount: Int { settings.playerCount }
     public var midiOutput: Bool { settings.midiClock }

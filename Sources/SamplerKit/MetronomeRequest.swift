@@ -117,6 +117,7 @@ public struct MetronomeRequest {
         settings.volume = volume
         settings.pan = pan
         settings.allowsTempoChanges = mapFile == nil
+        settings.mapFile = mapFile
         return settings
     }
 }

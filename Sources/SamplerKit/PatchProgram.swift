@@ -1,4 +1,6 @@
 import Foundation
+import JACKBackend
+import OSC
 import Patches
 import SamplerCore
 import Scheduling
@@ -32,6 +34,9 @@ public struct PatchProgram: LiveProgram {
         var sampleRate = 48000.0
         var origin: Frame?
         var loaded: LoadedPatch?
+        var oscPort: String?
+        var osc: PatchOSC?
+        var client: JACKClient?
     }
 
     /// - Parameters:
@@ -39,8 +44,11 @@ public struct PatchProgram: LiveProgram {
     ///   - tempo: replaces the patch's tempo and every song entry's.
     ///   - streaming: which samples stream from disk (an instrument's only sample, when longer
     ///     than the threshold or marked `"stream": true`).
+    ///   - oscPort: listen for the sampler's OSC messages (`/sampler/trigger`, `/sampler/stop`, …,
+    ///     see `PatchOSC`) on this UDP port, live ("0": any free one; the port is printed). A
+    ///     patch without patterns then waits for triggers instead of playing every instrument.
     public init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
-                streaming: PatchStreamingOptions = .init()) throws {
+                streaming: PatchStreamingOptions = .init(), oscPort: String? = nil) throws {
         self.kit = kit
         self.streaming = streaming
         func tempoOf(_ entry: Song.Entry?) -> Double { tempo ?? entry?.tempo ?? kit.tempo }
@@ -72,16 +80,35 @@ public struct PatchProgram: LiveProgram {
             loops = false
             selectionName = "every instrument once"
         }
+        session.oscPort = oscPort
     }
 
     public var playerCount: Int { kit.instruments.reduce(0) { $0 + $1.voices } }
-    public var title: String { "\(kit.file) (\(selectionName))" }
+    public var title: String {
+        "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))"
+    }
 
     public mutating func prepare(engine: Engine, sampleRate: Double) throws {
         session.sampleRate = sampleRate
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
         engine.setInstruments(loaded.definitions)
         session.loaded = loaded
+        if let port = session.oscPort {
+            let server: OSCServer
+            do { server = try OSCServer(port: port, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
+            session.osc = PatchOSC(server: server) { print($0); fflush(nil) }
+            print("OSC: /sampler/trigger, /sampler/stop, /sampler/query, /sampler/ping on UDP port \(server.port)")
+            fflush(nil)
+        }
+    }
+
+    public mutating func attach(client: JACKClient) { session.client = client }
+
+    public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        if let osc = session.osc, let loaded = session.loaded, let client = session.client {
+            osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, frameAt: { client.frame(atHostTime: $0) })
+        }
+        return true
     }
 
     /// The instruments as `prepare` loaded them (nil before).
@@ -99,7 +126,7 @@ public struct PatchProgram: LiveProgram {
     public func makeFeeder(origin: Frame) -> CommandFeeder {
         session.origin = origin
         let source: any TriggerSource = sequencer(origin: origin, sampleRate: session.sampleRate)
-            ?? OneShot(players: kit.instruments.count, frame: origin)
+            ?? OneShot(players: session.oscPort == nil ? kit.instruments.count : 0, frame: origin)
         guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
         return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
     }

@@ -83,6 +83,9 @@ struct Metronome: ParsableCommand {
     @Option(help: "With --midi-clock: connect midi_out to these JACK MIDI ports (comma-separated).")
     var midiConnect: String?
 
+    @Option(help: "Listen for klick's OSC messages on this UDP port (0: any free port, printed), as klick -o does: /klick/metro/start and stop, /klick/simple/set_tempo, set_meter and tap, /klick/map/load_file, the queries and register_client; a message in a bundle acts on the device frame of its timetag. The clicks wait for /klick/metro/start.")
+    var oscPort: String?
+
     @Flag(help: "No status line and no keys.")
     var quiet = false
 
@@ -125,6 +128,13 @@ struct Metronome: ParsableCommand {
             throw ValidationError("--midi-clock starts and stops with the metronome itself: leave out --transport")
         }
         if midiConnect != nil && !midiClock { throw ValidationError("--midi-connect needs --midi-clock") }
+        if let oscPort {
+            guard let port = Int(oscPort), (0...65535).contains(port), oscPort.allSatisfy(\.isNumber) else {
+                throw ValidationError("--osc-port must be a UDP port number (0 to 65535), got \"\(oscPort)\"")
+            }
+            if mode != .off { throw ValidationError("--osc-port starts and stops the metronome itself: leave out --transport") }
+            if render != nil { throw ValidationError("--osc-port listens while playing live: leave it out with --render") }
+        }
         if render != nil {
             if midiClock { throw ValidationError("--midi-clock sends on a JACK port: leave it out with --render") }
             if mode != .off { throw ValidationError("--render plays no transport: leave out --transport") }
@@ -169,7 +179,7 @@ struct Metronome: ParsableCommand {
     private func playLive(_ settings: MetronomeSettings) throws {
         let interactive = !quiet && (isatty(STDIN_FILENO) != 0 || keysFromStdin)
         let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: jack.name,
-                                       interactive: interactive)
+                                       interactive: interactive, oscPort: oscPort)
         defer { program.finish() }
         var options = LivePlayback.Options()
         jack.apply(to: &options)
@@ -189,7 +199,7 @@ struct Metronome: ParsableCommand {
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
                           summary.lateStarts, summary.xruns) + summary.lostDescription
         if midiClock { line += "; \(summary.midiMessages) MIDI clock messages, \(summary.lateMIDIMessages) late" }
-        if transportMode == .off { line += "; first beat at device frame \(summary.originFrame)" }
+        if transportMode == .off && oscPort == nil { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)
     }
 }

@@ -21,6 +21,9 @@ struct Play: ParsableCommand {
     @Option(help: "Also write what is played to this WAV file (32-bit float).")
     var record: String?
 
+    @Option(help: "Listen for OSC on this UDP port (0: any free port, printed): /sampler/trigger ID [VELOCITY], /sampler/stop, /sampler/query, /sampler/ping; a message in a bundle acts on the device frame of its timetag. A patch without patterns then plays only what is triggered.")
+    var oscPort: String?
+
     @Flag(help: "No status line.")
     var quiet = false
 
@@ -29,11 +32,14 @@ struct Play: ParsableCommand {
         if let duration, !(duration > 0 && duration <= 366 * 86400) {
             throw ValidationError("--duration must be a positive number of seconds, at most 31622400 (a year), got \(duration)")
         }
+        if let oscPort, !(oscPort.allSatisfy(\.isNumber) && (Int(oscPort).map { (0...65535).contains($0) } ?? false)) {
+            throw ValidationError("--osc-port must be a UDP port number (0 to 65535), got \"\(oscPort)\"")
+        }
     }
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
-        let program = try patchOptions.makeProgram()
+        let program = try patchOptions.makeProgram(oscPort: oscPort)
         var options = LivePlayback.Options()
         jack.apply(to: &options)
         options.duration = duration

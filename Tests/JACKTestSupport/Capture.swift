@@ -11,6 +11,15 @@ public struct Capture {
     /// (device frame of its first sample, frames). Frames none of them covers were lost by the
     /// witness and hold silence.
     public let periods: [(start: Int64, count: Int)]
+    /// The wall clock against the frame clock, sampled by the witness at its end: device frame
+    /// `frame` was played at `realtimeMicroseconds` (µs since 1970, CLOCK_REALTIME).
+    public var clock: (frame: Int64, realtimeMicroseconds: Int64)?
+
+    /// The wall-clock time (µs since 1970) device frame `frame` was played at, by `clock`.
+    public func realtimeMicroseconds(ofFrame frame: Int64) -> Double? {
+        guard let clock else { return nil }
+        return Double(clock.realtimeMicroseconds) + Double(frame - clock.frame) * 1_000_000 / sampleRate
+    }
 
     public init(firstFrame: Int64, sampleRate: Double, channels: [[Float]], periods: [(start: Int64, count: Int)]? = nil) {
         self.firstFrame = firstFrame
@@ -76,11 +85,20 @@ public final class CaptureProcess {
 
     /// Waits for the recording to finish and reads it.
     public func finish() throws -> Capture {
+        var clock: (frame: Int64, realtimeMicroseconds: Int64)?
+        while let line = readLine(), line != "done" {
+            let fields = Dictionary(line.split(separator: " ").dropFirst().compactMap { field -> (String, Int64)? in
+                let kv = field.split(separator: "=")
+                guard kv.count == 2, let v = Int64(kv[1]) else { return nil }
+                return (String(kv[0]), v)
+            }, uniquingKeysWith: { a, _ in a })
+            if line.hasPrefix("clock "), let f = fields["frame"], let r = fields["realtime_us"] { clock = (f, r) }
+        }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestFailure("sampler-capture failed") }
         let data = try Data(contentsOf: file)
         try? FileManager.default.removeItem(at: file)
-        return data.withUnsafeBytes { raw in
+        var capture = data.withUnsafeBytes { raw in
             let channels = Int(raw.loadUnaligned(fromByteOffset: 4, as: UInt32.self))
             let first = raw.loadUnaligned(fromByteOffset: 8, as: Int64.self)
             let frames = Int(raw.loadUnaligned(fromByteOffset: 16, as: Int64.self))
@@ -100,6 +118,8 @@ public final class CaptureProcess {
             }
             return Capture(firstFrame: first, sampleRate: rate, channels: planes, periods: periods)
         }
+        capture.clock = clock
+        return capture
     }
 
     /// Kills the capture client at once (its ports vanish from the server). SIGKILL: a child
@@ -123,7 +143,7 @@ public func shortClick() throws -> Sound {
 extension FileHandle {
     /// The next line (without its newline), read a byte at a time so that nothing after it is
     /// taken from the pipe; nil at the end. For the capture clients' "ready" handshakes.
-    func readLineUnbuffered() -> String? {
+    public func readLineUnbuffered() -> String? {
         var bytes: [UInt8] = []
         while true {
             let chunk = readData(ofLength: 1)

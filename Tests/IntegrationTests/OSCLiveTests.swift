@@ -1,0 +1,153 @@
+import Foundation
+import JACKTestSupport
+import SoundFiles
+import Testing
+
+/// `sampler metronome --osc-port` (issue 17, OSC): klick's namespace, and bundle timetags mapped
+/// to device frames. The messages come from an independent client (`sampler-osc-send`, liblo
+/// only) on 127.0.0.1; what was played is recorded by the independent witness, which also
+/// samples the wall clock against the frame clock.
+@Suite(.serialized) struct OSCLiveTests {
+    /// Runs `sampler-osc-send` and returns its output lines.
+    func send(_ arguments: [String]) throws -> [String] {
+        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-osc-send"), arguments, timeout: 15)
+        let result = sender.finish()
+        #expect(result.status == 0, "sampler-osc-send \(arguments): \(result.output)")
+        return result.output.split(separator: "\n").map(String.init)
+    }
+
+    /// The timetag (µs since 1970) of a "sent PATH at T" line.
+    func stamp(_ lines: [String]) throws -> Int64 {
+        let line = try #require(lines.first { $0.hasPrefix("sent ") })
+        return try #require(Int64(line.split(separator: " ").last!))
+    }
+
+    /// The frame at the end of the metronome's "osc: PATH …" line.
+    func frame(of path: String, in output: String) throws -> Int64 {
+        let line = try #require(output.split(separator: "\n").first { $0.hasPrefix("osc: \(path) ") }, "no line for \(path) in \(output)")
+        return try #require(Int64(line.split(separator: " ").last!), "\(line)")
+    }
+
+    @Test func timedStartAndStopPlayOnTheFramesOfTheirTimetags() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let process = Process(), out = Pipe()
+        process.executableURL = productsDirectory.appendingPathComponent("sampler")
+        process.arguments = ["metronome", "120", "--osc-port", "0", "--duration", "20", "--server", server.name,
+                             "--name", "oscclick", "--no-connect", "--quiet"]
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var port: String?
+        var head: [String] = []
+        while port == nil, let line = out.fileHandleForReading.readLineUnbuffered() {
+            head.append(line)
+            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
+                port = String(line[range].dropFirst(5))
+            }
+        }
+        let osc = try #require(port, "no OSC port in \(head)")
+        let capture = try CaptureProcess(server: server, ports: ["oscclick:out_L"], frames: 48000 * 6)
+        // klick's handshake and queries, answered to the sender.
+        #expect(try send(["--port", osc, "--replies", "1", "/klick/ping"]).contains("reply /klick/pong , "))
+        let simple = try send(["--port", osc, "--replies", "7", "/klick/simple/query"])
+        #expect(simple.contains("reply /klick/simple/tempo ,f 120.0"), "\(simple)")
+        #expect(simple.contains("reply /klick/simple/meter ,ii 4 4"), "\(simple)")
+        // A start 1.5 s from now, a stop 1.7 s after it (not on a beat).
+        let startAt = try stamp(send(["--port", osc, "--in-ms", "1500", "/klick/metro/start"]))
+        let stopAt = try stamp(send(["--port", osc, "--at-us", "\(startAt + 1_700_000)", "/klick/metro/stop"]))
+        #expect(try send(["--port", osc, "--replies", "1", "/klick/metro/query"]).contains("reply /klick/metro/type ,s simple"))
+        let recorded = try capture.finish()
+        _ = try send(["--port", osc, "/klick/quit"])
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(recorded.lostFrames == 0)
+        let first = try frame(of: "/klick/metro/start", in: output)
+        let stop = try frame(of: "/klick/metro/stop", in: output)
+        #expect(output.contains("/klick/metro/start on its timetag"), "\(output)")
+        // Every click on the 120 bpm grid from the start's frame, none from the stop's on.
+        let onsets = recorded.onsets(channel: 0, quietGap: 1000)
+        let expected = stride(from: first, to: stop, by: 24000).map { $0 }
+        #expect(onsets == expected, "onsets \(onsets), expected \(expected)")
+        // The frames are those of the timetags: by the witness's wall clock, within 1 ms.
+        let startError = try #require(recorded.realtimeMicroseconds(ofFrame: first)) - Double(startAt)
+        let stopError = try #require(recorded.realtimeMicroseconds(ofFrame: stop)) - Double(stopAt)
+        print(String(format: "OSC timetags → frames: start %+.0f µs, stop %+.0f µs from their timetags (frames %lld, %lld)",
+                     startError, stopError, first, stop))
+        #expect(abs(startError) < 1000)
+        #expect(abs(stopError) < 1000)
+        // 1.7 s apart, as the timetags are, to within JACK's own estimate of its clock (its
+        // time-to-frames mapping follows the period wake-ups, which jitter on a busy machine).
+        #expect(abs(Double(stop - first) - 1.7 * 48000) <= 48, "the two timetags are 1.7 s apart: \(stop - first) frames")
+    }
+
+    /// Starts `sampler` with `arguments` (which hold --osc-port 0) and reads its OSC port.
+    func startWithOSC(_ arguments: [String]) throws -> (process: Process, output: Pipe, port: String) {
+        let process = Process(), out = Pipe()
+        process.executableURL = productsDirectory.appendingPathComponent("sampler")
+        process.arguments = arguments
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        var head: [String] = []
+        while let line = out.fileHandleForReading.readLineUnbuffered() {
+            head.append(line)
+            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
+                return (process, out, String(line[range].dropFirst(5)))
+            }
+        }
+        process.terminate()
+        throw TestFailure("no OSC port in \(head)")
+    }
+
+    /// The sampler's own namespace on a patch without patterns: triggers in timed bundles play on
+    /// the frames of their timetags, queries are answered.
+    @Test func timedTriggersPlayOnTheFramesOfTheirTimetags() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
+                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+        let kit = dir.appendingPathComponent("kit.json")
+        try """
+        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["click.wav"]}], "pan": -1},
+                                       {"id": "snare", "layers": [{"samples": ["click.wav"]}], "pan": 1}]}
+        """.write(to: kit, atomically: true, encoding: .utf8)
+        let (process, out, osc) = try startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
+                                                    "--server", server.name, "--name", "oscdrums", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        let capture = try CaptureProcess(server: server, ports: ["oscdrums:out_L", "oscdrums:out_R"], frames: 48000 * 4)
+        let query = try send(["--port", osc, "--replies", "3", "/sampler/query"])
+        #expect(query.contains("reply /sampler/instrument ,is 0 kick"), "\(query)")
+        #expect(query.contains("reply /sampler/instrument ,is 1 snare"), "\(query)")
+        #expect(try send(["--port", osc, "--replies", "1", "/sampler/ping"]).contains("reply /sampler/pong , "))
+        let kick1 = try stamp(send(["--port", osc, "--in-ms", "1200", "/sampler/trigger", "s:kick"]))
+        let snare = try stamp(send(["--port", osc, "--at-us", "\(kick1 + 250_000)", "/sampler/trigger", "s:snare", "f:1"]))
+        let kick2 = try stamp(send(["--port", osc, "--at-us", "\(kick1 + 612_345)", "/sampler/trigger", "i:0", "i:127"]))
+        let recorded = try capture.finish()
+        process.terminate()
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let frames = output.split(separator: "\n").filter { $0.hasPrefix("osc: /sampler/trigger") }.compactMap { Int64($0.split(separator: " ").last!) }
+        #expect(frames.count == 3, "\(output)")
+        guard frames.count == 3 else { return }
+        #expect(output.split(separator: "\n").filter { $0.contains("on its timetag") }.count == 3, "\(output)")
+        #expect(recorded.lostFrames == 0)
+        #expect(recorded.onsets(channel: 0) == [frames[0], frames[2]])
+        #expect(recorded.onsets(channel: 1) == [frames[1]])
+        for (frame, stamp) in zip(frames, [kick1, snare, kick2]) {
+            let error = try #require(recorded.realtimeMicroseconds(ofFrame: frame)) - Double(stamp)
+            print(String(format: "OSC trigger at frame %lld: %+.0f µs from its timetag", frame, error))
+            #expect(abs(error) < 1000)
+        }
+    }
+
+    @Test func aBadOSCPortIsOneLine() throws {
+        let run = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
+                                        ["metronome", "120", "--osc-port", "udp"], timeout: 10).finish()
+        #expect(run.status != 0)
+        #expect(run.output.contains("--osc-port must be a UDP port number (0 to 65535), got \"udp\""), "\(run.output)")
+    }
+}
