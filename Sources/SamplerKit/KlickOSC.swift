@@ -50,15 +50,7 @@ final class KlickOSC {
     func tick(controller: MetronomeController, engine: Engine, frame: Frame, sampleRate: Double,
               frameAt: (UInt64) -> Frame) -> Bool {
         for message in server.take() {
-            let period = max(1, engine.renderedFrame - engine.lastPeriodStart)
-            let soonest = engine.renderedFrame + 2 * period
-            var at = soonest
-            var when = "as soon as possible"
-            if let host = message.hostTime {
-                let wanted = frameAt(host)
-                at = max(wanted, soonest)
-                when = wanted >= soonest ? "on its timetag" : String(format: "late by %.1f ms", Double(soonest - wanted) / sampleRate * 1000)
-            }
+            let (at, when) = message.scheduledFrame(engine: engine, sampleRate: sampleRate, frameAt: frameAt)
             if !handle(message, at: at, when: when, controller: controller, engine: engine, frame: frame, sampleRate: sampleRate) {
                 return false
             }

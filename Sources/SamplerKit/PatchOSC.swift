@@ -31,15 +31,7 @@ final class PatchOSC {
 
     func tick(kit: Patch, loaded: LoadedPatch, engine: Engine, sampleRate: Double, frameAt: (UInt64) -> Frame) {
         for m in server.take() {
-            let period = max(1, engine.renderedFrame - engine.lastPeriodStart)
-            let soonest = engine.renderedFrame + 2 * period
-            var at = soonest
-            var when = "as soon as possible"
-            if let host = m.hostTime {
-                let wanted = frameAt(host)
-                at = max(wanted, soonest)
-                when = wanted >= soonest ? "on its timetag" : String(format: "late by %.1f ms", Double(soonest - wanted) / sampleRate * 1000)
-            }
+            let (at, when) = m.scheduledFrame(engine: engine, sampleRate: sampleRate, frameAt: frameAt)
             let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
             switch (m.path, m.types) {
             case ("/sampler/ping", ""), ("/sampler/ping", "s"):
