@@ -33,11 +33,16 @@ public enum OSCTime {
 
     /// The host time (on the clock `hostNow` reads, in microseconds) of wall-clock time
     /// `microseconds` since 1970. Any thread.
+    /// Of three samplings it keeps the tightest (a thread preempted between two readings would
+    /// make that one wide and off by up to half its width).
     public static func hostTime(unixMicroseconds microseconds: Int64, hostNow: () -> UInt64) -> UInt64 {
-        let before = realtimeMicroseconds()
-        let host = Int64(hostNow())
-        let after = realtimeMicroseconds()
-        let wallNow = before + (after - before) / 2
-        return UInt64(max(0, host + (microseconds - wallNow)))
+        var best: (width: Int64, offset: Int64) = (.max, 0)
+        for _ in 0..<3 {
+            let before = realtimeMicroseconds()
+            let host = Int64(hostNow())
+            let after = realtimeMicroseconds()
+            if after - before < best.width { best = (after - before, host - (before + (after - before) / 2)) }
+        }
+        return UInt64(max(0, microseconds + best.offset))
     }
 }
