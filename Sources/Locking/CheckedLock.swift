@@ -5,7 +5,7 @@ import Glibc
 /// found later). For locks whose holders call helpers that must not lock again: the caller knows
 /// whether it holds the lock, and the type says so.
 ///
-/// Not `Synchronization.Mutex`, for the reason `Locked` gives: ThreadSanitizer on Linux sees
+/// Not `Synchronization.Mutex`: ThreadSanitizer on Linux sees
 /// pthread mutexes and not Mutex's futex.
 ///
 /// `@unchecked Sendable` by contract: the pthread mutex is made once in `init` and only used

@@ -1,35 +1,20 @@
-import Glibc
-
-/// A value behind a pthread mutex, for state that control threads and JACK's notification
-/// threads share. `withLock` is short and never waits, sleeps or calls user code inside.
+/// A value behind a lock, for state that control threads and JACK's notification threads share.
+/// `withLock` is short and never waits, sleeps or calls user code inside.
 ///
-/// Not `Synchronization.Mutex`: ThreadSanitizer on Linux cannot see Mutex's futex-based locking
-/// and reports every access under it as a race (checked with Swift 6.3.1: two threads appending
-/// under one Mutex), while it understands pthread mutexes, so the project's TSan runs stay
-/// meaningful.
+/// The lock is a `CheckedLock` (an error-checking pthread mutex, visible to ThreadSanitizer,
+/// unlike `Synchronization.Mutex` on Linux: checked with Swift 6.3.1, two threads appending
+/// under one Mutex were reported as a race). Taking it again from inside `withLock` traps.
 ///
 /// `@unchecked Sendable` by contract: `value` is only ever touched inside `withLock`, with the
-/// mutex held.
+/// lock held.
 public final class Locked<Value>: @unchecked Sendable {
-    private let mutex: UnsafeMutablePointer<pthread_mutex_t>
+    private let lock = CheckedLock("a Locked value's lock")
     private var value: Value
 
-    public init(_ value: Value) {
-        self.value = value
-        mutex = .allocate(capacity: 1)
-        mutex.initialize(to: pthread_mutex_t())
-        pthread_mutex_init(mutex, nil)
-    }
+    public init(_ value: Value) { self.value = value }
 
-    deinit {
-        pthread_mutex_destroy(mutex)
-        mutex.deallocate()
-    }
-
-    /// Runs `body` with the value, the mutex held.
+    /// Runs `body` with the value, the lock held.
     public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        pthread_mutex_lock(mutex)
-        defer { pthread_mutex_unlock(mutex) }
-        return try body(&value)
+        try lock.withLock { try body(&value) }
     }
 }
