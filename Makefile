@@ -15,9 +15,19 @@ deps:
 test-deps:
 	@scripts/install-deps.sh test
 
+# Ableton Link (`--link`) is GPL-2.0-or-later and compiled in only with LINK=1 (`make build
+# LINK=1`, `make run LINK=1`); such a binary is then under the GPL (README: License). `make test`
+# always builds it in, to test it.
+LINK ?= 0
+ifeq ($(LINK),1)
+export SAMPLER_LINK = 1
+LINK_DEPS = link
+endif
+
 # Release builds are compiled for this machine's CPU (scripts/release-flags.sh; NATIVE=0 for a
 # portable build).
-build: deps
+build:
+	@scripts/install-deps.sh $(LINK_DEPS)
 	$(SWIFT) build -c release --product sampler $$(scripts/release-flags.sh)
 
 run: build
@@ -26,6 +36,7 @@ run: build
 # Three runs of the same test build: the unit tests; the allocation tests alone (their counter
 # sees every thread of the process); the live JACK tests one at a time (they run in real time on
 # dummy servers and should not compete for the 2 cores).
+test: export SAMPLER_LINK = 1
 test: test-deps
 	@scripts/clear-stale-jack.sh
 	$(SWIFT) build --build-tests

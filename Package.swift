@@ -84,8 +84,24 @@ let package = Package(
         ]),
         .testTarget(name: "IntegrationTests", dependencies: ["SamplerKit", "JACKBackend", "JACKTestSupport"]),
     ],
-    swiftLanguageModes: [.v6]
+    swiftLanguageModes: [.v6],
+    cxxLanguageStandard: .cxx17
 )
+
+// Ableton Link (issue 17) is GPL-2.0-or-later: it is compiled in only when SAMPLER_LINK=1 (`make
+// build LINK=1`; `make test` always builds it). Such a build, and every binary made from it, is
+// under the GPL (version 3 or later, the terms Apache-2.0 code can join); without it the project
+// is Apache-2.0 and `--link` says the build has no Link.
+if ProcessInfo.processInfo.environment["SAMPLER_LINK"] == "1" {
+    package.targets.append(.target(
+        name: "CLink", path: "Sources/CLink",
+        cxxSettings: [.define("LINK_PLATFORM_LINUX", to: "1")],
+        linkerSettings: [.linkedLibrary("stdc++"), .linkedLibrary("m"), .linkedLibrary("pthread")]))
+    if let kit = package.targets.first(where: { $0.name == "SamplerKit" }) {
+        kit.dependencies.append("CLink")
+        kit.swiftSettings = (kit.swiftSettings ?? []) + [.define("SAMPLER_LINK")]
+    }
+}
 
 // `make fuzz` only: libFuzzer targets (no `main`: libFuzzer brings its own), built with
 // `--sanitize=fuzzer --sanitize=address` when SAMPLER_FUZZ=1.

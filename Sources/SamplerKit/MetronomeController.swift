@@ -29,11 +29,13 @@ final class MetronomeController {
     private(set) var instrument: MetronomeInstrument?
     var track = MetronomeTrack(nil)
     /// Triggers sent to the engine whose frames may not have been rendered yet.
-    private var sent: [Trigger] = []
+    var sent: [Trigger] = []
+    /// The last click sent whose frame has been rendered (Link: where a re-anchored grid goes on).
+    var lastRenderedClick: Frame?
     /// True while clicking (the user did not stop it, the transport rolls).
-    private(set) var running = false
+    var running = false
     /// A short note for the status line ("121 bpm from bar 9").
-    private var note = ""
+    var note = ""
     private var keys: TerminalKeys?
     private var taps = TapTempo()
     private(set) var transport: TransportClient?
@@ -50,7 +52,13 @@ final class MetronomeController {
     private(set) var osc: KlickOSC?
     /// The live client, for host time → device frame (OSC timetags).
     var client: JACKClient?
-    private var sampleRate = 48000.0
+    var sampleRate = 48000.0
+    /// Join an Ableton Link session (`--link`): tempo, bar phase and start/stop from it.
+    var linkEnabled = false
+    private(set) var link: LinkSession?
+    /// The Link grid the clicks follow now: its tempo and the frame (fractional) of bar `bar`'s
+    /// first beat; nil while not clicking.
+    var linkAnchor: (tempo: Double, barFrame: Double, bar: Double)?
 
     init(settings: MetronomeSettings, transportMode: MetronomeTransportMode, serverName: String?, clientName: String,
          interactive: Bool) {
@@ -89,6 +97,11 @@ final class MetronomeController {
         }
         if interactive { keys = TerminalKeys() }
         self.sampleRate = sampleRate
+        if linkEnabled {
+            link = try LinkSession(tempo: settings.map.sections[0].tempo.initial)
+            print("Link: enabled, \(formatNumber(linkQuantum)) beats a bar; peers join as they are found")
+            fflush(nil)
+        }
         if let oscPort {
             let server: OSCServer
             do { server = try OSCServer(port: oscPort, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
@@ -112,6 +125,10 @@ final class MetronomeController {
     func start(origin: Frame) {
         // Under OSC control the clicks wait for /klick/metro/start, as klick's do.
         guard transport == nil, osc == nil else { return }
+        if let link {
+            link.start(atHostTime: linkHostTime(ofFrame: origin), quantum: linkQuantum)
+            return
+        }
         track = MetronomeTrack(metronome(origin: origin))
         running = true
     }
@@ -146,7 +163,7 @@ final class MetronomeController {
 
     /// Silences every click sent for a frame at or after `frame` (and before `end`): a stop on
     /// the click's own player and frame, queued after its start, so that it plays no sample.
-    private func cancelSent(from frame: Frame, before end: Frame = .max, engine: Engine) {
+    func cancelSent(from frame: Frame, before end: Frame = .max, engine: Engine) {
         var kept: [Trigger] = []
         for t in sent {
             if t.frame >= frame && t.frame < end {
@@ -167,6 +184,9 @@ final class MetronomeController {
 
     /// Reads keys and transport reports; returns false to quit.
     func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        for t in sent where t.frame < frame && t.player != Metronome.clockPlayer {
+            lastRenderedClick = max(lastRenderedClick ?? t.frame, t.frame)
+        }
         sent.removeAll { $0.frame < frame }
         for key in keys?.read() ?? [] {
             if !handle(key, engine: engine, feeder: &feeder, frame: frame) { return false }
@@ -179,6 +199,7 @@ final class MetronomeController {
             pollTransport(engine: engine, feeder: &feeder)
             return true
         }
+        if link != nil { followLink(engine: engine, feeder: &feeder) }
         // The music (or --bars) ended by itself, its last frame rendered (a MIDI Stop is on the
         // end frame).
         if running, let end = track.endFrame, frame > end {
@@ -196,6 +217,8 @@ final class MetronomeController {
         case .startStop:
             if let transport {
                 if transportState == .rolling || transportState == .starting { transport.stop() } else { transport.start() }
+            } else if link != nil {
+                if linkIsPlaying { stopClicks(at: frame, engine: engine) } else { startClicks(at: frame) }
             } else if running {
                 stopClicks(at: frame, engine: engine)
             } else {
@@ -212,6 +235,11 @@ final class MetronomeController {
 
     /// Stops the clicks from `frame` on: those already sent for it or later are silenced.
     func stopClicks(at frame: Frame, engine: Engine) {
+        if let link {
+            // The session stops there; every peer (this one too, in `followLink`) follows.
+            link.stop(atHostTime: linkHostTime(ofFrame: max(frame, linkEarliestFrame(engine: engine))))
+            return
+        }
         track.stop(at: frame)
         cancelSent(from: frame, engine: engine)
         if settings.midiClock { sendClockStop(engine: engine, withdrawingFrom: frame) }
@@ -225,6 +253,11 @@ final class MetronomeController {
     /// sent for it or later are withdrawn first.
     @discardableResult
     func startClicks(at frame: Frame, engine: Engine? = nil) -> Frame {
+        if let link {
+            // The session starts there (beat 0 when alone; with peers Link keeps their phase).
+            link.start(atHostTime: linkHostTime(ofFrame: frame), quantum: linkQuantum)
+            return frame
+        }
         var origin = max(frame, track.producedBefore)
         if let engine {
             cancelSent(from: frame, engine: engine)
@@ -238,7 +271,7 @@ final class MetronomeController {
     }
 
     /// Whether the clicks play (for OSC queries).
-    var isRunning: Bool { running }
+    var isRunning: Bool { link != nil ? linkIsPlaying : running }
 
     /// While set, the end of the music stops the clicks but not the program (OSC control, as
     /// klick's: a new start plays it again).
@@ -291,6 +324,17 @@ final class MetronomeController {
 
     /// A new tempo from the next bar not yet sent, on that bar's exact frame.
     private func changeTempo(engine: Engine, frame: Frame, _ newTempo: (Double) -> Double) {
+        if let link {
+            // Committed to the session from the first frame a change can still reach (Link's
+            // timeline is one line: a later time would move the beats before it too); the clicks
+            // sent beyond it are re-sent on the new grid, and every peer follows.
+            let time = linkHostTime(ofFrame: linkEarliestFrame(engine: engine))
+            let current = link.timeline(quantum: linkQuantum, reference: time).tempo
+            let bpm = min(999, max(20, newTempo(current)))
+            link.setTempo(bpm, atHostTime: time)
+            note = "\(formatNumber(bpm)) bpm to the Link session"
+            return
+        }
         guard running, transport == nil else { return }
         guard tempoChangesAllowed else { note = "tempo keys are off with a tempo map"; return }
         // Build on the last change asked for, so that quick presses add up.
@@ -424,6 +468,7 @@ final class MetronomeController {
         if transport != nil && !running {
             return transportState == .starting ? "transport starting" : "waiting for the transport to roll"
         }
+        if let link { note = "Link \(link.peerCount) peer\(link.peerCount == 1 ? "" : "s")" }
         guard running, let p = track.position(at: frame) else { return note }
         let place = p.isCountIn ? "count-in \(p.bar).\(p.beat)" : "bar \(p.bar).\(p.beat)"
         return "\(place)  \(String(format: "%.1f", p.tempo)) bpm  \(note)"

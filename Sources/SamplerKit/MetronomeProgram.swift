@@ -20,12 +20,16 @@ public struct MetronomeProgram: LiveProgram {
     ///   - interactive: read keys from standard input when it is a terminal.
     ///   - oscPort: listen for klick's OSC messages on this UDP port ("0": any free one; the port
     ///     is printed); the clicks then wait for `/klick/metro/start`, as klick's do.
+    ///   - link: join an Ableton Link session (a Link build only: `LinkSession.isAvailable`): the
+    ///     session's tempo and bar phase (a bar of the meter is the quantum), start and stop
+    ///     shared; tempo keys and OSC tempo changes go to the session. Needs a constant tempo.
     public init(settings: MetronomeSettings, transport: MetronomeTransportMode = .off, serverName: String? = nil,
-                clientName: String = "sampler", interactive: Bool = false, oscPort: String? = nil) {
+                clientName: String = "sampler", interactive: Bool = false, oscPort: String? = nil, link: Bool = false) {
         self.settings = settings
         controller = MetronomeController(settings: settings, transportMode: transport, serverName: serverName,
                                          clientName: clientName, interactive: interactive)
         controller.oscPort = oscPort
+        controller.linkEnabled = link
     }
 
     public mutating func attach(client: JACKClient) { controller.client = client }
@@ -34,6 +38,7 @@ public struct MetronomeProgram: LiveProgram {
     public var midiOutput: Bool { settings.midiClock }
     public var title: String {
         "metronome (\(settings.title))" + (controller.transportMode == .off ? "" : ", transport \(controller.transportMode.rawValue)")
+            + (controller.linkEnabled ? ", Ableton Link" : "")
     }
 
     public mutating func prepare(engine: Engine, sampleRate: Double) throws {

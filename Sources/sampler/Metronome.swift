@@ -86,6 +86,9 @@ struct Metronome: ParsableCommand {
     @Option(help: "Listen for klick's OSC messages on this UDP port (0: any free port, printed), as klick -o does: /klick/metro/start and stop, /klick/simple/set_tempo, set_meter and tap, /klick/map/load_file, the queries and register_client; a message in a bundle acts on the device frame of its timetag. The clicks wait for /klick/metro/start.")
     var oscPort: String?
 
+    @Flag(help: "Join an Ableton Link session (a Link build: make build LINK=1): tempo, bar phase (a bar of --meter is the quantum) and start/stop from it; tempo keys and OSC tempo changes go to the session. Link finds peers on every network interface: see README (Ableton Link) to keep it on one machine.")
+    var link = false
+
     @Flag(help: "No status line and no keys.")
     var quiet = false
 
@@ -135,6 +138,16 @@ struct Metronome: ParsableCommand {
             if mode != .off { throw ValidationError("--osc-port starts and stops the metronome itself: leave out --transport") }
             if render != nil { throw ValidationError("--osc-port listens while playing live: leave it out with --render") }
         }
+        if link {
+            if !LinkSession.isAvailable {
+                throw ValidationError("--link: this build has no Ableton Link (it is GPL-licensed and opt-in: build with `make build LINK=1`; README: Ableton Link)")
+            }
+            let clash = [(render != nil, "--render"), (mode != .off, "--transport"), (midiClock, "--midi-clock"), (map != nil, "--map"),
+                         (countIn != nil, "--count-in"), (bars != nil, "--bars"), (tempo?.contains("/") == true, "a speed trainer tempo")]
+            if let (_, name) = clash.first(where: { $0.0 }) {
+                throw ValidationError("--link follows the session's one tempo from its start: leave out \(name)")
+            }
+        }
         if render != nil {
             if midiClock { throw ValidationError("--midi-clock sends on a JACK port: leave it out with --render") }
             if mode != .off { throw ValidationError("--render plays no transport: leave out --transport") }
@@ -179,7 +192,7 @@ struct Metronome: ParsableCommand {
     private func playLive(_ settings: MetronomeSettings) throws {
         let interactive = !quiet && (isatty(STDIN_FILENO) != 0 || keysFromStdin)
         let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: jack.name,
-                                       interactive: interactive, oscPort: oscPort)
+                                       interactive: interactive, oscPort: oscPort, link: link)
         defer { program.finish() }
         var options = LivePlayback.Options()
         jack.apply(to: &options)
@@ -199,7 +212,7 @@ struct Metronome: ParsableCommand {
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
                           summary.lateStarts, summary.xruns) + summary.lostDescription
         if midiClock { line += "; \(summary.midiMessages) MIDI clock messages, \(summary.lateMIDIMessages) late" }
-        if transportMode == .off && oscPort == nil { line += "; first beat at device frame \(summary.originFrame)" }
+        if transportMode == .off && oscPort == nil && !link { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)
     }
 }

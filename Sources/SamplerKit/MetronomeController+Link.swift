@@ -1,0 +1,105 @@
+import JACKBackend
+import SamplerCore
+import Scheduling
+
+/// The metronome in an Ableton Link session (`--link`): each tick reads the session's timeline
+/// and, when it no longer matches the clicks being sent (another tempo, a phase moved, a start or
+/// a stop), re-anchors them. A click leaves the output port at the host time of its Link beat:
+/// its device frame is the beat's host time through JACK's clock, less the port's playback
+/// latency. Control thread only.
+extension MetronomeController {
+    /// Link's quantum: a bar of the meter, counted in quarter notes (Link's beats).
+    var linkQuantum: Double {
+        let meter = settings.map.sections[0].meter
+        return Double(meter.beats) * 4 / Double(meter.denominator)
+    }
+
+    /// A re-anchor waits until the grid moved by more than this many frames (0.25 ms): JACK's
+    /// frame/time estimate jitters by less between periods.
+    var linkTolerance: Double { max(2, 0.00025 * sampleRate) }
+
+    /// A device frame and the host time at which it leaves the output port: the frame rendered
+    /// next and JACK's time for it, plus the playback latency.
+    func linkReference() -> (frame: Frame, time: Int64)? {
+        guard let client else { return nil }
+        let frame = client.engine.renderedFrame
+        let latency = Double(client.outputLatencyFrames) * 1e6 / sampleRate
+        return (frame, Int64(client.hostTime(atFrame: frame)) + Int64(latency.rounded()))
+    }
+
+    /// The host time at which device frame `frame` leaves the output port.
+    func linkHostTime(ofFrame frame: Frame) -> Int64 {
+        guard let ref = linkReference() else { return link?.hostTimeNow ?? 0 }
+        return ref.time + Int64((Double(frame - ref.frame) * 1e6 / sampleRate).rounded())
+    }
+
+    /// The first frame a change can still reach: two periods after the last rendered one.
+    func linkEarliestFrame(engine: Engine) -> Frame {
+        engine.renderedFrame + 2 * Frame(max(1, client?.bufferSize ?? 256))
+    }
+
+    var linkIsPlaying: Bool {
+        guard let link, let ref = linkReference() else { return false }
+        return link.timeline(quantum: linkQuantum, reference: ref.time).isPlaying
+    }
+
+    /// Matches the clicks to the session's timeline.
+    func followLink(engine: Engine, feeder: inout CommandFeeder) {
+        guard let link, let ref = linkReference() else { return }
+        let quantum = linkQuantum
+        let timeline = link.timeline(quantum: quantum, reference: ref.time)
+        let earliest = linkEarliestFrame(engine: engine)
+        let rate = sampleRate
+        func frame(atHostTime t: Int64) -> Double { Double(ref.frame) + Double(t - ref.time) * rate / 1e6 }
+
+        guard timeline.isPlaying else {
+            if linkAnchor != nil || running {
+                let at = max(earliest, Frame(frame(atHostTime: timeline.playingChangeTime).rounded(.up)))
+                track.stop(at: at)
+                cancelSent(from: at, engine: engine)
+                linkAnchor = nil
+                running = false
+            }
+            return
+        }
+        let framesPerBeat = 60 * rate / timeline.tempo
+        var first = earliest
+        if linkAnchor == nil {
+            first = max(earliest, Frame(frame(atHostTime: timeline.playingChangeTime).rounded(.up)))
+        }
+        // The bar holding `first` and the (fractional) frame of its first beat.
+        let beatAtFirst = timeline.beatAtReference + Double(first - ref.frame) / framesPerBeat
+        let bar = (beatAtFirst / quantum).rounded(.down)
+        let barFrame = Double(ref.frame) + (bar * quantum - timeline.beatAtReference) * framesPerBeat
+        if let a = linkAnchor, abs(a.tempo - timeline.tempo) <= 1e-9 * timeline.tempo {
+            let predicted = a.barFrame + (bar - a.bar) * quantum * framesPerBeat
+            if abs(predicted - barFrame) <= linkTolerance { return }
+        }
+
+        // Re-anchor from `first`. Clicks already sent from there on are withdrawn; the click
+        // of the new grid that stands for the last one played is not played again.
+        var handover = first
+        if linkAnchor != nil {
+            cancelSent(from: first, engine: engine)
+            let denominator = Double(settings.map.sections[0].meter.denominator)
+            let unit = framesPerBeat * 4 / denominator / Double(settings.subdivision)
+            let sentBefore = sent.filter { $0.frame < first && $0.player != Metronome.clockPlayer }.map(\.frame).max()
+            if let last = sentBefore ?? lastRenderedClick {
+                let nearest = barFrame + ((Double(last) - barFrame) / unit).rounded() * unit
+                if abs(nearest - Double(last)) < unit / 2 { handover = max(first, Frame((nearest + unit / 2).rounded())) }
+            }
+        }
+        let section = settings.map.sections[0]
+        guard let map = try? TempoMap.constant(bpm: min(TempoMap.tempoRange.upperBound, max(TempoMap.tempoRange.lowerBound, timeline.tempo)),
+                                               meter: section.meter, pattern: section.pattern, volume: section.volume) else { return }
+        let origin = Frame(barFrame.rounded(.down))
+        let metronome = Metronome(timing: TempoMapTiming(map: map, sampleRate: rate), origin: origin, phase: barFrame - Double(origin),
+                                  subdivision: settings.subdivision, subdivisionVelocity: settings.subdivisionVelocity,
+                                  startingAt: handover, barNumberOffset: Int(bar))
+        track.hand(over: handover, to: metronome)
+        linkAnchor = (timeline.tempo, barFrame, bar)
+        running = true
+        // What is due before the horizon already reached goes out now, not on the next tick.
+        feeder.feed(engine, before: track.producedBefore)
+    }
+}

@@ -1,0 +1,139 @@
+import Foundation
+import JACKTestSupport
+import SamplerKit
+import Testing
+
+/// `sampler metronome --link` (issue 17, Ableton Link): two sampler processes, each on a dummy
+/// JACK server of its own, joined by Link inside a network namespace made for the test (Link's
+/// multicast never reaches the host's interfaces). Each is recorded by its own witness, which
+/// samples the wall clock against its server's frame clock, so the two recordings can be put on
+/// one time axis.
+@Suite(.serialized) struct LinkLiveTests {
+    /// A `sampler` process inside the namespace, with its standard input and output as pipes.
+    final class Peer {
+        let process = Process()
+        let input = Pipe(), output = Pipe()
+        var lines: [String] = []
+
+        init(_ namespace: LinkNamespace, _ arguments: [String]) throws {
+            let (tool, args) = namespace.command(productsDirectory.appendingPathComponent("sampler"), arguments)
+            process.executableURL = tool
+            process.arguments = args
+            process.standardInput = input
+            process.standardOutput = output
+            process.standardError = output
+            try process.run()
+        }
+
+        deinit { if process.isRunning { process.terminate() } }
+
+        /// Reads lines until one starts with `prefix` (or the output ends).
+        func wait(for prefix: String) throws {
+            while let line = output.fileHandleForReading.readLineUnbuffered() {
+                lines.append(line)
+                if line.hasPrefix(prefix) { return }
+            }
+            throw TestFailure("no line starting \"\(prefix)\" in \(lines)")
+        }
+
+        func type(_ keys: String) { input.fileHandleForWriting.write(keys.data(using: .utf8)!) }
+
+        /// Waits for the exit; returns the status and everything printed.
+        func finish() -> (status: Int32, output: String) {
+            process.waitUntilExit()
+            let rest = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            return (process.terminationStatus, (lines + [rest]).joined(separator: "\n"))
+        }
+    }
+
+    static var wallClockMicroseconds: Double {
+        var t = timespec()
+        clock_gettime(CLOCK_REALTIME, &t)
+        return Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3
+    }
+
+    @Test func theNamespaceHasOnlyLoopback() throws {
+        let namespace = try LinkNamespace()
+        defer { namespace.stop() }
+        #expect(try namespace.interfaces() == ["lo"])
+    }
+
+    @Test func twoPeersPlayOnOneBeatAndShareATempoChange() throws {
+        #expect(LinkSession.isAvailable, "the tests are built with SAMPLER_LINK=1 (make test does it)")
+        let namespace = try LinkNamespace()
+        defer { namespace.stop() }
+        let serverA = try JACKServer(period: 256)
+        defer { serverA.stop() }
+        let serverB = try JACKServer(period: 256)
+        defer { serverB.stop() }
+        let rate = 48000.0
+
+        // A founds the session at 120 bpm.
+        let a = try Peer(namespace, ["metronome", "120", "--link", "--server", serverA.name, "--name", "linkA", "--no-connect",
+                                     "--quiet", "--duration", "17"])
+        try a.wait(for: "playing")
+        // Witness names differ: JACK2 clients of one name opened at once on two servers collide.
+        let captureA = try CaptureProcess(server: serverA, ports: ["linkA:out_L"], frames: Int(rate * 14), name: "witnessA")
+        // Link lets the older of two sessions win when they are more than 0.5 s apart: B starts
+        // one second after A (a real-time gap the scenario needs, not a wait for a condition).
+        Thread.sleep(forTimeInterval: 1)
+        // B proposes 90 bpm, and takes keys from its standard input.
+        let b = try Peer(namespace, ["metronome", "90", "--link", "--server", serverB.name, "--name", "linkB", "--no-connect",
+                                     "--keys-from-stdin", "--duration", "15"])
+        try b.wait(for: "playing")
+        let captureB = try CaptureProcess(server: serverB, ports: ["linkB:out_L"], frames: Int(rate * 12), name: "witnessB")
+        let bStarted = Self.wallClockMicroseconds
+        // Six seconds of both on one beat, then B's tempo keys: ten + (130 bpm), sent to the
+        // session.
+        Thread.sleep(forTimeInterval: 6)
+        let changed = Self.wallClockMicroseconds
+        b.type("++++++++++")
+        let recordedA = try captureA.finish()
+        let recordedB = try captureB.finish()
+        b.type("q")
+        let resultA = a.finish(), resultB = b.finish()
+        #expect(resultA.status == 0, "\(resultA.output)")
+        #expect(resultB.status == 0, "\(resultB.output)")
+        #expect(recordedA.lostFrames == 0 && recordedB.lostFrames == 0)
+
+        // Onsets on one wall-clock axis (µs since 1970), by each witness's own clock sample.
+        func beats(_ c: Capture) throws -> [(frame: Int64, time: Double)] {
+            try c.onsets(channel: 0, quietGap: 2000).map { ($0, try #require(c.realtimeMicroseconds(ofFrame: $0))) }
+        }
+        let beatsA = try beats(recordedA), beatsB = try beats(recordedB)
+        let bar = 2_000_000.0  // a 4/4 bar at 120 bpm, µs
+        // B joins within its first second; the tempo change reaches both within a bar.
+        let settled = { (t: Double) in t > bStarted + 1_000_000 && !(t > changed && t < changed + bar) }
+        var differences: [Double] = []
+        for (_, t) in beatsB where settled(t) {
+            let nearest = try #require(beatsA.min { abs($0.time - t) < abs($1.time - t) })
+            differences.append(t - nearest.time)
+        }
+        let sorted = differences.map(abs).sorted()
+        print(String(format: "Link: %d beats of B against A's: |difference| median %.0f µs, 90th %.0f µs, max %.0f µs (signed %@)",
+                     sorted.count, sorted[sorted.count / 2], sorted[sorted.count * 9 / 10], sorted.last ?? .nan,
+                     differences.map { String(format: "%+.0f", $0) }.joined(separator: " ")))
+        #expect(sorted.count >= 15, "\(beatsB.count) beats of B")
+        #expect((sorted.last ?? .infinity) < 1000, "beats of the two peers more than 1 ms apart: \(differences)")
+
+        // Each on its own grid: 24,000 frames a beat at 120 bpm before the change, 22,153.8 at
+        // 130 after it (rounded per beat, and a re-anchor moves the grid by at most 0.25 ms).
+        for (name, beats) in [("A", beatsA), ("B", beatsB)] {
+            var before: [Int64] = [], after: [Int64] = []
+            for (x, y) in zip(beats, beats.dropFirst()) {
+                if x.time > bStarted + 1_000_000 && y.time < changed { before.append(y.frame - x.frame) }
+                if x.time > changed + bar { after.append(y.frame - x.frame) }
+            }
+            #expect(before.count >= 8 && after.count >= 4, "\(name): \(before) \(after)")
+            #expect(before.allSatisfy { abs(Double($0) - 24000) <= 13 }, "\(name) at 120 bpm: \(before)")
+            #expect(after.allSatisfy { abs(Double($0) - rate * 60 / 130) <= 13 }, "\(name) at 130 bpm: \(after)")
+            // The new tempo reached this peer within a bar of the keys.
+            let firstNew = zip(beats, beats.dropFirst()).first { x, y in
+                x.time > changed && abs(Double(y.frame - x.frame) - rate * 60 / 130) <= 13
+            }
+            let reached = try #require(firstNew, "\(name) never played 130 bpm").0.time - changed
+            print(String(format: "Link: %@ plays 130 bpm from %.0f ms after B's keys", name, reached / 1000))
+            #expect(reached < bar)
+        }
+    }
+}

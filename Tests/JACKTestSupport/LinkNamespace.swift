@@ -1,0 +1,60 @@
+import Foundation
+
+/// A network namespace of its own for Ableton Link peers (issue 17): only a loopback interface,
+/// up, with multicast on and a route for 224.0.0.0/4. Link's multicast discovery then finds the
+/// peers inside it and never reaches the host's interfaces. JACK servers are reached through
+/// files in /dev/shm, which a network namespace does not separate.
+///
+/// Made by a holder process (`unshare --net`, as root; `unshare --map-current-user --net`
+/// otherwise, where unprivileged user namespaces are allowed) and entered with `nsenter`; stopped
+/// by the holder's PID in `stop()` (and deinit).
+public final class LinkNamespace: @unchecked Sendable {
+    private let holder = Process()
+    private let asRoot = geteuid() == 0
+
+    public init() throws {
+        let out = Pipe(), err = Pipe()
+        holder.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
+        holder.arguments = (asRoot ? ["--net"] : ["--map-current-user", "--net"]) + ["--", "/bin/sh", "-c", """
+            PATH=/usr/sbin:/sbin:$PATH
+            ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && echo ready && exec sleep 100000
+            """]
+        holder.standardOutput = out
+        holder.standardError = err
+        try holder.run()
+        guard out.fileHandleForReading.readLineUnbuffered() == "ready" else {
+            holder.waitUntilExit()
+            let why = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+            throw TestFailure("could not make a network namespace for the Link peers (unshare --net needs root, or unprivileged user namespaces): \(why)")
+        }
+    }
+
+    deinit { stop() }
+
+    public var pid: Int32 { holder.processIdentifier }
+
+    /// `nsenter` and its arguments to run `executable arguments` inside the namespace (nsenter
+    /// then execs it: the process is the program itself).
+    public func command(_ executable: URL, _ arguments: [String]) -> (URL, [String]) {
+        (URL(fileURLWithPath: "/usr/bin/nsenter"),
+         ["--target", "\(pid)"] + (asRoot ? ["--net"] : ["--user", "--net", "--preserve-credentials"]) + ["--", executable.path] + arguments)
+    }
+
+    /// The interfaces inside the namespace (`ip -o link`), one name each.
+    public func interfaces() throws -> [String] {
+        let (tool, args) = command(URL(fileURLWithPath: FileManager.default.fileExists(atPath: "/usr/sbin/ip") ? "/usr/sbin/ip" : "/sbin/ip"),
+                                   ["-o", "link"])
+        let result = try runTool(tool, args, timeout: 10)
+        return result.stdout.split(separator: "\n").compactMap { line in
+            line.split(separator: ":").dropFirst().first.map { $0.trimmingCharacters(in: .whitespaces) }
+        }
+    }
+
+    /// Stops the holder by its PID (the namespace goes when its last process does). Idempotent.
+    public func stop() {
+        if holder.isRunning {
+            kill(holder.processIdentifier, SIGTERM)
+            holder.waitUntilExit()
+        }
+    }
+}
