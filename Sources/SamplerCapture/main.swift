@@ -14,7 +14,9 @@
 // channel count, Int64 frame time of the first sample (32-bit JACK frame time, zero-extended),
 // Int64 frame count, Float64 sample rate, then each channel's Float32 samples in turn, then
 // Int64 period count and, per period, Int64 stamp and Int64 length (the periods recorded, each
-// placed by JACK's frame time of its cycle alone; frames no period covered were lost).
+// placed by JACK's frame time of its cycle alone; frames no period covered were lost), then per
+// period Int64 host time of its cycle and Int64 of the next cycle (jack_get_cycle_times, µs on
+// JACK's clock; -1 when unknown).
 import CJACK
 import Foundation
 import Synchronization
@@ -36,6 +38,10 @@ final class Recorder: @unchecked Sendable {
     /// memory allocated up front. Frames no period covered were lost (left as silence).
     let periodStamps: UnsafeMutablePointer<Int64>
     let periodLengths: UnsafeMutablePointer<Int32>
+    /// Per period, JACK's host-clock stamps of its cycle (`jack_get_cycle_times`: the estimated
+    /// time of its first frame and of the next cycle's, µs on jack_get_time's clock).
+    let periodMicros: UnsafeMutablePointer<Int64>
+    let periodNextMicros: UnsafeMutablePointer<Int64>
     let periodCapacity: Int
     var periodCount = 0
 
@@ -64,6 +70,8 @@ final class Recorder: @unchecked Sendable {
         periodCapacity = summary ? 0 : frames / 16 + 64
         periodStamps = .allocate(capacity: periodCapacity)
         periodLengths = .allocate(capacity: periodCapacity)
+        periodMicros = .allocate(capacity: periodCapacity)
+        periodNextMicros = .allocate(capacity: periodCapacity)
     }
 
     func process(_ n: UInt32) -> Int32 {
@@ -102,6 +110,14 @@ final class Recorder: @unchecked Sendable {
         if periodCount < periodCapacity {
             periodStamps[periodCount] = stamp
             periodLengths[periodCount] = Int32(count)
+            var frames: jack_nframes_t = 0, current: jack_time_t = 0, next: jack_time_t = 0, period: Float = 0
+            if jack_get_cycle_times(client, &frames, &current, &next, &period) == 0 {
+                periodMicros[periodCount] = Int64(current)
+                periodNextMicros[periodCount] = Int64(next)
+            } else {
+                periodMicros[periodCount] = -1
+                periodNextMicros[periodCount] = -1
+            }
             periodCount += 1
         }
         if at + count == capacity { done.store(true, ordering: .releasing) }
@@ -228,6 +244,10 @@ append(Int64(recorder.periodCount).littleEndian)
 for i in 0..<recorder.periodCount {
     append(recorder.periodStamps[i].littleEndian)
     append(Int64(recorder.periodLengths[i]).littleEndian)
+}
+for i in 0..<recorder.periodCount {
+    append(recorder.periodMicros[i].littleEndian)
+    append(recorder.periodNextMicros[i].littleEndian)
 }
 do { try data.write(to: URL(fileURLWithPath: outPath)) } catch { fail("cannot write \(outPath): \(error)") }
 print("done"); fflush(nil)

@@ -14,6 +14,23 @@ public struct Capture {
     /// The wall clock against the frame clock, sampled by the witness at its end: device frame
     /// `frame` was played at `realtimeMicroseconds` (µs since 1970, CLOCK_REALTIME).
     public var clock: (frame: Int64, realtimeMicroseconds: Int64)?
+    /// Per recorded period, JACK's host-clock stamps of its cycle (µs on `jack_get_time`'s clock,
+    /// CLOCK_MONOTONIC_RAW: the clock Ableton Link uses): its first frame's and the next cycle's.
+    public var periodHostTimes: [(start: Int64, next: Int64)] = []
+
+    /// The host time (µs, JACK's clock) at which device frame `frame` was played, by the stamps
+    /// of the recorded period holding it (nil when no recorded period does).
+    public func hostMicroseconds(ofFrame frame: Int64) -> Double? {
+        for (i, p) in periods.enumerated() where i < periodHostTimes.count && frame >= p.start && frame < p.start + Int64(max(1, p.count)) {
+            let t = periodHostTimes[i]
+            guard t.start >= 0, t.next > t.start else { return nil }
+            // The next cycle's stamp is a full period (JACK's buffer size) later, even for the
+            // recording's last, shorter period.
+            let length = Double(periods.first?.count ?? p.count)
+            return Double(t.start) + Double(frame - p.start) * Double(t.next - t.start) / max(1, length)
+        }
+        return nil
+    }
 
     /// The wall-clock time (µs since 1970) device frame `frame` was played at, by `clock`.
     public func realtimeMicroseconds(ofFrame frame: Int64) -> Double? {
@@ -116,7 +133,14 @@ public final class CaptureProcess {
                 periods.append((raw.loadUnaligned(fromByteOffset: at + i * 16, as: Int64.self),
                                 Int(raw.loadUnaligned(fromByteOffset: at + i * 16 + 8, as: Int64.self))))
             }
-            return Capture(firstFrame: first, sampleRate: rate, channels: planes, periods: periods)
+            at += count * 16
+            var c = Capture(firstFrame: first, sampleRate: rate, channels: planes, periods: periods)
+            if raw.count >= at + count * 16 {
+                c.periodHostTimes = (0..<count).map { i in
+                    (raw.loadUnaligned(fromByteOffset: at + i * 16, as: Int64.self), raw.loadUnaligned(fromByteOffset: at + i * 16 + 8, as: Int64.self))
+                }
+            }
+            return c
         }
         capture.clock = clock
         return capture
