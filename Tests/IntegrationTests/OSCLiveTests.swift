@@ -152,4 +152,11 @@ import Testing
         #expect(run.status != 0)
         #expect(run.output.contains("--osc-port must be a UDP port number (0 to 65535), got \"udp\""), "\(run.output)")
     }
+
+    @Test func aBadOSCPortForPlayIsOneLine() throws {
+        let run = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
+                                        ["play", "--patch", "Patches/drums.json", "--osc-port", "70000"], timeout: 10).finish()
+        #expect(run.status != 0)
+        #expect(run.output.contains("--osc-port must be a UDP port number (0 to 65535), got \"70000\""), "\(run.output)")
+    }
 }

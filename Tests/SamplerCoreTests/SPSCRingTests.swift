@@ -64,6 +64,8 @@ import LockFree
         for _ in 0..<capacity { _ = ring.push(Element()) }
         while ring.pop() != nil {}
         let grown = anonKilobytes() - before
-        #expect(grown < 16_000, "going round the ring made the process grow by \(grown) kB")
+        // Not resident, going round would add the ring's 64 MB. The bound is half of that: the
+        // other tests run in parallel in this process and allocate too (16 MB was seen once).
+        #expect(grown < 32_000, "going round the ring made the process grow by \(grown) kB")
     }
 }
