@@ -468,7 +468,8 @@ final class MetronomeController {
         if transport != nil && !running {
             return transportState == .starting ? "transport starting" : "waiting for the transport to roll"
         }
-        if let link { note = "Link \(link.peerCount) peer\(link.peerCount == 1 ? "" : "s")" }
+        var note = note
+        if let link { note = "Link \(link.peerCount) peer\(link.peerCount == 1 ? "" : "s")  " + note }
         guard running, let p = track.position(at: frame) else { return note }
         let place = p.isCountIn ? "count-in \(p.bar).\(p.beat)" : "bar \(p.bar).\(p.beat)"
         return "\(place)  \(String(format: "%.1f", p.tempo)) bpm  \(note)"
