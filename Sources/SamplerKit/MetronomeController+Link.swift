@@ -14,47 +14,34 @@ extension MetronomeController {
         return Double(meter.beats) * 4 / Double(meter.denominator)
     }
 
-    /// A re-anchor waits until the grid moved by more than this many frames (0.25 ms): JACK's
-    /// frame/time estimate jitters by less between periods.
-    var linkTolerance: Double { max(2, 0.00025 * sampleRate) }
-
-    /// A device frame and the host time at which it leaves the output port: the frame rendered
-    /// next and JACK's time for it, plus the playback latency.
-    func linkReference() -> (frame: Frame, time: Int64)? {
-        guard let client else { return nil }
-        let frame = client.engine.renderedFrame
-        let latency = Double(client.outputLatencyFrames) * 1e6 / sampleRate
-        return (frame, Int64(client.hostTime(atFrame: frame)) + Int64(latency.rounded()))
-    }
-
     /// The host time at which device frame `frame` leaves the output port.
     func linkHostTime(ofFrame frame: Frame) -> Int64 {
-        guard let ref = linkReference() else { return link?.hostTimeNow ?? 0 }
-        return ref.time + Int64((Double(frame - ref.frame) * 1e6 / sampleRate).rounded())
+        guard let client else { return link?.hostTimeNow ?? 0 }
+        return LinkSession.hostTime(ofFrame: frame, client: client, sampleRate: sampleRate)
     }
 
-    /// The first frame a change can still reach: two periods after the last rendered one.
+    /// The first frame a change can still reach.
     func linkEarliestFrame(engine: Engine) -> Frame {
-        engine.renderedFrame + 2 * Frame(max(1, client?.bufferSize ?? 256))
+        client.map(LinkSession.earliestFrame) ?? engine.renderedFrame + 512
     }
 
     var linkIsPlaying: Bool {
-        guard let link, let ref = linkReference() else { return false }
-        return link.timeline(quantum: linkQuantum, reference: ref.time).isPlaying
+        guard let link, let client else { return false }
+        return link.grid(client: client, sampleRate: sampleRate, quantum: linkQuantum).timeline.isPlaying
     }
 
     /// Matches the clicks to the session's timeline.
     func followLink(engine: Engine, feeder: inout CommandFeeder) {
-        guard let link, let ref = linkReference() else { return }
+        guard let link, let client else { return }
         let quantum = linkQuantum
-        let timeline = link.timeline(quantum: quantum, reference: ref.time)
+        let grid = link.grid(client: client, sampleRate: sampleRate, quantum: quantum)
+        let timeline = grid.timeline
         let earliest = linkEarliestFrame(engine: engine)
         let rate = sampleRate
-        func frame(atHostTime t: Int64) -> Double { Double(ref.frame) + Double(t - ref.time) * rate / 1e6 }
 
         guard timeline.isPlaying else {
             if linkAnchor != nil || running {
-                let at = max(earliest, Frame(frame(atHostTime: timeline.playingChangeTime).rounded(.up)))
+                let at = max(earliest, Frame(grid.frame(atHostTime: timeline.playingChangeTime).rounded(.up)))
                 track.stop(at: at)
                 cancelSent(from: at, engine: engine)
                 linkAnchor = nil
@@ -62,18 +49,20 @@ extension MetronomeController {
             }
             return
         }
-        let framesPerBeat = 60 * rate / timeline.tempo
+        let framesPerBeat = grid.framesPerBeat
         var first = earliest
         if linkAnchor == nil {
-            first = max(earliest, Frame(frame(atHostTime: timeline.playingChangeTime).rounded(.up)))
+            // From the start (a beat on the start's frame, give or take JACK's time estimate,
+            // plays), or the first frame still reachable.
+            let start = grid.frame(atHostTime: timeline.playingChangeTime) - LinkSession.tolerance(sampleRate: rate)
+            first = max(earliest, Frame(start.rounded(.up)))
         }
         // The bar holding `first` and the (fractional) frame of its first beat.
-        let beatAtFirst = timeline.beatAtReference + Double(first - ref.frame) / framesPerBeat
-        let bar = (beatAtFirst / quantum).rounded(.down)
-        let barFrame = Double(ref.frame) + (bar * quantum - timeline.beatAtReference) * framesPerBeat
+        let bar = (grid.beat(atFrame: first) / quantum).rounded(.down)
+        let barFrame = grid.frame(atBeat: bar * quantum)
         if let a = linkAnchor, abs(a.tempo - timeline.tempo) <= 1e-9 * timeline.tempo {
             let predicted = a.barFrame + (bar - a.bar) * quantum * framesPerBeat
-            if abs(predicted - barFrame) <= linkTolerance { return }
+            if abs(predicted - barFrame) <= LinkSession.tolerance(sampleRate: rate) { return }
         }
 
         // Re-anchor from `first`. Clicks already sent from there on are withdrawn; the click

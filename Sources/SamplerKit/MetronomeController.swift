@@ -126,7 +126,9 @@ final class MetronomeController {
         // Under OSC control the clicks wait for /klick/metro/start, as klick's do.
         guard transport == nil, osc == nil else { return }
         if let link {
-            link.start(atHostTime: linkHostTime(ofFrame: origin), quantum: linkQuantum)
+            // Late enough for the first tick's `followLink` to reach it.
+            let at = max(origin, client.map { LinkSession.earliestFrame(client: $0) + Frame($0.bufferSize) } ?? origin)
+            link.start(atHostTime: linkHostTime(ofFrame: at), quantum: linkQuantum)
             return
         }
         track = MetronomeTrack(metronome(origin: origin))

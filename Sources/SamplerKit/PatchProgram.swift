@@ -37,6 +37,8 @@ public struct PatchProgram: LiveProgram {
         var oscPort: String?
         var osc: PatchOSC?
         var client: JACKClient?
+        var linkEnabled = false
+        var link: PatchLinkTrack?
     }
 
     /// - Parameters:
@@ -44,11 +46,15 @@ public struct PatchProgram: LiveProgram {
     ///   - tempo: replaces the patch's tempo and every song entry's.
     ///   - streaming: which samples stream from disk (an instrument's only sample, when longer
     ///     than the threshold or marked `"stream": true`).
+    ///   - link: join an Ableton Link session (a Link build only: `LinkSession.isAvailable`): the
+    ///     song or pattern plays at the session's tempo from one of its bars (the first
+    ///     pattern's bar is the quantum), starts and stops with it, and follows its tempo and
+    ///     phase. Needs a song or a pattern.
     ///   - oscPort: listen for the sampler's OSC messages (`/sampler/trigger`, `/sampler/stop`, …,
     ///     see `PatchOSC`) on this UDP port, live ("0": any free one; the port is printed). A
     ///     patch without patterns then waits for triggers instead of playing every instrument.
     public init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
-                streaming: PatchStreamingOptions = .init(), oscPort: String? = nil) throws {
+                streaming: PatchStreamingOptions = .init(), oscPort: String? = nil, link: Bool = false) throws {
         self.kit = kit
         self.streaming = streaming
         func tempoOf(_ entry: Song.Entry?) -> Double { tempo ?? entry?.tempo ?? kit.tempo }
@@ -81,11 +87,15 @@ public struct PatchProgram: LiveProgram {
             selectionName = "every instrument once"
         }
         session.oscPort = oscPort
+        if link && sections.isEmpty {
+            throw SamplerError("\(kit.file): --link plays a song or a pattern in time with the session, and the patch has neither")
+        }
+        session.linkEnabled = link
     }
 
     public var playerCount: Int { kit.instruments.reduce(0) { $0 + $1.voices } }
     public var title: String {
-        "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))"
+        "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
     }
 
     public mutating func prepare(engine: Engine, sampleRate: Double) throws {
@@ -93,6 +103,14 @@ public struct PatchProgram: LiveProgram {
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
         engine.setInstruments(loaded.definitions)
         session.loaded = loaded
+        if session.linkEnabled {
+            let link = try LinkSession(tempo: sections[0].tempo)
+            let track = PatchLinkTrack(link: link, patterns: kit.patterns.map(Self.sequencePattern), sections: sections, loops: loops)
+            track.sampleRate = sampleRate
+            session.link = track
+            print("Link: enabled, \(Int(track.quantum)) beats a bar; the patterns play while the session does")
+            fflush(nil)
+        }
         if let port = session.oscPort {
             let server: OSCServer
             do { server = try OSCServer(port: port, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
@@ -102,9 +120,13 @@ public struct PatchProgram: LiveProgram {
         }
     }
 
-    public mutating func attach(client: JACKClient) { session.client = client }
+    public mutating func attach(client: JACKClient) {
+        session.client = client
+        session.link?.client = client
+    }
 
     public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        session.link?.follow(engine: engine)
         if let osc = session.osc, let loaded = session.loaded, let client = session.client {
             osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, frameAt: { client.frame(atHostTime: $0) })
         }
@@ -125,6 +147,12 @@ public struct PatchProgram: LiveProgram {
     /// plain triggers, for a program that is only asked for its status).
     public func makeFeeder(origin: Frame) -> CommandFeeder {
         session.origin = origin
+        if let link = session.link {
+            link.requestStart(at: origin)
+            let source = PatchLinkSource(track: link)
+            guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
+            return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+        }
         let source: any TriggerSource = sequencer(origin: origin, sampleRate: session.sampleRate)
             ?? OneShot(players: session.oscPort == nil ? kit.instruments.count : 0, frame: origin)
         guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
@@ -133,6 +161,11 @@ public struct PatchProgram: LiveProgram {
 
     /// "bar 2.3  fill".
     public func status(at frame: Frame) -> String {
+        if let link = session.link {
+            let peers = "Link \(link.link.peerCount) peer\(link.link.peerCount == 1 ? "" : "s")"
+            guard let p = link.position(at: frame) else { return peers + (link.isPlaying ? "" : "  waiting for the session to play") }
+            return "bar \(p.bar).\(p.beat)  \(p.pattern)  \(peers)"
+        }
         guard let origin = session.origin,
               let p = sequencer(origin: origin, sampleRate: session.sampleRate)?.position(at: frame) else { return "" }
         return "bar \(p.bar).\(p.beat)  \(p.pattern)"

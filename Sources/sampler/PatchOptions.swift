@@ -32,8 +32,8 @@ struct PatchOptions: ParsableArguments {
 
     /// The program for the patch (of either version): its song, a pattern, or every instrument
     /// once.
-    func makeProgram(oscPort: String? = nil) throws -> any LiveProgram {
+    func makeProgram(oscPort: String? = nil, link: Bool = false) throws -> any LiveProgram {
         let selection: PatchSelection = song ? .song : pattern.map { .pattern($0) } ?? .automatic
-        return try PatchProgram(kit: load(), selection: selection, loop: loop, tempo: tempo, oscPort: oscPort)
+        return try PatchProgram(kit: load(), selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, link: link)
     }
 }

@@ -24,6 +24,9 @@ struct Play: ParsableCommand {
     @Option(help: "Listen for OSC on this UDP port (0: any free port, printed): /sampler/trigger ID [VELOCITY], /sampler/stop, /sampler/query, /sampler/ping; a message in a bundle acts on the device frame of its timetag. A patch without patterns then plays only what is triggered.")
     var oscPort: String?
 
+    @Flag(help: "Join an Ableton Link session (a Link build: make build LINK=1): the song or pattern plays at the session's tempo from one of its bars (the first pattern's bar is the quantum), starts and stops with it and follows its tempo and phase. See README (Ableton Link) to keep Link on one machine.")
+    var link = false
+
     @Flag(help: "No status line.")
     var quiet = false
 
@@ -35,11 +38,17 @@ struct Play: ParsableCommand {
         if let oscPort, !(oscPort.allSatisfy(\.isNumber) && (Int(oscPort).map { (0...65535).contains($0) } ?? false)) {
             throw ValidationError("--osc-port must be a UDP port number (0 to 65535), got \"\(oscPort)\"")
         }
+        if link {
+            if !LinkSession.isAvailable {
+                throw ValidationError("--link: this build has no Ableton Link (it is GPL-licensed and opt-in: build with `make build LINK=1`; README: Ableton Link)")
+            }
+            if patchOptions.tempo != nil { throw ValidationError("--link plays the session's tempo: leave out --tempo") }
+        }
     }
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
-        let program = try patchOptions.makeProgram(oscPort: oscPort)
+        let program = try patchOptions.makeProgram(oscPort: oscPort, link: link)
         var options = LivePlayback.Options()
         jack.apply(to: &options)
         options.duration = duration

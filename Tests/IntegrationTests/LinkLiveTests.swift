@@ -1,6 +1,7 @@
 import Foundation
 import JACKTestSupport
 import SamplerKit
+import SoundFiles
 import Testing
 
 /// `sampler metronome --link` (issue 17, Ableton Link): two sampler processes, each on a dummy
@@ -59,7 +60,19 @@ import Testing
         #expect(try namespace.interfaces() == ["lo"])
     }
 
-    @Test func twoPeersPlayOnOneBeatAndShareATempoChange() throws {
+    /// A session of two peers: A (a metronome at 120 bpm, taking keys when `keysToA`) founds it;
+    /// B (`bArguments`, taking keys otherwise) joins a second later on a server of its own.
+    /// After six seconds the keys "++++++++++" (130 bpm) go to one of them. Returns each one's
+    /// onsets on the host clock, when B started and when the keys went.
+    struct Session {
+        /// A's onsets with their peak level (an accent, a bar's first beat, peaks higher).
+        var beatsA: [(frame: Int64, time: Double)] = []
+        var accentsA: [Bool] = []
+        var beatsB: [(frame: Int64, time: Double)] = []
+        var bStarted = 0.0, changed = 0.0
+    }
+
+    func playSession(bArguments: [String], bPort: String, keysToA: Bool) throws -> Session {
         #expect(LinkSession.isAvailable, "the tests are built with SAMPLER_LINK=1 (make test does it)")
         let namespace = try LinkNamespace()
         defer { namespace.stop() }
@@ -69,29 +82,26 @@ import Testing
         defer { serverB.stop() }
         let rate = 48000.0
 
-        // A founds the session at 120 bpm.
         let a = try Peer(namespace, ["metronome", "120", "--link", "--server", serverA.name, "--name", "linkA", "--no-connect",
-                                     "--quiet", "--duration", "17"])
+                                     "--duration", "17"] + (keysToA ? ["--keys-from-stdin"] : ["--quiet"]))
         try a.wait(for: "playing")
         // Witness names differ: JACK2 clients of one name opened at once on two servers collide.
         let captureA = try CaptureProcess(server: serverA, ports: ["linkA:out_L"], frames: Int(rate * 14), name: "witnessA")
         // Link lets the older of two sessions win when they are more than 0.5 s apart: B starts
         // one second after A (a real-time gap the scenario needs, not a wait for a condition).
         Thread.sleep(forTimeInterval: 1)
-        // B proposes 90 bpm, and takes keys from its standard input.
-        let b = try Peer(namespace, ["metronome", "90", "--link", "--server", serverB.name, "--name", "linkB", "--no-connect",
-                                     "--keys-from-stdin", "--duration", "15"])
+        let b = try Peer(namespace, bArguments + ["--link", "--server", serverB.name, "--name", "linkB", "--no-connect", "--duration", "15"])
         try b.wait(for: "playing")
-        let captureB = try CaptureProcess(server: serverB, ports: ["linkB:out_L"], frames: Int(rate * 12), name: "witnessB")
-        let bStarted = Self.hostMicroseconds
-        // Six seconds of both on one beat, then B's tempo keys: ten + (130 bpm), sent to the
-        // session.
+        let captureB = try CaptureProcess(server: serverB, ports: ["linkB:\(bPort)"], frames: Int(rate * 12), name: "witnessB")
+        var session = Session()
+        session.bStarted = Self.hostMicroseconds
+        // Six seconds of both on one beat, then the tempo keys, sent to the session.
         Thread.sleep(forTimeInterval: 6)
-        let changed = Self.hostMicroseconds
-        b.type("++++++++++")
+        session.changed = Self.hostMicroseconds
+        (keysToA ? a : b).type("++++++++++")
         let recordedA = try captureA.finish()
         let recordedB = try captureB.finish()
-        b.type("q")
+        if !keysToA { b.type("q") }
         let resultA = a.finish(), resultB = b.finish()
         #expect(resultA.status == 0, "\(resultA.output)")
         #expect(resultB.status == 0, "\(resultB.output)")
@@ -102,44 +112,85 @@ import Testing
         func beats(_ c: Capture) throws -> [(frame: Int64, time: Double)] {
             try c.onsets(channel: 0, quietGap: 2000).map { ($0, try #require(c.hostMicroseconds(ofFrame: $0))) }
         }
-        let beatsA = try beats(recordedA), beatsB = try beats(recordedB)
+        session.beatsA = try beats(recordedA)
+        let peaks = session.beatsA.map { b in (0..<480).map { abs(recordedA.sample(channel: 0, at: b.frame + Int64($0))) }.max() ?? 0 }
+        let middle = ((peaks.max() ?? 0) + (peaks.min() ?? 0)) / 2
+        session.accentsA = peaks.map { $0 > middle }
+        session.beatsB = try beats(recordedB)
+        return session
+    }
+
+    /// B's beats against A's (within 1 ms), each peer's on its own grid, and the tempo change
+    /// reaching both within a bar.
+    func check(_ s: Session, _ label: String) throws {
         let bar = 2_000_000.0  // a 4/4 bar at 120 bpm, µs
         // B joins within its first second; the tempo change reaches both within a bar.
-        let settled = { (t: Double) in t > bStarted + 1_000_000 && !(t > changed && t < changed + bar) }
+        let settled = { (t: Double) in t > s.bStarted + 1_000_000 && !(t > s.changed && t < s.changed + bar) }
         var differences: [Double] = []
-        for (_, t) in beatsB where settled(t) {
-            let nearest = try #require(beatsA.min { abs($0.time - t) < abs($1.time - t) })
+        for (_, t) in s.beatsB where settled(t) {
+            let nearest = try #require(s.beatsA.min { abs($0.time - t) < abs($1.time - t) })
             differences.append(t - nearest.time)
         }
         let sorted = differences.map(abs).sorted()
-        print(String(format: "Link: %d beats of B against A's: |difference| median %.0f µs, 90th %.0f µs, max %.0f µs (signed %@)",
-                     sorted.count, sorted[sorted.count / 2], sorted[sorted.count * 9 / 10], sorted.last ?? .nan,
+        try #require(sorted.count >= 15, "\(s.beatsB.count) beats of B")
+        print(String(format: "Link (%@): %d beats of B against A's: |difference| median %.0f µs, 90th %.0f µs, max %.0f µs (signed %@)",
+                     label, sorted.count, sorted[sorted.count / 2], sorted[sorted.count * 9 / 10], sorted.last ?? .nan,
                      differences.map { String(format: "%+.0f", $0) }.joined(separator: " ")))
-        #expect(sorted.count >= 15, "\(beatsB.count) beats of B")
         #expect((sorted.last ?? .infinity) < 1000, "beats of the two peers more than 1 ms apart: \(differences)")
 
         // Each on its own grid: one beat every 0.5 s at 120 bpm before the change, 0.4615 s at
         // 130 after it, by the host clock. In frames that is 24,000 and 22,153.8 (rounded per
         // beat; a re-anchor moves the grid by at most 0.25 ms) where the server's frame clock
         // keeps time (a dummy server starved of CPU loses time, and its frames with it).
-        for (name, beats) in [("A", beatsA), ("B", beatsB)] {
+        for (name, beats) in [("A", s.beatsA), ("B", s.beatsB)] {
             var before: [Double] = [], after: [Double] = [], frames: [Int64] = []
             for (x, y) in zip(beats, beats.dropFirst()) {
-                if x.time > bStarted + 1_000_000 && y.time < changed { before.append(y.time - x.time); frames.append(y.frame - x.frame) }
-                if x.time > changed + bar { after.append(y.time - x.time); frames.append(y.frame - x.frame) }
+                if x.time > s.bStarted + 1_000_000 && y.time < s.changed { before.append(y.time - x.time); frames.append(y.frame - x.frame) }
+                if x.time > s.changed + bar { after.append(y.time - x.time); frames.append(y.frame - x.frame) }
             }
-            print("Link: \(name)'s beats: \(before.map { String(format: "%.0f", $0) }) µs at 120, \(after.map { String(format: "%.0f", $0) }) µs at 130; frames \(frames)")
+            print("Link (\(label)): \(name)'s beats: \(before.map { String(format: "%.0f", $0) }) µs at 120, \(after.map { String(format: "%.0f", $0) }) µs at 130; frames \(frames)")
             #expect(before.count >= 8 && after.count >= 4, "\(name): \(before) \(after)")
             #expect(before.allSatisfy { abs($0 - 500_000) <= 500 }, "\(name) at 120 bpm: \(before)")
             #expect(after.allSatisfy { abs($0 - 60e6 / 130) <= 500 }, "\(name) at 130 bpm: \(after)")
             // The new tempo reached this peer within a bar of the keys.
             let firstNew = zip(beats, beats.dropFirst()).first { x, y in
-                x.time > changed && abs(y.time - x.time - 60e6 / 130) <= 500
+                x.time > s.changed && abs(y.time - x.time - 60e6 / 130) <= 500
             }
-            let reached = try #require(firstNew, "\(name) never played 130 bpm").0.time - changed
-            print(String(format: "Link: %@ plays 130 bpm from %.0f ms after B's keys", name, reached / 1000))
+            let reached = try #require(firstNew, "\(name) never played 130 bpm").0.time - s.changed
+            print(String(format: "Link (%@): %@ plays 130 bpm from %.0f ms after the keys", label, name, reached / 1000))
             #expect(reached < bar)
         }
+    }
+
+    /// Two metronomes: B proposes 90 bpm and takes A's 120; B's keys change the session's tempo.
+    @Test func twoMetronomesPlayOnOneBeatAndShareATempoChange() throws {
+        let s = try playSession(bArguments: ["metronome", "90", "--keys-from-stdin"], bPort: "out_L", keysToA: false)
+        try check(s, "two metronomes")
+    }
+
+    /// A metronome and a drum pattern (`sampler play --link`, a kick on every beat, its patch at
+    /// 100 bpm): the pattern starts on a bar of the session and follows A's tempo keys.
+    @Test func aPatternPlaysInTimeWithAMetronome() throws {
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("kick.wav").path,
+                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+        let patch = dir.appendingPathComponent("kick.json")
+        try """
+        {"version": 2, "tempo": 100, "instruments": [{"id": "kick", "layers": [{"samples": ["kick.wav"]}]}],
+         "patterns": [{"name": "four", "beatsPerBar": 4, "stepsPerBeat": 1, "bars": 1,
+                       "tracks": {"kick": {"steps": [127, 100, 100, 100]}}}]}
+        """.write(to: patch, atomically: true, encoding: .utf8)
+        let s = try playSession(bArguments: ["play", "--patch", patch.path, "--quiet"], bPort: "out_L", keysToA: true)
+        try check(s, "metronome and pattern")
+        // B's first note is on a bar of the session: on one of A's accents (its bars' first
+        // beats, which peak higher than the others).
+        let first = try #require(s.beatsB.first)
+        let index = try #require(s.beatsA.indices.min { abs(s.beatsA[$0].time - first.time) < abs(s.beatsA[$1].time - first.time) })
+        #expect(abs(s.beatsA[index].time - first.time) < 1000)
+        #expect(s.accentsA[index], "B's first note is not on a bar's first beat (A's accents: \(s.accentsA))")
+        // Every fourth click of A is an accent: the accents tell the bars.
+        #expect(s.accentsA.filter { $0 }.count * 4 >= s.accentsA.count - 3 && s.accentsA.filter { $0 }.count * 4 <= s.accentsA.count + 4,
+                "\(s.accentsA)")
     }
 }
 
