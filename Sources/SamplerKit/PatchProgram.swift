@@ -105,8 +105,10 @@ public struct PatchProgram: LiveProgram {
         session.loaded = loaded
         if session.linkEnabled {
             let link = try LinkSession(tempo: sections[0].tempo)
-            let track = PatchLinkTrack(link: link, patterns: kit.patterns.map(Self.sequencePattern), sections: sections, loops: loops)
+            let track = PatchLinkTrack(link: link, patterns: kit.patterns.map(Self.sequencePattern), sections: sections, loops: loops,
+                                       instrumentCount: kit.instruments.count)
             track.sampleRate = sampleRate
+            track.streamed = Set(kit.instruments.indices.filter { loaded.streams(instrument: $0) })
             session.link = track
             print("Link: enabled, \(Int(track.quantum)) beats a bar; the patterns play while the session does")
             fflush(nil)

@@ -139,9 +139,11 @@ import Testing
         #expect((sorted.last ?? .infinity) < 1000, "beats of the two peers more than 1 ms apart: \(differences)")
 
         // Each on its own grid: one beat every 0.5 s at 120 bpm before the change, 0.4615 s at
-        // 130 after it, by the host clock. In frames that is 24,000 and 22,153.8 (rounded per
-        // beat; a re-anchor moves the grid by at most 0.25 ms) where the server's frame clock
-        // keeps time (a dummy server starved of CPU loses time, and its frames with it).
+        // 130 after it, by the host clock, within 1 ms. In frames that is 24,000 and 22,153.8
+        // (rounded per beat; a re-anchor moves the grid by at most 0.25 ms) where the server's
+        // frame clock keeps time. A dummy server starved of CPU loses time, and JACK's estimate
+        // of host time per frame slews after it: measured beside two busy loops, intervals off
+        // by up to 0.25 ms (a beat already sent when the clock moved plays where it was sent).
         for (name, beats) in [("A", s.beatsA), ("B", s.beatsB)] {
             var before: [Double] = [], after: [Double] = [], frames: [Int64] = []
             for (x, y) in zip(beats, beats.dropFirst()) {
@@ -150,11 +152,11 @@ import Testing
             }
             print("Link (\(label)): \(name)'s beats: \(before.map { String(format: "%.0f", $0) }) µs at 120, \(after.map { String(format: "%.0f", $0) }) µs at 130; frames \(frames)")
             #expect(before.count >= 8 && after.count >= 4, "\(name): \(before) \(after)")
-            #expect(before.allSatisfy { abs($0 - 500_000) <= 500 }, "\(name) at 120 bpm: \(before)")
-            #expect(after.allSatisfy { abs($0 - 60e6 / 130) <= 500 }, "\(name) at 130 bpm: \(after)")
+            #expect(before.allSatisfy { abs($0 - 500_000) <= 1000 }, "\(name) at 120 bpm: \(before)")
+            #expect(after.allSatisfy { abs($0 - 60e6 / 130) <= 1000 }, "\(name) at 130 bpm: \(after)")
             // The new tempo reached this peer within a bar of the keys.
             let firstNew = zip(beats, beats.dropFirst()).first { x, y in
-                x.time > s.changed && abs(y.time - x.time - 60e6 / 130) <= 500
+                x.time > s.changed && abs(y.time - x.time - 60e6 / 130) <= 1000
             }
             let reached = try #require(firstNew, "\(name) never played 130 bpm").0.time - s.changed
             print(String(format: "Link (%@): %@ plays 130 bpm from %.0f ms after the keys", label, name, reached / 1000))
