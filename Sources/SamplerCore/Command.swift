@@ -75,6 +75,11 @@ public struct Command: BitwiseCopyable, Sendable {
         /// frame, is not sent (`Engine.lateMIDICount`): a gap, never a shift. `player` only
         /// groups messages for `cancelPending` (no voice is involved).
         case midi
+        /// Set instrument `player`'s gain (`level`, linear; when `loops` has bit 0) and pan
+        /// (`pan`; when `loops` has bit 1) for its triggers from the command's frame on. What
+        /// already sounds keeps its own (a drum machine's mixer, as Hydrogen's instrument volume
+        /// applies to the notes that follow).
+        case setInstrumentMix
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -135,6 +140,14 @@ public struct Command: BitwiseCopyable, Sendable {
         return c
     }
 
+    /// Forgets instrument `instrument`'s triggers still waiting whose frame is `from` or later
+    /// (a sequencer re-anchored on another grid).
+    public static func cancelPendingTriggers(instrument: Int, from frame: Frame = .min) -> Command {
+        var c = cancelPending(player: instrument, from: frame)
+        c.loops = 1
+        return c
+    }
+
     public static func stop(player: Int, at frame: Frame = immediately, fadeFrames: Int = 0) -> Command {
         var c = Command(kind: .stop, player: Int32(player), frame: frame)
         c.fadeFrames = Int32(clamping: fadeFrames)
@@ -171,6 +184,14 @@ public struct Command: BitwiseCopyable, Sendable {
         var c = Command(kind: .midi, player: Int32(player), frame: frame)
         for (i, byte) in bytes.prefix(3).enumerated() { c.tag |= UInt32(byte) << (8 * UInt32(i)) }
         c.loops = Int32(clamping: bytes.count)
+        return c
+    }
+
+    /// Instrument `instrument`'s gain and pan (nil: unchanged) for its triggers from `frame` on.
+    public static func setInstrumentMix(instrument: Int, gain: Gain?, pan: PanGains?, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .setInstrumentMix, player: Int32(instrument), frame: frame)
+        if let gain { c.level = gain.linear; c.loops |= 1 }
+        if let pan { c.pan = pan; c.loops |= 2 }
         return c
     }
 

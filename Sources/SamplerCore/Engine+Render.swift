@@ -102,7 +102,7 @@ extension Engine {
         while let command = commands.pop() {
             // Cancels act when they arrive, on what was sent before them, not on their frame.
             if case .cancelPending = command.kind {
-                schedule.removeAll(forPlayer: command.player, from: command.position)
+                schedule.removeAll(forPlayer: command.player, from: command.position, triggers: command.loops == 1)
                 continue
             }
             if case .reset = command.kind {
@@ -178,6 +178,15 @@ extension Engine {
         }
         if case .trigger = command.kind {
             trigger(instrument: Int(command.player), velocity: Int(command.level), at: frame)
+            return
+        }
+        if case .setInstrumentMix = command.kind {
+            // The render thread owns the instrument tables once rendering has begun.
+            let tables = instrumentTables.pointee
+            let i = Int(command.player)
+            guard i >= 0, i < tables.instrumentCount else { return }
+            if command.loops & 1 != 0 { tables.instruments[i].level = command.level }
+            if command.loops & 2 != 0 { tables.instruments[i].pan = command.pan }
             return
         }
         let p = Int(command.player)
@@ -257,7 +266,7 @@ extension Engine {
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .stopAll, .reset, .cancelPending, .trigger, .midi:
+        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix:
             break
         }
     }

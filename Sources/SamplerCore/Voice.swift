@@ -151,17 +151,24 @@ struct UnsafeCommandSchedule {
         @_noLocks @_noAllocation get { storage[state[0]].frame }
     }
 
-    /// Removes every command for `player`, keeping the others in order. Triggers are not player
-    /// commands (their `player` field names an instrument) and stay.
+    /// Removes every command for `player` from frame `first` on, keeping the others in order.
+    /// Triggers and instrument mixes are not player commands (their `player` field names an
+    /// instrument) and stay; with `triggers`, instead, instrument `player`'s triggers go and
+    /// everything else stays.
     @_noLocks @_noAllocation
-    func removeAll(forPlayer player: Int32, from first: Frame = .min) {
+    func removeAll(forPlayer player: Int32, from first: Frame = .min, triggers: Bool = false) {
         let head = state[0], count = state[1]
         var kept = 0
         for i in 0..<count {
             let command = storage[(head + i) % capacity]
-            var isTrigger = false
-            if case .trigger = command.kind { isTrigger = true }
-            if command.player != player || isTrigger || command.frame < first {
+            var isTrigger = false, isInstrumentCommand = false
+            switch command.kind {
+            case .trigger: isTrigger = true; isInstrumentCommand = true
+            case .setInstrumentMix: isInstrumentCommand = true
+            default: break
+            }
+            let selected = triggers ? isTrigger : !isInstrumentCommand
+            if command.player != player || !selected || command.frame < first {
                 storage[(head + kept) % capacity] = command
                 kept += 1
             }

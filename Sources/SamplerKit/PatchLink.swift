@@ -137,7 +137,7 @@ final class PatchLinkTrack {
     /// Withdraws the triggers sent for `frame` or later (but a streamed instrument's).
     private func withdraw(from frame: Frame, engine: Engine) {
         for i in 0..<instrumentCount where !streamed.contains(i) {
-            engine.send(.cancelPending(player: i, from: frame))
+            engine.send(.cancelPendingTriggers(instrument: i, from: frame))
         }
         sentFrames.removeAll { $0 >= frame }
     }

@@ -43,12 +43,7 @@ final class PatchOSC {
                 server.send("/sampler/state", [.int64(engine.renderedFrame), .double(sampleRate), .int(Int32(engine.activeVoiceCount))],
                             to: replyTo)
             case ("/sampler/trigger", let types) where ["s", "sf", "sd", "si", "i", "if", "id", "ii"].contains(types):
-                let index: Int?
-                switch m.arguments[0] {
-                case .string(let id): index = kit.instruments.firstIndex { $0.id == id }
-                case let a: index = a.number.flatMap { $0.isFinite && abs($0) < 1e9 ? Int($0) : nil }
-                }
-                guard let index, kit.instruments.indices.contains(index) else {
+                guard let index = instrumentIndex(m.arguments[0], kit: kit) else {
                     warn(m, "no instrument \(m.arguments[0]) (the patch has \(kit.instruments.map(\.id).joined(separator: ", ")))")
                     continue
                 }
@@ -60,6 +55,21 @@ final class PatchOSC {
                 }
                 _ = engine.send(loaded.command(for: Trigger(frame: at, player: index, velocity: velocity)))
                 log("osc: /sampler/trigger \(kit.instruments[index].id) \(when): at frame \(at)")
+            case ("/sampler/gain", let types) where ["sf", "sd", "si", "if", "id", "ii"].contains(types),
+                 ("/sampler/pan", let types) where ["sf", "sd", "si", "if", "id", "ii"].contains(types):
+                guard let index = instrumentIndex(m.arguments[0], kit: kit) else {
+                    warn(m, "no instrument \(m.arguments[0]) (the patch has \(kit.instruments.map(\.id).joined(separator: ", ")))")
+                    continue
+                }
+                guard !loaded.streams(instrument: index) else { warn(m, "\(kit.instruments[index].id) streams from disk: its mix is the patch's"); continue }
+                guard let value = m.arguments[1].number, value.isFinite else { warn(m, "not a number"); continue }
+                let isGain = m.path == "/sampler/gain"
+                if isGain && !(0...16).contains(value) { warn(m, "gain out of range (0 to 16, linear)"); continue }
+                if !isGain && !(-1...1).contains(value) { warn(m, "pan out of range (-1 to 1)"); continue }
+                let law: PanLawKind = kit.panLaw == .balance ? .balance : .constantPower
+                _ = engine.send(.setInstrumentMix(instrument: index, gain: isGain ? Gain(linear: Float(value)) : nil,
+                                                  pan: isGain ? nil : PanGains(pan: Float(value), law: law), at: at))
+                log("osc: \(m.path) \(kit.instruments[index].id) \(formatNumber(value)) \(when): at frame \(at)")
             case ("/sampler/stop", ""):
                 _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
                 log("osc: /sampler/stop \(when): at frame \(at)")
@@ -67,6 +77,16 @@ final class PatchOSC {
                 warn(m, "unknown message")
             }
         }
+    }
+
+    /// The instrument an argument names: by id, or by index.
+    private func instrumentIndex(_ argument: OSCArgument, kit: Patch) -> Int? {
+        let index: Int?
+        switch argument {
+        case .string(let id): index = kit.instruments.firstIndex { $0.id == id }
+        case let a: index = a.number.flatMap { $0.isFinite && abs($0) < 1e9 ? Int($0) : nil }
+        }
+        return index.flatMap { kit.instruments.indices.contains($0) ? $0 : nil }
     }
 
     private func warn(_ m: OSCMessage, _ what: String) {

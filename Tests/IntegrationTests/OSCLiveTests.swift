@@ -146,6 +146,49 @@ import Testing
         }
     }
 
+    /// `/sampler/gain` and `/sampler/pan` in timed bundles: the triggers after them, on their
+    /// frames, play at the new gain and pan (constant-power law: −3 dB each side at the centre).
+    @Test func timedGainAndPanApplyToTheTriggersAfterThem() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
+                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+        let kit = dir.appendingPathComponent("kit.json")
+        try """
+        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]}
+        """.write(to: kit, atomically: true, encoding: .utf8)
+        let (process, out, osc) = try startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
+                                                    "--server", server.name, "--name", "oscmix", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        let capture = try CaptureProcess(server: server, ports: ["oscmix:out_L", "oscmix:out_R"], frames: 48000 * 4)
+        let first = try stamp(send(["--port", osc, "--in-ms", "1200", "/sampler/trigger", "s:kick"]))
+        _ = try send(["--port", osc, "--at-us", "\(first + 200_000)", "/sampler/gain", "s:kick", "f:0.5"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 250_000)", "/sampler/trigger", "s:kick"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 400_000)", "/sampler/pan", "i:0", "f:-1"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 500_000)", "/sampler/trigger", "s:kick"])
+        _ = try send(["--port", osc, "/sampler/gain", "s:snare", "f:0.5"])
+        _ = try send(["--port", osc, "/sampler/pan", "s:kick", "f:3"])
+        let recorded = try capture.finish()
+        process.terminate()
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = output.split(separator: "\n")
+        let frames = lines.filter { $0.hasPrefix("osc: /sampler/trigger") }.compactMap { Int64($0.split(separator: " ").last!) }
+        #expect(lines.filter { $0.hasPrefix("osc: /sampler/gain kick 0.5 on its timetag") || $0.hasPrefix("osc: /sampler/pan kick -1 on its timetag") }.count == 2,
+                "\(output)")
+        #expect(output.contains("osc: /sampler/gain ,sf: no instrument"), "\(output)")
+        #expect(output.contains("osc: /sampler/pan ,sf: pan out of range (-1 to 1)"), "\(output)")
+        try #require(frames.count == 3, "\(output)")
+        #expect(recorded.onsets(channel: 0) == frames)
+        let centre = Float(0.5).squareRoot()
+        let expected: [(Float, Float)] = [(centre, centre), (0.5 * centre, 0.5 * centre), (0.5, 0)]
+        for (frame, (left, right)) in zip(frames, expected) {
+            #expect(abs(recorded.sample(channel: 0, at: frame) - left) < 1e-4 && abs(recorded.sample(channel: 1, at: frame) - right) < 1e-4,
+                    "at \(frame): \(recorded.sample(channel: 0, at: frame)), \(recorded.sample(channel: 1, at: frame)); expected \(left), \(right)")
+        }
+    }
+
     @Test func aBadOSCPortIsOneLine() throws {
         let run = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
                                         ["metronome", "120", "--osc-port", "udp"], timeout: 10).finish()

@@ -136,6 +136,40 @@ import Testing
         #expect(abs(out[300] - 0.2) < 1e-6)
     }
 
+    /// An instrument's mix (OSC /sampler/gain and /sampler/pan) applies to its triggers from the
+    /// command's frame on; what sounds keeps its own.
+    @Test func anInstrumentsMixAppliesFromItsFrame() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, voiceCount: 4, pan: -1, layers: [InstrumentLayer(sounds: [s[1]])],
+                                                    declickFrames: 0)])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        engine.send(.setInstrumentMix(instrument: 0, gain: Gain(linear: 0.5), pan: nil, at: 100))
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 100))
+        engine.send(.setInstrumentMix(instrument: 0, gain: nil, pan: PanGains(pan: 1), at: 200))
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 200))
+        let out = renderBlocks(engine, periods: 3, blockSize: 100)
+        #expect(abs(out.left[50] - 0.2) < 1e-6)
+        #expect(abs(out.left[150] - 0.3) < 1e-6)  // 0.2 at full gain, and 0.1 at half
+        #expect(abs(out.left[250] - 0.3) < 1e-6 && abs(out.right[250] - 0.1) < 1e-6)  // the third on the right
+    }
+
+    /// `cancelPendingTriggers` forgets one instrument's triggers from a frame on, and nothing else.
+    @Test func cancellingTriggersKeepsOtherInstrumentsAndEarlierFrames() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 0, voiceCount: 2, pan: -1, layers: [InstrumentLayer(sounds: [s[0]])], declickFrames: 0),
+            InstrumentDefinition(firstPlayer: 2, voiceCount: 2, pan: 1, layers: [InstrumentLayer(sounds: [s[1]])], declickFrames: 0),
+        ])
+        for f in [0, 100, 200] as [Frame] {
+            engine.send(.trigger(instrument: 0, velocity: 127, at: f))
+            engine.send(.trigger(instrument: 1, velocity: 127, at: f))
+        }
+        engine.send(.cancelPendingTriggers(instrument: 0, from: 100))
+        let out = renderBlocks(engine, periods: 3, blockSize: 100)
+        #expect(abs(out.left[250] - 0.1) < 1e-6)  // only the first trigger of instrument 0
+        #expect(abs(out.right[250] - 0.4) < 1e-6)  // two voices of instrument 1 (the third stole the first)
+    }
+
     @Test func aChokeGroupSilencesTheOtherWithinItsFade() throws {
         let (engine, s) = try engineWithKit()
         engine.setInstruments([
