@@ -80,6 +80,8 @@ public struct Command: BitwiseCopyable, Sendable {
         /// already sounds keeps its own (a drum machine's mixer, as Hydrogen's instrument volume
         /// applies to the notes that follow).
         case setInstrumentMix
+        /// Swap in the instruments `Engine.replaceInstruments` prepared, on the command's frame.
+        case replaceInstruments
     }
 
     /// The frame meaning "as soon as possible": never reported as late.

@@ -180,6 +180,17 @@ extension Engine {
             trigger(instrument: Int(command.player), velocity: Int(command.level), at: frame)
             return
         }
+        if case .replaceInstruments = command.kind {
+            // The tables the control thread published trade places with the ones in use, which
+            // it frees once it sees them handed back.
+            if instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.published {
+                let inUse = instrumentTables.pointee
+                instrumentTables.pointee = pendingInstruments.pointee
+                pendingInstruments.pointee = inUse
+                instrumentSwap.store(InstrumentSwap.handedBack, ordering: .releasing)
+            }
+            return
+        }
         if case .setInstrumentMix = command.kind {
             // The render thread owns the instrument tables once rendering has begun.
             let tables = instrumentTables.pointee
@@ -266,7 +277,7 @@ extension Engine {
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix:
+        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments:
             break
         }
     }

@@ -38,6 +38,11 @@ public final class Engine: @unchecked Sendable {
     let prefetchSink: UnsafeMutablePointer<UInt32>
     /// The instruments (see `setInstruments`), behind a pointer the render thread reads.
     let instrumentTables: UnsafeMutablePointer<InstrumentTables>
+    /// Tables for `replaceInstruments`: owned by the control thread except while
+    /// `instrumentSwap` is `published` (then the render thread takes them on the command's frame
+    /// and leaves the old ones here, `handedBack`).
+    let pendingInstruments: UnsafeMutablePointer<InstrumentTables>
+    let instrumentSwap = Atomic<Int>(InstrumentSwap.idle)
     let sounds: UnsafeMutablePointer<SoundSlot>
     /// Sounds kept alive while the engine can play them, by slot (nil: a free slot), with how
     /// many registrations each has. Control thread only.
@@ -95,6 +100,8 @@ public final class Engine: @unchecked Sendable {
         for i in 0..<meterCount { (meters + i).initialize(to: Atomic(0)) }
         instrumentTables = .allocate(capacity: 1)
         instrumentTables.initialize(to: .make([]))
+        pendingInstruments = .allocate(capacity: 1)
+        pendingInstruments.initialize(to: .make([]))
         // Every buffer the render thread uses is written once here, so that its pages are
         // resident before the render thread first touches them (no page fault in the callback).
         scratchLeft = .allocate(capacity: scratchCapacity)
@@ -133,6 +140,8 @@ public final class Engine: @unchecked Sendable {
         discardRight.deallocate()
         instrumentTables.pointee.deallocate()
         instrumentTables.deallocate()
+        pendingInstruments.pointee.deallocate()
+        pendingInstruments.deallocate()
         sounds.deallocate()
         schedule.deallocate()
         midiOutput.deallocate()
@@ -224,7 +233,7 @@ public final class Engine: @unchecked Sendable {
     /// registered and their players in range. Control thread only, before the engine first
     /// renders (the render thread reads the tables without synchronization).
     public func setInstruments(_ definitions: [InstrumentDefinition]) {
-        precondition(periodCount == 0, "set the instruments before the engine starts rendering")
+        precondition(periodCount == 0, "set the instruments before the engine starts rendering (later: replaceInstruments)")
         for d in definitions {
             precondition(d.firstPlayer >= 0 && d.firstPlayer + d.voiceCount <= configuration.maxPlayers, "instrument players out of range")
             precondition(d.layers.allSatisfy { $0.sounds.allSatisfy { isRegistered($0) } }, "unregistered sound")
@@ -232,6 +241,50 @@ public final class Engine: @unchecked Sendable {
         instrumentTables.pointee.deallocate()
         instrumentTables.pointee = .make(definitions)
     }
+
+    /// Replaces the instruments from device frame `frame` on, while the engine renders (a patch
+    /// loaded over OSC): the tables are built here and the render thread swaps them in on that
+    /// frame, without waiting or allocating. What sounds keeps playing; triggers and MIDI notes
+    /// from `frame` on play the new instruments. Before the first period it is `setInstruments`.
+    ///
+    /// Returns false, changing nothing, when an instrument's players are out of range or a sound
+    /// is not registered, when the command queue is full, or while the previous replacement
+    /// has not reached the render thread yet. Control thread only.
+    public func replaceInstruments(_ definitions: [InstrumentDefinition], at frame: Frame) -> Bool {
+        for d in definitions {
+            guard d.firstPlayer >= 0, d.firstPlayer + d.voiceCount <= configuration.maxPlayers,
+                  d.layers.allSatisfy({ $0.sounds.allSatisfy { isRegistered($0) } }) else { return false }
+        }
+        if periodCount == 0 && instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.idle {
+            setInstruments(definitions)
+            return true
+        }
+        guard reclaimInstruments() else { return false }
+        pendingInstruments.pointee.deallocate()
+        pendingInstruments.pointee = .make(definitions)
+        instrumentSwap.store(InstrumentSwap.published, ordering: .releasing)
+        guard send(Command(kind: .replaceInstruments, player: 0, frame: frame)) else {
+            // Not sent: the tables stay the control thread's.
+            instrumentSwap.store(InstrumentSwap.idle, ordering: .relaxed)
+            return false
+        }
+        return true
+    }
+
+    /// Whether the pending tables are the control thread's (no replacement waiting).
+    @discardableResult
+    func reclaimInstruments() -> Bool {
+        switch instrumentSwap.load(ordering: .acquiring) {
+        case InstrumentSwap.published: return false
+        case InstrumentSwap.handedBack:
+            instrumentSwap.store(InstrumentSwap.idle, ordering: .relaxed)
+            return true
+        default: return true
+        }
+    }
+
+    /// Whether the last `replaceInstruments` has been swapped in. Control thread only.
+    public var instrumentsReplaced: Bool { instrumentSwap.load(ordering: .acquiring) != InstrumentSwap.published }
 
     /// The sound registered under `id`. Control thread only.
     public func sound(_ id: SoundID) -> Sound { registered[Int(id.rawValue)]! }
@@ -380,4 +433,14 @@ enum PlayerMeterField {
     static var sumRight: Int { @_noLocks @_noAllocation get { 3 } }
     static var meterFrames: Int { @_noLocks @_noAllocation get { 4 } }
     static var meterReset: Int { @_noLocks @_noAllocation get { 5 } }
+}
+
+/// Where `Engine.pendingInstruments` stands.
+enum InstrumentSwap {
+    /// The control thread's: free to fill.
+    static var idle: Int { @_noLocks @_noAllocation get { 0 } }
+    /// Filled and published: the render thread takes them on the command's frame.
+    static var published: Int { @_noLocks @_noAllocation get { 1 } }
+    /// Taken; the old tables are back in their place, the control thread's again.
+    static var handedBack: Int { @_noLocks @_noAllocation get { 2 } }
 }

@@ -164,7 +164,7 @@ struct UnsafeCommandSchedule {
             var isTrigger = false, isInstrumentCommand = false
             switch command.kind {
             case .trigger: isTrigger = true; isInstrumentCommand = true
-            case .setInstrumentMix: isInstrumentCommand = true
+            case .setInstrumentMix, .replaceInstruments: isInstrumentCommand = true
             default: break
             }
             let selected = triggers ? isTrigger : !isInstrumentCommand

@@ -45,46 +45,52 @@ public final class LoadedPatch {
         let notes = kit.resolvedMIDINotes
         let declick = Int((sampleRate * 0.002).rounded())
         let panLaw: PanLawKind = kit.panLaw == .balance ? .balance : .constantPower
-        for (i, instrument) in kit.instruments.enumerated() {
-            var layers: [InstrumentLayer] = []
-            if streamFiles[i] == nil {
-                for (l, layer) in instrument.layers.enumerated() {
-                    var ids: [SoundID] = []
-                    for (s, sample) in layer.samples.enumerated() {
-                        let key = "\(instrument.tune)|\(sample.resolvedPath)"
-                        if let id = cache[key] { ids.append(id); continue }
-                        do {
-                            let sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath)
-                            untuned[sample.resolvedPath] = sound
-                            let id = try engine.register(try PatchProgram.tuned(sound, semitones: instrument.tune))
-                            cache[key] = id
-                            ids.append(id)
-                        } catch {
-                            throw SamplerError("\(Self.place(kit, i, l, s)): \(error)")
+        do {
+            for (i, instrument) in kit.instruments.enumerated() {
+                var layers: [InstrumentLayer] = []
+                if streamFiles[i] == nil {
+                    for (l, layer) in instrument.layers.enumerated() {
+                        var ids: [SoundID] = []
+                        for (s, sample) in layer.samples.enumerated() {
+                            let key = "\(instrument.tune)|\(sample.resolvedPath)"
+                            if let id = cache[key] { ids.append(id); continue }
+                            do {
+                                let sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath)
+                                untuned[sample.resolvedPath] = sound
+                                let id = try engine.register(try PatchProgram.tuned(sound, semitones: instrument.tune))
+                                cache[key] = id
+                                ids.append(id)
+                            } catch {
+                                throw SamplerError("\(Self.place(kit, i, l, s)): \(error)")
+                            }
                         }
+                        let selection: SampleSelection = switch layer.selection {
+                        case .roundRobin: .roundRobin
+                        case .random(let seed): .random(seed: seed)
+                        }
+                        layers.append(InstrumentLayer(velocities: layer.velocities, sounds: ids, selection: selection,
+                                                      gain: Gain(decibels: layer.gainDb)))
                     }
-                    let selection: SampleSelection = switch layer.selection {
-                    case .roundRobin: .roundRobin
-                    case .random(let seed): .random(seed: seed)
-                    }
-                    layers.append(InstrumentLayer(velocities: layer.velocities, sounds: ids, selection: selection,
-                                                  gain: Gain(decibels: layer.gainDb)))
+                } else {
+                    // The level as the render thread computes a trigger's: instrument × layer.
+                    let level = Gain(decibels: instrument.gainDb).linear * Gain(decibels: instrument.layers[0].gainDb).linear
+                    starts[i] = (nextPlayer, level, PanGains(pan: Float(instrument.pan), law: panLaw), declick)
                 }
-            } else {
-                // The level as the render thread computes a trigger's: instrument × layer.
-                let level = Gain(decibels: instrument.gainDb).linear * Gain(decibels: instrument.layers[0].gainDb).linear
-                starts[i] = (nextPlayer, level, PanGains(pan: Float(instrument.pan), law: panLaw), declick)
+                definitions.append(InstrumentDefinition(
+                    firstPlayer: nextPlayer, voiceCount: instrument.voices, gain: Gain(decibels: instrument.gainDb),
+                    pan: Float(instrument.pan), loops: instrument.loops, chokeGroup: instrument.chokeGroup, layers: layers,
+                    declickFrames: declick, chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
+                    midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
+                    panLaw: panLaw))
+                nextPlayer += instrument.voices
             }
-            definitions.append(InstrumentDefinition(
-                firstPlayer: nextPlayer, voiceCount: instrument.voices, gain: Gain(decibels: instrument.gainDb),
-                pan: Float(instrument.pan), loops: instrument.loops, chokeGroup: instrument.chokeGroup, layers: layers,
-                declickFrames: declick, chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
-                midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
-                panLaw: panLaw))
-            nextPlayer += instrument.voices
-        }
-        guard nextPlayer <= engine.configuration.maxPlayers else {
-            throw SamplerError("\(kit.file): instruments: \(nextPlayer) voices in all; the engine has \(engine.configuration.maxPlayers) players")
+            guard nextPlayer <= engine.configuration.maxPlayers else {
+                throw SamplerError("\(kit.file): instruments: \(nextPlayer) voices in all; the engine has \(engine.configuration.maxPlayers) players")
+            }
+        } catch {
+            // Nothing of a patch that cannot be loaded stays registered.
+            for id in cache.values { engine.unregister(id) }
+            throw error
         }
         if streamFiles.isEmpty {
             streams = nil
@@ -98,7 +104,11 @@ public final class LoadedPatch {
         }
         self.definitions = definitions
         streamedStarts = starts
+        soundIDs = Array(Set(cache.values)).sorted { $0.rawValue < $1.rawValue }
     }
+
+    /// The sounds registered for the instruments held in memory (each once).
+    public let soundIDs: [SoundID]
 
     /// Whether instrument `index` streams from disk.
     public func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }

@@ -10,6 +10,8 @@ import Scheduling
 /// | message | does |
 /// |---|---|
 /// | `/sampler/trigger ,s id` (`,sf id velocity` 0…1, `,si id velocity` 1…127; `,i index`) | plays the instrument |
+/// | `/sampler/gain ,sf id gain`, `/sampler/pan ,sf id pan` | the instrument's mix for its triggers from then on |
+/// | `/sampler/load ,s path` | the patch's instruments replace these (what sounds stops); replies `/sampler/loaded ,si path count` or `/sampler/error ,ss path message` |
 /// | `/sampler/stop` | stops every voice |
 /// | `/sampler/ping` (`,s address`) | replies `/sampler/pong` |
 /// | `/sampler/query` (`,s address`) | replies `/sampler/instrument ,is index id` for each instrument, then `/sampler/state ,hdi frame sampleRate voices` |
@@ -23,14 +25,27 @@ import Scheduling
 final class PatchOSC {
     let server: OSCServer
     private let log: (String) -> Void
+    /// Whether `/sampler/load` may replace the instruments (a program playing only what OSC
+    /// triggers: patterns would name instruments of the old patch).
+    let canLoad: Bool
+    /// The patch loaded over OSC, if any, in place of the program's.
+    private var replaced: (kit: Patch, loaded: LoadedPatch)?
+    /// Sounds of replaced patches, unregistered once the frame they stopped on is well past.
+    private var retired: [(sounds: [SoundID], after: Frame)] = []
 
-    init(server: OSCServer, log: @escaping (String) -> Void) {
+    init(server: OSCServer, canLoad: Bool, log: @escaping (String) -> Void) {
         self.server = server
+        self.canLoad = canLoad
         self.log = log
     }
 
-    func tick(kit: Patch, loaded: LoadedPatch, engine: Engine, sampleRate: Double, frameAt: (UInt64) -> Frame) {
+    func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, frameAt: (UInt64) -> Frame) {
+        while let first = retired.first, engine.renderedFrame > first.after {
+            for id in first.sounds { engine.unregister(id) }
+            retired.removeFirst()
+        }
         for m in server.take() {
+            let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
             let (at, when) = m.scheduledFrame(engine: engine, sampleRate: sampleRate, frameAt: frameAt)
             let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
             switch (m.path, m.types) {
@@ -70,6 +85,17 @@ final class PatchOSC {
                 _ = engine.send(.setInstrumentMix(instrument: index, gain: isGain ? Gain(linear: Float(value)) : nil,
                                                   pan: isGain ? nil : PanGains(pan: Float(value), law: law), at: at))
                 log("osc: \(m.path) \(kit.instruments[index].id) \(formatNumber(value)) \(when): at frame \(at)")
+            case ("/sampler/load", "s"), ("/sampler/load", "ss"):
+                guard case .string(let path) = m.arguments[0] else { continue }
+                let replyTo = m.arguments.count == 2 ? (m.arguments[1].text.flatMap(OSCServer.replyURL) ?? m.source) : m.source
+                do {
+                    let count = try load(path, replacing: loaded, engine: engine, sampleRate: sampleRate, at: at)
+                    server.send("/sampler/loaded", [.string(path), .int(Int32(count))], to: replyTo)
+                    log("osc: /sampler/load \(path) \(when): \(count) instruments from frame \(at)")
+                } catch {
+                    warn(m, "\(error)")
+                    server.send("/sampler/error", [.string(path), .string("\(error)")], to: replyTo)
+                }
             case ("/sampler/stop", ""):
                 _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
                 log("osc: /sampler/stop \(when): at frame \(at)")
@@ -77,6 +103,32 @@ final class PatchOSC {
                 warn(m, "unknown message")
             }
         }
+    }
+
+    /// Loads the patch at `path` and swaps its instruments in on frame `at`, where every voice
+    /// of the old ones stops; returns its instrument count. Its samples are decoded into memory
+    /// (a patch that streams is refused), within the engine's players.
+    private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
+        guard canLoad else { throw SamplerError("load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)") }
+        let kit: Patch
+        do { kit = try PatchLoader.load(path: path) } catch { throw SamplerError("\(error)") }
+        let voices = kit.instruments.reduce(0) { $0 + $1.voices }
+        guard voices <= engine.configuration.maxPlayers else {
+            throw SamplerError("\(path): \(voices) voices in all; this sampler has \(engine.configuration.maxPlayers) players (start it with the patch)")
+        }
+        var options = PatchStreamingOptions()
+        options.threshold = nil
+        let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options)
+        guard !kit.instruments.indices.contains(where: loaded.streams), engine.replaceInstruments(loaded.definitions, at: at) else {
+            for id in loaded.soundIDs { engine.unregister(id) }
+            if kit.instruments.indices.contains(where: loaded.streams) { throw SamplerError("\(path): an instrument streams from disk (not over OSC)") }
+            throw SamplerError("the previous load has not been swapped in yet (or the command queue is full): send it again")
+        }
+        _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
+        // The old sounds go once no voice or fade can read them: half a second after the swap.
+        retired.append((old.soundIDs, at + Frame(sampleRate / 2)))
+        replaced = (kit, loaded)
+        return kit.instruments.count
     }
 
     /// The instrument an argument names: by id, or by index.

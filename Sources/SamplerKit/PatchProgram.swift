@@ -93,7 +93,11 @@ public struct PatchProgram: LiveProgram {
         session.linkEnabled = link
     }
 
-    public var playerCount: Int { kit.instruments.reduce(0) { $0 + $1.voices } }
+    /// The patch's voices; with OSC, at least 128 (a patch loaded over OSC takes players of its own).
+    public var playerCount: Int {
+        let voices = kit.instruments.reduce(0) { $0 + $1.voices }
+        return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
+    }
     public var title: String {
         "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
     }
@@ -116,8 +120,8 @@ public struct PatchProgram: LiveProgram {
         if let port = session.oscPort {
             let server: OSCServer
             do { server = try OSCServer(port: port, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
-            session.osc = PatchOSC(server: server) { print($0); fflush(nil) }
-            print("OSC: /sampler/trigger, /sampler/stop, /sampler/query, /sampler/ping on UDP port \(server.port)")
+            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty) { print($0); fflush(nil) }
+            print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port)")
             fflush(nil)
         }
     }

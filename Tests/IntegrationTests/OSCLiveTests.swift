@@ -189,6 +189,49 @@ import Testing
         }
     }
 
+    /// `/sampler/load`: another patch's instruments replace the running ones on the message's
+    /// frame; triggers after it play the new samples; a bad path is an error reply and a line.
+    @Test func aPatchLoadedOverOSCReplacesTheInstruments() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("one.wav").path, channels: [[1, 0.5, 0.25, 0.125]], sampleRate: 48000)
+        try WAVFileWriter.write(path: dir.appendingPathComponent("half.wav").path, channels: [[0.5, 0.25, 0.125, 0.0625]], sampleRate: 48000)
+        let first = dir.appendingPathComponent("first.json"), second = dir.appendingPathComponent("second.json")
+        try """
+        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["one.wav"]}], "pan": -1}]}
+        """.write(to: first, atomically: true, encoding: .utf8)
+        try """
+        {"version": 2, "tempo": 120, "instruments": [{"id": "snare", "layers": [{"samples": ["one.wav"]}], "pan": 1},
+                                       {"id": "kick", "layers": [{"samples": ["half.wav"]}], "pan": -1}]}
+        """.write(to: second, atomically: true, encoding: .utf8)
+        let (process, out, osc) = try startWithOSC(["play", "--patch", first.path, "--osc-port", "0", "--duration", "20",
+                                                    "--server", server.name, "--name", "oscload", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        let capture = try CaptureProcess(server: server, ports: ["oscload:out_L", "oscload:out_R"], frames: 48000 * 4)
+        let start = try stamp(send(["--port", osc, "--in-ms", "1200", "/sampler/trigger", "s:kick"]))
+        let loaded = try send(["--port", osc, "--replies", "1", "--at-us", "\(start + 200_000)", "/sampler/load", "s:\(second.path)"])
+        #expect(loaded.contains("reply /sampler/loaded ,si \(second.path) 2"), "\(loaded)")
+        _ = try send(["--port", osc, "--at-us", "\(start + 300_000)", "/sampler/trigger", "s:kick"])
+        _ = try send(["--port", osc, "--at-us", "\(start + 400_000)", "/sampler/trigger", "s:snare"])
+        let query = try send(["--port", osc, "--replies", "3", "/sampler/query"])
+        #expect(query.contains("reply /sampler/instrument ,is 1 kick") && query.contains("reply /sampler/instrument ,is 0 snare"), "\(query)")
+        let bad = try send(["--port", osc, "--replies", "1", "/sampler/load", "s:\(dir.path)/missing.json"])
+        #expect(bad.contains { $0.hasPrefix("reply /sampler/error ,ss \(dir.path)/missing.json") }, "\(bad)")
+        let recorded = try capture.finish()
+        process.terminate()
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let frames = output.split(separator: "\n").filter { $0.hasPrefix("osc: /sampler/trigger") }.compactMap { Int64($0.split(separator: " ").last!) }
+        #expect(output.contains("osc: /sampler/load ,s: "), "\(output)")
+        try #require(frames.count == 3, "\(output)")
+        #expect(recorded.onsets(channel: 0) == [frames[0], frames[1]])
+        #expect(recorded.onsets(channel: 1) == [frames[2]])
+        #expect(abs(recorded.sample(channel: 0, at: frames[0]) - 1) < 1e-4)    // the first patch's kick
+        #expect(abs(recorded.sample(channel: 0, at: frames[1]) - 0.5) < 1e-4)  // the second's
+        #expect(abs(recorded.sample(channel: 1, at: frames[2]) - 1) < 1e-4)
+    }
+
     @Test func aBadOSCPortIsOneLine() throws {
         let run = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
                                         ["metronome", "120", "--osc-port", "udp"], timeout: 10).finish()

@@ -153,6 +153,33 @@ import Testing
         #expect(abs(out.left[250] - 0.3) < 1e-6 && abs(out.right[250] - 0.1) < 1e-6)  // the third on the right
     }
 
+    /// `replaceInstruments` while rendering (a patch loaded over OSC): the render thread swaps
+    /// the tables on the command's frame; one replacement at a time.
+    @Test func instrumentsAreReplacedOnTheirFrameWhileRendering() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [s[0]])], declickFrames: 0)])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        let first = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(abs(first[50] - 0.1) < 1e-6)
+        #expect(engine.replaceInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [s[2]])],
+                                                                declickFrames: 0)], at: 150))
+        #expect(!engine.instrumentsReplaced)
+        // The previous replacement has not reached the render thread: refused.
+        #expect(!engine.replaceInstruments([], at: 150))
+        // Out of range, or an unregistered sound: refused.
+        #expect(!engine.replaceInstruments([InstrumentDefinition(firstPlayer: 8, layers: [InstrumentLayer(sounds: [s[0]])])], at: 150))
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 120))
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 180))
+        let out = renderBlocks(engine, periods: 1, blockSize: 100, start: 100).left
+        #expect(abs(out[30] - 0.1) < 1e-6)  // frame 130: the old instrument
+        #expect(abs(out[90] - 0.3) < 1e-6)  // frame 190: the new one
+        #expect(engine.instrumentsReplaced)
+        #expect(engine.replaceInstruments([], at: 300))
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 310))
+        let after = renderBlocks(engine, periods: 2, blockSize: 100, start: 200).left
+        #expect(abs(after[150] - 0.3) < 1e-6)  // no instrument 0 any more: the voice plays on, none starts
+    }
+
     /// `cancelPendingTriggers` forgets one instrument's triggers from a frame on, and nothing else.
     @Test func cancellingTriggersKeepsOtherInstrumentsAndEarlierFrames() throws {
         let (engine, s) = try engineWithKit()
