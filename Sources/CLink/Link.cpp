@@ -5,7 +5,6 @@
 #include <ableton/Link.hpp>
 
 #include <chrono>
-#include <new>
 
 struct sampler_link {
     ableton::Link link;
@@ -28,20 +27,39 @@ sampler_link *sampler_link_create(double bpm) {
     }
 }
 
-void sampler_link_destroy(sampler_link *link) { delete link; }
+// No C++ exception may cross into Swift: each call that can throw (allocation, Link's network
+// set-up) catches and does nothing, or returns NULL.
+void sampler_link_destroy(sampler_link *link) {
+    try {
+        delete link;
+    } catch (...) {
+    }
+}
 
-void sampler_link_enable(sampler_link *link, bool enabled) { link->link.enable(enabled); }
+void sampler_link_enable(sampler_link *link, bool enabled) {
+    try {
+        link->link.enable(enabled);
+    } catch (...) {
+    }
+}
 bool sampler_link_is_enabled(const sampler_link *link) { return link->link.isEnabled(); }
 void sampler_link_enable_start_stop_sync(sampler_link *link, bool enabled) { link->link.enableStartStopSync(enabled); }
 size_t sampler_link_peer_count(const sampler_link *link) { return link->link.numPeers(); }
 int64_t sampler_link_clock_micros(const sampler_link *link) { return link->link.clock().micros().count(); }
 
 sampler_link_state *sampler_link_capture(const sampler_link *link) {
-    return new (std::nothrow) sampler_link_state{link->link.captureAppSessionState()};
+    try {
+        return new sampler_link_state{link->link.captureAppSessionState()};
+    } catch (...) {
+        return nullptr;
+    }
 }
 
 void sampler_link_commit(sampler_link *link, const sampler_link_state *state) {
-    link->link.commitAppSessionState(state->state);
+    try {
+        link->link.commitAppSessionState(state->state);
+    } catch (...) {
+    }
 }
 
 void sampler_link_state_destroy(sampler_link_state *state) { delete state; }

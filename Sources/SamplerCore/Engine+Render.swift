@@ -113,10 +113,24 @@ extension Engine {
                 continue
             }
             if !schedule.insert(command) {
+                // A replacement is never lost: the control thread may already count on it.
+                if case .replaceInstruments = command.kind { swapInInstruments() }
                 droppedCommandCounter.add(1, ordering: .relaxed)
                 emit(Event(kind: .commandDropped, player: command.player, frame: renderedFrameCounter.load(ordering: .relaxed), value: command.frame))
             }
         }
+    }
+
+    /// The tables the control thread published (`Engine.replaceInstruments`) trade places with
+    /// the ones in use, which it frees once it sees them handed back. Nothing when none is
+    /// published.
+    @_noLocks @_noAllocation
+    func swapInInstruments() {
+        guard instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.published else { return }
+        let inUse = instrumentTables.pointee
+        instrumentTables.pointee = pendingInstruments.pointee
+        pendingInstruments.pointee = inUse
+        instrumentSwap.store(InstrumentSwap.handedBack, ordering: .releasing)
     }
 
     @_noLocks @_noAllocation
@@ -181,14 +195,7 @@ extension Engine {
             return
         }
         if case .replaceInstruments = command.kind {
-            // The tables the control thread published trade places with the ones in use, which
-            // it frees once it sees them handed back.
-            if instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.published {
-                let inUse = instrumentTables.pointee
-                instrumentTables.pointee = pendingInstruments.pointee
-                pendingInstruments.pointee = inUse
-                instrumentSwap.store(InstrumentSwap.handedBack, ordering: .releasing)
-            }
+            swapInInstruments()
             return
         }
         if case .setInstrumentMix = command.kind {

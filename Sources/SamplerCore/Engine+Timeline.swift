@@ -76,10 +76,12 @@ extension Engine {
         timeline.pointee.isRunning = false
     }
 
-    /// Stops every voice and tail and forgets every pending command. Real-time safe.
+    /// Stops every voice and tail and forgets every pending command (a pending replacement of
+    /// the instruments is made at once: the control thread counts on it). Real-time safe.
     @_noLocks @_noAllocation
     func silenceEverything() {
         while schedule.count > 0 { _ = schedule.removeFirst() }
+        swapInInstruments()
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
             let key = Int(voiceList.key(at: i))

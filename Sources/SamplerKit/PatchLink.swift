@@ -88,8 +88,10 @@ final class PatchLinkTrack {
         while sentFrames.contains(where: { abs($0 - earliest) <= 3 }) { earliest += 4 }
         guard timeline.isPlaying else {
             if anchor != nil {
-                withdraw(from: earliest, engine: engine)
-                hand(over: earliest, to: nil)
+                // From the stop's frame, or the first one still reachable.
+                let at = max(earliest, Frame(grid.frame(atHostTime: timeline.playingChangeTime).rounded(.up)))
+                withdraw(from: at, engine: engine)
+                hand(over: at, to: nil, silencing: false)
                 anchor = nil
             }
             return
@@ -130,7 +132,7 @@ final class PatchLinkTrack {
         var sequencer = SongSequencer(patterns: patterns, sections: sections.map { SongSection(pattern: $0.pattern, repeats: $0.repeats, tempo: tempo) },
                                       loops: loops, sampleRate: sampleRate, origin: Frame(origin.rounded()))
         sequencer.produce(before: from) { _ in }
-        hand(over: from, to: sequencer)
+        hand(over: from, to: sequencer, silencing: true)
         anchor = (timeline.tempo, origin, startBeat)
     }
 
@@ -143,7 +145,11 @@ final class PatchLinkTrack {
     }
 
     /// From `frame` on `sequencer` plays instead: at once when `frame` was produced already.
-    private func hand(over frame: Frame, to sequencer: SongSequencer?) {
+    /// With `silencing`, the grid before sends nothing more (a re-anchor: what it sent from the
+    /// change on was withdrawn, and the new grid starts from that place in the music even when
+    /// its frame comes later); without, it plays up to `frame` (a stop).
+    private func hand(over frame: Frame, to sequencer: SongSequencer?, silencing: Bool) {
+        if silencing { current = nil }
         if frame <= producedBefore {
             current = sequencer
             pending = nil

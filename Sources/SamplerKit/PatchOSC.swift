@@ -30,8 +30,9 @@ final class PatchOSC {
     let canLoad: Bool
     /// The patch loaded over OSC, if any, in place of the program's.
     private var replaced: (kit: Patch, loaded: LoadedPatch)?
-    /// Sounds of replaced patches, unregistered once the frame they stopped on is well past.
-    private var retired: [(sounds: [SoundID], after: Frame)] = []
+    /// Sounds of replaced patches, unregistered half a second after the render thread has
+    /// swapped the instruments (`after` is set when that is first seen).
+    private var retired: [(sounds: [SoundID], after: Frame?)] = []
 
     init(server: OSCServer, canLoad: Bool, log: @escaping (String) -> Void) {
         self.server = server
@@ -40,7 +41,10 @@ final class PatchOSC {
     }
 
     func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, frameAt: (UInt64) -> Frame) {
-        while let first = retired.first, engine.renderedFrame > first.after {
+        if let i = retired.indices.first(where: { retired[$0].after == nil }), engine.instrumentsReplaced {
+            retired[i].after = engine.renderedFrame + Frame(sampleRate / 2)
+        }
+        while let first = retired.first, let after = first.after, engine.renderedFrame > after {
             for id in first.sounds { engine.unregister(id) }
             retired.removeFirst()
         }
@@ -116,17 +120,20 @@ final class PatchOSC {
         guard voices <= engine.configuration.maxPlayers else {
             throw SamplerError("\(path): \(voices) voices in all; this sampler has \(engine.configuration.maxPlayers) players (start it with the patch)")
         }
+        if let i = kit.instruments.firstIndex(where: { $0.layers.contains { $0.samples.contains { $0.loading == .stream } } }) {
+            throw SamplerError("\(path): instrument \(kit.instruments[i].id) streams from disk (\"stream\": true), which a load over OSC does not do")
+        }
+        guard engine.instrumentsReplaced else { throw SamplerError("the previous load has not been swapped in yet: send it again") }
         var options = PatchStreamingOptions()
         options.threshold = nil
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options)
-        guard !kit.instruments.indices.contains(where: loaded.streams), engine.replaceInstruments(loaded.definitions, at: at) else {
+        guard engine.replaceInstruments(loaded.definitions, at: at) else {
             for id in loaded.soundIDs { engine.unregister(id) }
-            if kit.instruments.indices.contains(where: loaded.streams) { throw SamplerError("\(path): an instrument streams from disk (not over OSC)") }
-            throw SamplerError("the previous load has not been swapped in yet (or the command queue is full): send it again")
+            throw SamplerError("the command queue is full: send it again")
         }
         _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
         // The old sounds go once no voice or fade can read them: half a second after the swap.
-        retired.append((old.soundIDs, at + Frame(sampleRate / 2)))
+        retired.append((old.soundIDs, nil))
         replaced = (kit, loaded)
         return kit.instruments.count
     }

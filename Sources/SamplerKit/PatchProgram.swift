@@ -132,7 +132,13 @@ public struct PatchProgram: LiveProgram {
     }
 
     public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
-        session.link?.follow(engine: engine)
+        if let link = session.link {
+            // What a re-anchor left to send again before the horizon already reached goes out
+            // now, not on the next tick.
+            let horizon = link.producedBefore
+            link.follow(engine: engine)
+            if link.producedBefore < horizon { feeder.feed(engine, before: horizon) }
+        }
         if let osc = session.osc, let loaded = session.loaded, let client = session.client {
             osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, frameAt: { client.frame(atHostTime: $0) })
         }

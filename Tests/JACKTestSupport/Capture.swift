@@ -72,9 +72,11 @@ public struct Capture {
         return result
     }
 
-    /// The sample at absolute device frame `frame`.
+    /// The sample at absolute device frame `frame` (0 outside the recording).
     public func sample(channel: Int, at frame: Int64) -> Float {
-        channels[channel][Int(frame - firstFrame)]
+        let i = frame - firstFrame
+        guard i >= 0, i < Int64(channels[channel].count) else { return 0 }
+        return channels[channel][Int(i)]
     }
 }
 

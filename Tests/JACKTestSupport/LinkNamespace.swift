@@ -15,9 +15,12 @@ public final class LinkNamespace: @unchecked Sendable {
     public init() throws {
         let out = Pipe(), err = Pipe()
         holder.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
-        holder.arguments = (asRoot ? ["--net"] : ["--map-current-user", "--net"]) + ["--", "/bin/sh", "-c", """
+        // The holder is named after this process, so that `scripts/clear-stale-jack.sh` can stop
+        // one left behind by a test process that crashed.
+        holder.arguments = (asRoot ? ["--net"] : ["--map-current-user", "--net"]) + ["--", "/bin/bash", "-c", """
             PATH=/usr/sbin:/sbin:$PATH
-            ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && echo ready && exec sleep 100000
+            ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && echo ready && \
+            exec -a sampler-link-namespace-holder-\(getpid()) sleep 100000
             """]
         holder.standardOutput = out
         holder.standardError = err
@@ -51,9 +54,11 @@ public final class LinkNamespace: @unchecked Sendable {
     }
 
     /// Stops the holder by its PID (the namespace goes when its last process does). Idempotent.
+    /// SIGKILL: a child spawned from a thread that blocks SIGTERM (the test runner's may) inherits
+    /// the block.
     public func stop() {
         if holder.isRunning {
-            kill(holder.processIdentifier, SIGTERM)
+            kill(holder.processIdentifier, SIGKILL)
             holder.waitUntilExit()
         }
     }

@@ -180,6 +180,22 @@ import Testing
         #expect(abs(after[150] - 0.3) < 1e-6)  // no instrument 0 any more: the voice plays on, none starts
     }
 
+    /// A replacement whose command is forgotten (a reset flushes the schedule) is made at once:
+    /// the control thread counts on it and frees what it replaced.
+    @Test func aFlushedReplacementIsMadeAtOnce() throws {
+        let (engine, s) = try engineWithKit()
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [s[0]])], declickFrames: 0)])
+        _ = renderBlocks(engine, periods: 1, blockSize: 100)
+        #expect(engine.replaceInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [s[3]])],
+                                                                declickFrames: 0)], at: 1_000_000))
+        engine.send(Command(kind: .reset, player: 0, frame: Command.immediately))
+        _ = renderBlocks(engine, periods: 1, blockSize: 100, start: 100)
+        #expect(engine.instrumentsReplaced)
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 210))
+        let out = renderBlocks(engine, periods: 1, blockSize: 100, start: 200).left
+        #expect(abs(out[50] - 0.4) < 1e-6)
+    }
+
     /// `cancelPendingTriggers` forgets one instrument's triggers from a frame on, and nothing else.
     @Test func cancellingTriggersKeepsOtherInstrumentsAndEarlierFrames() throws {
         let (engine, s) = try engineWithKit()
