@@ -48,6 +48,13 @@ public struct TimelineCheck: CustomStringConvertible {
         }.count
     }
 
+    /// Periods with verdict `v` away from the witness's discontinuities (as above).
+    public func count(_ v: Verdict, awayFromDiscontinuities: Bool) -> Int {
+        verdicts.indices.filter { i in
+            verdicts[i].verdict == v && !discontinuities.contains { abs($0 - i) <= 2 }
+        }.count
+    }
+
     /// The longest run of consecutive periods that are not exact (wrong or silent where the
     /// render sounds count alike).
     public var longestInexactRun: Int {
