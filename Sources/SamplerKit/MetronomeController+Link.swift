@@ -49,6 +49,7 @@ extension MetronomeController {
             }
             return
         }
+        if let pending = linkPendingTempo, abs(pending.bpm - timeline.tempo) < 1e-9 * pending.bpm { linkPendingTempo = nil }
         let framesPerBeat = grid.framesPerBeat
         var first = earliest
         if linkAnchor == nil {

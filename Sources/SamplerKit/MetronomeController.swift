@@ -59,6 +59,8 @@ final class MetronomeController {
     /// The Link grid the clicks follow now: its tempo and the frame (fractional) of bar `bar`'s
     /// first beat; nil while not clicking.
     var linkAnchor: (tempo: Double, barFrame: Double, bar: Double)?
+    /// The tempo last committed to the session, until the session shows it (or a second passes).
+    var linkPendingTempo: (bpm: Double, until: Frame)?
 
     init(settings: MetronomeSettings, transportMode: MetronomeTransportMode, serverName: String?, clientName: String,
          interactive: Bool) {
@@ -331,9 +333,13 @@ final class MetronomeController {
             // timeline is one line: a later time would move the beats before it too); the clicks
             // sent beyond it are re-sent on the new grid, and every peer follows.
             let time = linkHostTime(ofFrame: linkEarliestFrame(engine: engine))
-            let current = link.timeline(quantum: linkQuantum, reference: time).tempo
+            // Build on the last tempo asked for while the session has not shown it yet (Link
+            // applies a commit asynchronously), so that quick presses add up.
+            if let pending = linkPendingTempo, frame > pending.until { linkPendingTempo = nil }
+            let current = linkPendingTempo?.bpm ?? link.timeline(quantum: linkQuantum, reference: time).tempo
             let bpm = min(999, max(20, newTempo(current)))
             link.setTempo(bpm, atHostTime: time)
+            linkPendingTempo = (bpm, frame + Frame(sampleRate))
             note = "\(formatNumber(bpm)) bpm to the Link session"
             return
         }

@@ -72,8 +72,11 @@ import Testing
         let expected = stride(from: first, to: stop, by: 24000).map { $0 }
         #expect(onsets == expected, "onsets \(onsets), expected \(expected)")
         // The frames are those of the timetags: by the witness's wall clock, within 2 ms (measured: a few hundred µs idle, about 1 ms under load).
-        let startError = try #require(recorded.realtimeMicroseconds(ofFrame: first)) - Double(startAt)
-        let stopError = try #require(recorded.realtimeMicroseconds(ofFrame: stop)) - Double(stopAt)
+        // The witness's wall time of a frame, from its first period's host stamp (a server that
+        // loses time after the messages arrived would shift a mapping taken at its end).
+        let wallMinusHost = wallMinusHostMicroseconds()
+        let startError = try #require(recorded.wallMicroseconds(ofFrame: first, wallMinusHost: wallMinusHost)) - Double(startAt)
+        let stopError = try #require(recorded.wallMicroseconds(ofFrame: stop, wallMinusHost: wallMinusHost)) - Double(stopAt)
         print(String(format: "OSC timetags → frames: start %+.0f µs, stop %+.0f µs from their timetags (frames %lld, %lld)",
                      startError, stopError, first, stop))
         // Exact on the frame the sampler chose; that frame within 2 ms of the timetag (JACK's own
@@ -139,8 +142,9 @@ import Testing
         #expect(recorded.lostFrames == 0)
         #expect(recorded.onsets(channel: 0) == [frames[0], frames[2]])
         #expect(recorded.onsets(channel: 1) == [frames[1]])
+        let wallMinusHost = wallMinusHostMicroseconds()
         for (frame, stamp) in zip(frames, [kick1, snare, kick2]) {
-            let error = try #require(recorded.realtimeMicroseconds(ofFrame: frame)) - Double(stamp)
+            let error = try #require(recorded.wallMicroseconds(ofFrame: frame, wallMinusHost: wallMinusHost)) - Double(stamp)
             print(String(format: "OSC trigger at frame %lld: %+.0f µs from its timetag", frame, error))
             #expect(abs(error) < 2000)
         }

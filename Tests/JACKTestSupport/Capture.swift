@@ -72,6 +72,16 @@ public struct Capture {
         return result
     }
 
+    /// The wall-clock time (µs since 1970) at which device frame `frame` would have played had
+    /// the server kept time since the recording began: the first recorded period's host-clock
+    /// stamp, the nominal rate from there, and `wallMinusHost` (`wallMinusHostMicroseconds()`).
+    /// A dummy server starved of CPU loses time; a frame mapped from a time before such a loss
+    /// is judged by the clock as it ran then, not as it ran later.
+    public func wallMicroseconds(ofFrame frame: Int64, wallMinusHost: Double) -> Double? {
+        guard let first = periods.first, let stamp = periodHostTimes.first, stamp.start >= 0 else { return nil }
+        return Double(stamp.start) + Double(frame - first.start) * 1_000_000 / sampleRate + wallMinusHost
+    }
+
     /// The sample at absolute device frame `frame` (0 outside the recording).
     public func sample(channel: Int, at frame: Int64) -> Float {
         let i = frame - firstFrame
@@ -178,4 +188,20 @@ extension FileHandle {
             bytes.append(chunk[0])
         }
     }
+}
+
+/// CLOCK_REALTIME minus CLOCK_MONOTONIC_RAW (JACK's host clock) now, in µs: the tightest of
+/// three readings (a reading preempted between its two clocks is wide).
+public func wallMinusHostMicroseconds() -> Double {
+    func now(_ clock: clockid_t) -> Double {
+        var t = timespec()
+        clock_gettime(clock, &t)
+        return Double(t.tv_sec) * 1e6 + Double(t.tv_nsec) / 1e3
+    }
+    var best: (width: Double, offset: Double) = (.infinity, 0)
+    for _ in 0..<3 {
+        let before = now(CLOCK_MONOTONIC_RAW), wall = now(CLOCK_REALTIME), after = now(CLOCK_MONOTONIC_RAW)
+        if after - before < best.width { best = (after - before, wall - (before + after) / 2) }
+    }
+    return best.offset
 }
