@@ -107,19 +107,24 @@ import Testing
         throw TestFailure("no OSC port in \(head)")
     }
 
+    /// A version 2 patch of `instruments` (JSON) without patterns, next to a short click
+    /// ("click.wav"), in a fresh directory.
+    func clickKit(_ instruments: String) throws -> URL {
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
+                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+        let kit = dir.appendingPathComponent("kit.json")
+        try #"{"version": 2, "tempo": 120, "instruments": \#(instruments)}"#.write(to: kit, atomically: true, encoding: .utf8)
+        return kit
+    }
+
     /// The sampler's own namespace on a patch without patterns: triggers in timed bundles play on
     /// the frames of their timetags, queries are answered.
     @Test func timedTriggersPlayOnTheFramesOfTheirTimetags() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
-        let dir = try temporaryDirectory()
-        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
-                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
-        let kit = dir.appendingPathComponent("kit.json")
-        try """
-        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["click.wav"]}], "pan": -1},
-                                       {"id": "snare", "layers": [{"samples": ["click.wav"]}], "pan": 1}]}
-        """.write(to: kit, atomically: true, encoding: .utf8)
+        let kit = try clickKit(#"[{"id": "kick", "layers": [{"samples": ["click.wav"]}], "pan": -1},"#
+                               + #" {"id": "snare", "layers": [{"samples": ["click.wav"]}], "pan": 1}]"#)
         let (process, out, osc) = try startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
                                                     "--server", server.name, "--name", "oscdrums", "--no-connect", "--quiet"])
         defer { if process.isRunning { process.terminate() } }
@@ -155,13 +160,7 @@ import Testing
     @Test func timedGainAndPanApplyToTheTriggersAfterThem() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
-        let dir = try temporaryDirectory()
-        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
-                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
-        let kit = dir.appendingPathComponent("kit.json")
-        try """
-        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]}
-        """.write(to: kit, atomically: true, encoding: .utf8)
+        let kit = try clickKit(#"[{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]"#)
         let (process, out, osc) = try startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
                                                     "--server", server.name, "--name", "oscmix", "--no-connect", "--quiet"])
         defer { if process.isRunning { process.terminate() } }
