@@ -8,7 +8,9 @@
 #   - `sampler play PATCH` with random MIDI note-ons on its midi_in (sampler-disturb --notes);
 #   - `sampler metronome --keys-from-stdin` with random tempo keys (+ - and arrows) and
 #     start/stop typed into it every 0.1–0.5 s.
-# Reports xruns against the idle rate, lost periods, RSS and descriptors of all three processes;
+# Reports xruns against the idle rate and against a second idle server over the same span (the
+# servers' own counts of missed cycles, and which clients JACK found late, in what state), lost
+# periods, RSS and descriptors of all three processes;
 # fails on growth: RSS over MAX_RSS_GROWTH_KB (default 1024), descriptors, a JACK client left
 # behind, a non-finite sample, a process that failed.
 set -euo pipefail
@@ -55,7 +57,7 @@ echo "idle server: $idle_xruns xruns in $idle s"
 # machine itself causes while the soak runs (what else runs on it changes between the idle
 # measurement above and the run).
 control="sampler-soak-control-$$"
-jackd -n "$control" -d dummy -r 48000 -p 256 >/dev/null 2>&1 &
+jackd -n "$control" -d dummy -r 48000 -p 256 >"$work/control-jackd.log" 2>&1 &
 control_pid=$!
 JACK_DEFAULT_SERVER="$control" jack_wait -w -t 10 >/dev/null 2>&1
 "$bin/sampler-capture" --server "$control" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/control.log" &
@@ -123,9 +125,18 @@ echo "xruns: $active_xruns while playing $duration s; the idle server had $idle_
 # Reported, not failed on: on a shared machine the load (and with it the xrun rate) changes
 # between the idle measurement and the run; what the soak fails on is growth.
 if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twice the idle server's rate (+10)"; fi
-# Which clients the server found late at its xruns (JACK2 names them; the witness only counts).
-late=$(sed -n 's/.*client = \([^ ]*\) was not finished.*/\1/p' "$work/jackd.log" | sort | uniq -c | awk '{ printf "%s%s %s", sep, $2, $1; sep = ", " }')
+# The servers' own counts: one "Process error" per cycle that missed its deadline. A client's
+# count is higher where several clients were late at once: JACK2 notifies every client once per
+# late client (JackEngine::CheckXRun), and this graph has five clients against the idle one's one.
+cycles=$(grep -c 'Process error' "$work/jackd.log" || true)
+control_cycles=$(grep -c 'Process error' "$work/control-jackd.log" || true)
+echo "cycles that missed their deadline (the servers' own count): $cycles on this server, $control_cycles on the idle one beside it"
+# Which clients the server found late at its xruns, and in what state: Triggered = woken but not
+# yet run (the machine did not schedule it), Running = still working at the deadline (too slow).
+late=$(sed -n 's/.*client = \([^ ]*\) was not finished, state = \([A-Za-z]*\).*/\1 \2/p' "$work/jackd.log" | sort | uniq -c | awk '{ printf "%s%s %s %s", sep, $2, $3, $1; sep = ", " }')
 echo "late clients named by the server: ${late:-none}"
+overran=$(grep -cE 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/jackd.log" || true)
+echo "a sampler client still running at the deadline: $overran times"
 if [ "${nonfinite:-0}" -gt 0 ]; then echo "FAIL: $nonfinite non-finite samples reached the witness"; status=1; fi
 if timeout 5 jack_lsp 2>/dev/null | grep -qE '^soak(drums|click|notes)?:'; then echo "FAIL: a soak JACK client was left behind"; status=1; fi
 rm -f /tmp/sampler-soak-$$.log
