@@ -8,8 +8,9 @@
 #   - `sampler play PATCH` with random MIDI note-ons on its midi_in (sampler-disturb --notes);
 #   - `sampler metronome --keys-from-stdin` with random tempo keys (+ - and arrows) and
 #     start/stop typed into it every 0.1–0.5 s.
-# Reports xruns against the idle rate and against a second idle server over the same span (the
-# servers' own counts of missed cycles, and which clients JACK found late, in what state), lost
+# Reports xruns against the idle rate and against a second server over the same span whose graph
+# has the same shape in light, idle clients (the servers' own counts of missed cycles, and which
+# clients JACK found late, in what state), lost
 # periods, RSS and descriptors of all three processes;
 # fails on growth: RSS over MAX_RSS_GROWTH_KB (default 1024), descriptors, a JACK client left
 # behind, a non-finite sample, a process that failed.
@@ -33,10 +34,11 @@ name="sampler-soak-$$"
 work=$(mktemp -d)
 jackd_pid=""
 control_pid=""
+control_clients=""
 keys_pid=""
 cleanup() {
     [ -n "$keys_pid" ] && { kill "$keys_pid" 2>/dev/null || true; }
-    for pid in $jackd_pid $control_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
+    for pid in $control_clients $jackd_pid $control_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
     [ -n "${SOAK_KEEP_JACK_LOG:-}" ] && cp "$work/jackd.log" "$SOAK_KEEP_JACK_LOG"
     rm -rf "$work"
 }
@@ -53,7 +55,7 @@ idle=$(( duration / 10 )); [ "$idle" -lt 10 ] && idle=10
 idle_out=$("$bin/sampler-capture" --server "$name" --ports a,b --frames $(( idle * 48000 )) --summary --no-connect --name idle)
 idle_xruns=$(echo "$idle_out" | field xruns)
 echo "idle server: $idle_xruns xruns in $idle s"
-# A second server beside it over the same span, idle but for its own witness: the xruns the
+# A second server beside it over the same span, with its own witness: the xruns the
 # machine itself causes while the soak runs (what else runs on it changes between the idle
 # measurement above and the run).
 control="sampler-soak-control-$$"
@@ -62,6 +64,18 @@ control_pid=$!
 JACK_DEFAULT_SERVER="$control" jack_wait -w -t 10 >/dev/null 2>&1
 "$bin/sampler-capture" --server "$control" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/control.log" &
 control_witness_pid=$!
+# Its graph has the soak's shape, in light clients of JACK's own examples that share no code with
+# the engine: a MIDI sequencer into a synth (sampler-disturb --notes into `sampler play`) and two
+# clicks (sampler-soak, the metronome), all three into the witness. A late wake-up has as many
+# clients to hit on either server.
+JACK_DEFAULT_SERVER="$control" jack_midiseq ctlnotes 800 0 60 400 >/dev/null 2>&1 &
+control_clients="$!"
+JACK_DEFAULT_SERVER="$control" jack_midisine >/dev/null 2>&1 &
+control_clients="$control_clients $!"
+for c in ctlkit ctlclick; do
+    JACK_DEFAULT_SERVER="$control" jack_metro -n "$c" -b 120 >/dev/null 2>&1 &
+    control_clients="$control_clients $!"
+done
 
 witness_log=$(mktemp)
 "$bin/sampler-capture" --server "$name" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name wit >"$witness_log" &
@@ -87,6 +101,17 @@ for client in soak soakdrums soakclick; do
     for _ in $(seq 200); do timeout 5 jack_lsp 2>/dev/null | grep -q "^$client:out_L" && break; sleep 0.1; done
     timeout 10 jack_connect "$client:out_L" wit:in_0 && timeout 10 jack_connect "$client:out_R" wit:in_1 || { echo "FAIL: $client did not start"; exit 1; }
 done
+connect_control() {
+    for _ in $(seq 100); do
+        JACK_DEFAULT_SERVER="$control" timeout 5 jack_connect "$1" "$2" 2>/dev/null && return 0
+        sleep 0.1
+    done
+    echo "FAIL: could not connect $1 to $2 on the idle server"; exit 1
+}
+connect_control ctlnotes:out midisine:midi_in
+connect_control midisine:audio_out ctl:in_0
+connect_control ctlkit:120_bpm ctl:in_0
+connect_control ctlclick:120_bpm ctl:in_1
 # RSS and descriptors of the two command-line processes, after the same warm-up as sampler-soak
 # and again 5 s before the end.
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -127,14 +152,21 @@ echo "xruns: $active_xruns while playing $duration s; the idle server had $idle_
 if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twice the idle server's rate (+10)"; fi
 # The servers' own counts: one "Process error" per cycle that missed its deadline. A client's
 # count is higher where several clients were late at once: JACK2 notifies every client once per
-# late client (JackEngine::CheckXRun), and this graph has five clients against the idle one's one.
+# late client (JackEngine::CheckXRun).
 cycles=$(grep -c 'Process error' "$work/jackd.log" || true)
 control_cycles=$(grep -c 'Process error' "$work/control-jackd.log" || true)
-echo "cycles that missed their deadline (the servers' own count): $cycles on this server, $control_cycles on the idle one beside it"
+echo "cycles that missed their deadline (the servers' own count): $cycles on this server, $control_cycles on the idle one beside it (a graph of the same shape: five clients)"
 # Which clients the server found late at its xruns, and in what state: Triggered = woken but not
 # yet run (the machine did not schedule it), Running = still working at the deadline (too slow).
 late=$(sed -n 's/.*client = \([^ ]*\) was not finished, state = \([A-Za-z]*\).*/\1 \2/p' "$work/jackd.log" | sort | uniq -c | awk '{ printf "%s%s %s %s", sep, $2, $3, $1; sep = ", " }')
 echo "late clients named by the server: ${late:-none}"
+control_late=$(sed -n 's/.*client = \([^ ]*\) was not finished, state = \([A-Za-z]*\).*/\1 \2/p' "$work/control-jackd.log" | sort | uniq -c | awk '{ printf "%s%s %s %s", sep, $2, $3, $1; sep = ", " }')
+echo "late clients named by the idle server beside it: ${control_late:-none}"
+if [ "$cycles" -le "$control_cycles" ]; then
+    echo "missed cycles: not more than the idle server's ($cycles <= $control_cycles)"
+else
+    echo "note: more missed cycles than the idle server's ($cycles > $control_cycles)"
+fi
 overran=$(grep -cE 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/jackd.log" || true)
 echo "a sampler client still running at the deadline: $overran times"
 if [ "${nonfinite:-0}" -gt 0 ]; then echo "FAIL: $nonfinite non-finite samples reached the witness"; status=1; fi
