@@ -39,7 +39,11 @@ keys_pid=""
 cleanup() {
     [ -n "$keys_pid" ] && { kill "$keys_pid" 2>/dev/null || true; }
     for pid in $control_clients $jackd_pid $control_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
-    [ -n "${SOAK_KEEP_JACK_LOG:-}" ] && cp "$work/jackd.log" "$SOAK_KEEP_JACK_LOG"
+    # SOAK_KEEP_LOGS=DIR keeps every log of the run there: both servers', each client's.
+    if [ -n "${SOAK_KEEP_LOGS:-}" ]; then
+        mkdir -p "$SOAK_KEEP_LOGS"
+        cp "$work"/*.log "$SOAK_KEEP_LOGS"/ 2>/dev/null || true
+    fi
     rm -rf "$work"
 }
 trap cleanup EXIT
@@ -59,7 +63,7 @@ echo "idle server: $idle_xruns xruns in $idle s"
 # machine itself causes while the soak runs (what else runs on it changes between the idle
 # measurement above and the run).
 control="sampler-soak-control-$$"
-jackd -n "$control" -d dummy -r 48000 -p 256 >"$work/control-jackd.log" 2>&1 &
+jackd -n "$control" -d dummy -r 48000 -p 256 > >(while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$work/control-jackd.log") 2>&1 &
 control_pid=$!
 JACK_DEFAULT_SERVER="$control" jack_wait -w -t 10 >/dev/null 2>&1
 "$bin/sampler-capture" --server "$control" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/control.log" &
@@ -77,10 +81,11 @@ for c in ctlkit ctlclick; do
     control_clients="$control_clients $!"
 done
 
-witness_log=$(mktemp)
+witness_log="$work/witness.log"
+run_start=$EPOCHREALTIME
 "$bin/sampler-capture" --server "$name" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name wit >"$witness_log" &
 witness_pid=$!
-"$bin/sampler-soak" --seconds "$duration" --patch "$patch" --max-rss-growth "$max_growth" > >(tee /tmp/sampler-soak-$$.log) &
+"$bin/sampler-soak" --seconds "$duration" --patch "$patch" --max-rss-growth "$max_growth" > >(tee "$work/sampler-soak.log") &
 soak_pid=$!
 # The drum patch played live, its instruments hit by random MIDI notes (about 60 a second).
 "$bin/sampler" play --patch "$patch" --loop --duration "$duration" --name soakdrums --no-connect --quiet >"$work/drums.log" 2>&1 &
@@ -136,11 +141,11 @@ kill "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; keys
 wait "$click_pid" || { echo "FAIL: sampler metronome failed:"; tail -3 "$work/click.log"; status=1; }
 wait "$witness_pid" || status=1
 wait "$control_witness_pid" || { echo "FAIL: the second idle server's witness failed"; status=1; }
+run_end=$EPOCHREALTIME
 echo "sampler play: $(grep '^played' "$work/drums.log" | tail -1)"
 echo "notes sent: $(tail -1 "$work/notes.log")"
 echo "sampler metronome: $(tr '\r' '\n' <"$work/click.log" | grep -E '^(played|clicked|stopped)' | tail -1)"
 witness=$(grep summary "$witness_log" || true)
-rm -f "$witness_log"
 echo "witness: ${witness#summary }"
 active_xruns=$(echo "$witness" | field xruns)
 nonfinite=$(echo "$witness" | field nonfinite)
@@ -153,24 +158,32 @@ if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twi
 # The servers' own counts: one "Process error" per cycle that missed its deadline. A client's
 # count is higher where several clients were late at once: JACK2 notifies every client once per
 # late client (JackEngine::CheckXRun).
-cycles=$(grep -c 'Process error' "$work/jackd.log" || true)
-control_cycles=$(grep -c 'Process error' "$work/control-jackd.log" || true)
+# Both servers' lines over the same span, the run's (this server's log also holds the idle
+# measurement before it).
+awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/jackd.log" >"$work/run-jackd.log"
+awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/control-jackd.log" >"$work/run-control-jackd.log"
+cycles=$(grep -c 'Process error' "$work/run-jackd.log" || true)
+control_cycles=$(grep -c 'Process error' "$work/run-control-jackd.log" || true)
 echo "cycles that missed their deadline (the servers' own count): $cycles on this server, $control_cycles on the idle one beside it (a graph of the same shape: five clients)"
 # Which clients the server found late at its xruns, and in what state: Triggered = woken but not
 # yet run (the machine did not schedule it), Running = still working at the deadline (too slow).
-late=$(sed -n 's/.*client = \([^ ]*\) was not finished, state = \([A-Za-z]*\).*/\1 \2/p' "$work/jackd.log" | sort | uniq -c | awk '{ printf "%s%s %s %s", sep, $2, $3, $1; sep = ", " }')
-echo "late clients named by the server: ${late:-none}"
-control_late=$(sed -n 's/.*client = \([^ ]*\) was not finished, state = \([A-Za-z]*\).*/\1 \2/p' "$work/control-jackd.log" | sort | uniq -c | awk '{ printf "%s%s %s %s", sep, $2, $3, $1; sep = ", " }')
-echo "late clients named by the idle server beside it: ${control_late:-none}"
+late_clients() {
+    sed -n 's/.*client = \([^ ]*\) was not finished, state = \([A-Za-z]*\).*/\1 \2/p' "$1" | sort | uniq -c |
+        awk '{ printf "%s%s %s %s", sep, $2, $3, $1; sep = ", " } END { if (NR == 0) printf "none" }'
+}
+echo "late clients named by the server: $(late_clients "$work/run-jackd.log")"
+echo "late clients named by the idle server beside it: $(late_clients "$work/run-control-jackd.log")"
 if [ "$cycles" -le "$control_cycles" ]; then
     echo "missed cycles: not more than the idle server's ($cycles <= $control_cycles)"
 else
     echo "note: more missed cycles than the idle server's ($cycles > $control_cycles)"
 fi
-overran=$(grep -cE 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/jackd.log" || true)
-echo "a sampler client still running at the deadline: $overran times"
+overran=$(grep -cE 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" || true)
+# When, in seconds into the run (the server's log lines carry the wall-clock time).
+overran_at=$(grep -E 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" |
+    awk -v t0="$run_start" '{ printf "%s%.0f s", sep, $1 - t0; sep = ", " }' || true)
+echo "a sampler client still running at the deadline: $overran times${overran_at:+ (at $overran_at)}"
 if [ "${nonfinite:-0}" -gt 0 ]; then echo "FAIL: $nonfinite non-finite samples reached the witness"; status=1; fi
 if timeout 5 jack_lsp 2>/dev/null | grep -qE '^soak(drums|click|notes)?:'; then echo "FAIL: a soak JACK client was left behind"; status=1; fi
-rm -f /tmp/sampler-soak-$$.log
 [ "$status" -eq 0 ] && echo "soak passed" || echo "soak FAILED"
 exit "$status"
