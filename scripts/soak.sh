@@ -47,9 +47,10 @@ cleanup() {
     rm -rf "$work"
 }
 trap cleanup EXIT
-# The server's own lines, stamped with the wall-clock time (JACK names the client that was late
-# at each xrun).
-jackd -n "$name" -d dummy -r 48000 -p 256 > >(while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$work/jackd.log") 2>&1 &
+# The servers' own lines go to FILE, each stamped with the wall-clock time (JACK names the client
+# that was late at each xrun; the stamps let both servers be counted over the same span).
+stamped() { while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$1"; }
+jackd -n "$name" -d dummy -r 48000 -p 256 > >(stamped "$work/jackd.log") 2>&1 &
 jackd_pid=$!
 export JACK_DEFAULT_SERVER="$name" JACK_NO_START_SERVER=1
 jack_wait -w -t 10 >/dev/null 2>&1
@@ -63,7 +64,7 @@ echo "idle server: $idle_xruns xruns in $idle s"
 # machine itself causes while the soak runs (what else runs on it changes between the idle
 # measurement above and the run).
 control="sampler-soak-control-$$"
-jackd -n "$control" -d dummy -r 48000 -p 256 > >(while IFS= read -r line; do printf '%s %s\n' "$EPOCHREALTIME" "$line"; done >"$work/control-jackd.log") 2>&1 &
+jackd -n "$control" -d dummy -r 48000 -p 256 > >(stamped "$work/control-jackd.log") 2>&1 &
 control_pid=$!
 JACK_DEFAULT_SERVER="$control" jack_wait -w -t 10 >/dev/null 2>&1
 "$bin/sampler-capture" --server "$control" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/control.log" &
@@ -160,8 +161,9 @@ if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twi
 # late client (JackEngine::CheckXRun).
 # Both servers' lines over the same span, the run's (this server's log also holds the idle
 # measurement before it).
-awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/jackd.log" >"$work/run-jackd.log"
-awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/control-jackd.log" >"$work/run-control-jackd.log"
+for log in jackd control-jackd; do
+    awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/$log.log" >"$work/run-$log.log"
+done
 cycles=$(grep -c 'Process error' "$work/run-jackd.log" || true)
 control_cycles=$(grep -c 'Process error' "$work/run-control-jackd.log" || true)
 echo "cycles that missed their deadline (the servers' own count): $cycles on this server, $control_cycles on the idle one beside it (a graph of the same shape: five clients)"
@@ -178,11 +180,10 @@ if [ "$cycles" -le "$control_cycles" ]; then
 else
     echo "note: more missed cycles than the idle server's ($cycles > $control_cycles)"
 fi
-overran=$(grep -cE 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" || true)
-# When, in seconds into the run (the server's log lines carry the wall-clock time).
-overran_at=$(grep -E 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" |
-    awk -v t0="$run_start" '{ printf "%s%.0f s", sep, $1 - t0; sep = ", " }' || true)
-echo "a sampler client still running at the deadline: $overran times${overran_at:+ (at $overran_at)}"
+# How often, and when in seconds into the run (the log lines carry the wall-clock time).
+overran=$(grep -E 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" |
+    awk -v t0="$run_start" '{ at = at sep sprintf("%.0f s", $1 - t0); sep = ", " } END { printf "%d times", NR; if (NR) printf " (at %s)", at }' || true)
+echo "a sampler client still running at the deadline: $overran"
 if [ "${nonfinite:-0}" -gt 0 ]; then echo "FAIL: $nonfinite non-finite samples reached the witness"; status=1; fi
 if timeout 5 jack_lsp 2>/dev/null | grep -qE '^soak(drums|click|notes)?:'; then echo "FAIL: a soak JACK client was left behind"; status=1; fi
 [ "$status" -eq 0 ] && echo "soak passed" || echo "soak FAILED"
