@@ -86,7 +86,7 @@ witness_log="$work/witness.log"
 run_start=$EPOCHREALTIME
 "$bin/sampler-capture" --server "$name" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name wit >"$witness_log" &
 witness_pid=$!
-"$bin/sampler-soak" --seconds "$duration" --patch "$patch" --max-rss-growth "$max_growth" > >(tee "$work/sampler-soak.log") &
+"$bin/sampler-soak" --seconds "$duration" --patch "$patch" --max-rss-growth "$max_growth" --reload-log "$work/reloads.log" > >(tee "$work/sampler-soak.log") &
 soak_pid=$!
 # The drum patch played live, its instruments hit by random MIDI notes (about 60 a second).
 "$bin/sampler" play --patch "$patch" --loop --duration "$duration" --name soakdrums --no-connect --quiet >"$work/drums.log" 2>&1 &
@@ -179,6 +179,18 @@ if [ "$cycles" -le "$control_cycles" ]; then
     echo "missed cycles: not more than the idle server's ($cycles <= $control_cycles)"
 else
     echo "note: more missed cycles than the idle server's ($cycles > $control_cycles)"
+fi
+# Whether the soak's own patch reloads (decoding, freeing: kernel work on a kernel that may not
+# preempt it) line up with missed cycles: those that fell during a reload or in the 0.5 s after
+# it, on each server, against the share of the run those windows cover.
+during_reloads() {
+    awk 'NR == FNR { start[NR] = $1; end[NR] = $2 + 0.5; n = NR; next }
+         /Process error/ { for (i = 1; i <= n; i++) if ($1 >= start[i] && $1 <= end[i]) { hit++; break } }
+         END { printf "%d", hit }' "$work/reloads.log" "$1"
+}
+if [ -s "$work/reloads.log" ]; then
+    share=$(awk -v t0="$run_start" -v t1="$run_end" '{ s += $2 + 0.5 - $1 } END { printf "%.1f", 100 * s / (t1 - t0) }' "$work/reloads.log")
+    echo "missed cycles during a patch reload or 0.5 s after it ($(wc -l <"$work/reloads.log") reloads, $share% of the run): $(during_reloads "$work/run-jackd.log") of $cycles on this server, $(during_reloads "$work/run-control-jackd.log") of $control_cycles on the idle one"
 fi
 # How often, and when in seconds into the run (the log lines carry the wall-clock time).
 overran=$(grep -E 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" |

@@ -4,7 +4,9 @@
 // generated and scheduled endlessly) and every --reload seconds the patch's sounds are loaded
 // anew and the old players dropped. Prints what it measured and exits 1 on growth:
 //   rss-start KB, rss-end KB, fds-start N, fds-end N, lost periods/frames, calls.
-//   sampler-soak --seconds S --patch FILE [--reload S] [--max-rss-growth KB]
+//   sampler-soak --seconds S --patch FILE [--reload S] [--max-rss-growth KB] [--reload-log FILE]
+// --reload-log FILE: one line per reload, "START END" in seconds since 1970 (the wall clock, as
+// bash's EPOCHREALTIME), so the soak can tell which missed cycles fell during a reload.
 import Foundation
 import SamplerKit
 import Synchronization
@@ -25,7 +27,7 @@ func openDescriptors() -> Int {
 }
 
 var seconds = 120.0, reload = 10.0, maxGrowth = 1024
-var patchPath = ""
+var patchPath = "", reloadLog = ""
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
     switch a {
@@ -33,11 +35,12 @@ while let a = args.next() {
     case "--patch": patchPath = args.next() ?? ""
     case "--reload": reload = Double(args.next() ?? "") ?? -1
     case "--max-rss-growth": maxGrowth = Int(args.next() ?? "") ?? -1
+    case "--reload-log": reloadLog = args.next() ?? ""
     default: fail("unknown option \(a)")
     }
 }
 guard seconds > 0, reload > 0, maxGrowth >= 0, !patchPath.isEmpty else {
-    fail("usage: --seconds S --patch FILE [--reload S] [--max-rss-growth KB]")
+    fail("usage: --seconds S --patch FILE [--reload S] [--max-rss-growth KB] [--reload-log FILE]")
 }
 
 /// The sample files a patch names (every string ending in a sound-file extension, relative to it).
@@ -115,12 +118,18 @@ do {
     Thread.sleep(forTimeInterval: min(20, seconds / 4))
     let rssStart = residentKilobytes(), fdsStart = openDescriptors()
     var nextReload = Date().addingTimeInterval(reload)
+    var reloads = ""
     while Date() < stop {
         Thread.sleep(forTimeInterval: 0.1)
         if Date() > nextReload {
+            let started = Date()
             try loadPatch()
+            reloads += String(format: "%.6f %.6f\n", started.timeIntervalSince1970, Date().timeIntervalSince1970)
             nextReload = Date().addingTimeInterval(reload)
         }
+    }
+    if !reloadLog.isEmpty && !FileManager.default.createFile(atPath: reloadLog, contents: Data(reloads.utf8)) {
+        fail("\(reloadLog): cannot write the reload log")
     }
     while !threads.allSatisfy(\.isFinished) { Thread.sleep(forTimeInterval: 0.01) }
     node.stop()
