@@ -192,6 +192,21 @@ if [ -s "$work/reloads.log" ]; then
     share=$(awk -v t0="$run_start" -v t1="$run_end" '{ s += $2 + 0.5 - $1 } END { printf "%.1f", 100 * s / (t1 - t0) }' "$work/reloads.log")
     echo "missed cycles during a patch reload or 0.5 s after it ($(wc -l <"$work/reloads.log") reloads, $share% of the run): $(during_reloads "$work/run-jackd.log") of $cycles on this server, $(during_reloads "$work/run-control-jackd.log") of $control_cycles on the idle one"
 fi
+# Which missed cycles the machine caused for both servers at once (a stall of the host or of the
+# kernel wakes neither in time) and which fell on one server alone: those within 0.2 s of one on
+# the other server, and the rest. The soak's own load shows as misses on this server alone.
+near_other() {
+    awk '/Process error/ { if (FILENAME == ARGV[1]) other[++n] = $1; else mine[++m] = $1 }
+         END { j = 1
+               for (i = 1; i <= m; i++) {
+                   while (j <= n && other[j] < mine[i] - 0.2) j++
+                   if (j <= n && other[j] <= mine[i] + 0.2) hit++
+               }
+               printf "%d", hit }' "$2" "$1"
+}
+both=$(near_other "$work/run-jackd.log" "$work/run-control-jackd.log")
+control_both=$(near_other "$work/run-control-jackd.log" "$work/run-jackd.log")
+echo "missed cycles within 0.2 s of one on the other server: $both of $cycles on this server, $control_both of $control_cycles on the idle one; alone: $(( cycles - both )) on this server, $(( control_cycles - control_both )) on the idle one"
 # How often, and when in seconds into the run (the log lines carry the wall-clock time).
 overran=$(grep -E 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" |
     awk -v t0="$run_start" '{ at = at sep sprintf("%.0f s", $1 - t0); sep = ", " } END { printf "%d times", NR; if (NR) printf " (at %s)", at }' || true)

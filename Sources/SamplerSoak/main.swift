@@ -42,6 +42,11 @@ while let a = args.next() {
 guard seconds > 0, reload > 0, maxGrowth >= 0, !patchPath.isEmpty else {
     fail("usage: --seconds S --patch FILE [--reload S] [--max-rss-growth KB] [--reload-log FILE]")
 }
+// The reload log is written at the end; a path that cannot be written is refused now, not an
+// hour later.
+if !reloadLog.isEmpty && !FileManager.default.createFile(atPath: reloadLog, contents: Data()) {
+    fail("\(reloadLog): cannot write the reload log")
+}
 
 /// The sample files a patch names (every string ending in a sound-file extension, relative to it).
 func samplesOf(_ path: String) -> [URL] {

@@ -45,6 +45,18 @@ import Testing
                         "\(kit.path): the file is 16 MB; a drumkit.xml is at most 16 MB")
     }
 
+    /// The soak tool writes its reload log only when the run ends: a path it cannot write is
+    /// refused at start, before any JACK client is opened, not an hour later.
+    @Test func theSoakToolRefusesAReloadLogItCannotWriteAtOnce() throws {
+        let log = try temporaryDirectory().appendingPathComponent("missing/reloads.log").path
+        let r = try runTool(productsDirectory.appendingPathComponent("sampler-soak"),
+                            ["--seconds", "3600", "--patch", "Patches/drums.json", "--reload-log", log],
+                            environment: ["JACK_DEFAULT_SERVER": "sampler-no-such-server-\(getpid())", "JACK_NO_START_SERVER": "1"],
+                            timeout: 20)
+        #expect(r.status == 2, "exit \(r.status), stderr: \(r.stderr)")
+        #expect(r.stderr == "sampler-soak: \(log): cannot write the reload log\n", "\(r.stderr)")
+    }
+
     @Test func unknownOptionNamesIt() throws {
         try expectError(["--bogus"], status: 64, "sampler: error: Unknown option '--bogus'")
     }
