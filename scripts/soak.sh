@@ -194,7 +194,8 @@ if [ -s "$work/reloads.log" ]; then
 fi
 # Which missed cycles the machine caused for both servers at once (a stall of the host or of the
 # kernel wakes neither in time) and which fell on one server alone: those within 0.2 s of one on
-# the other server, and the rest. The soak's own load shows as misses on this server alone.
+# the other server, and the rest (what only one server's graph suffered: a stall of one vCPU
+# while that graph ran, or a load only its clients feel).
 near_other() {
     awk '/Process error/ { if (FILENAME == ARGV[1]) other[++n] = $1; else mine[++m] = $1 }
          END { j = 1
