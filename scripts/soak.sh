@@ -12,6 +12,9 @@
 # has the same shape in light, idle clients (the servers' own counts of missed cycles, and which
 # clients JACK found late, in what state), lost
 # periods, RSS and descriptors of all three processes;
+# SOAK_TWIN=1 adds a third server beside both whose graph runs the sampler's own programs, playing
+# but not driven (no control threads, reloads or tempo keys): whether the soak's driving adds
+# missed cycles to what clients doing the same work per cycle suffer on this machine;
 # fails on growth: RSS over MAX_RSS_GROWTH_KB (default 1024), descriptors, a JACK client left
 # behind, a non-finite sample, a process that failed.
 set -euo pipefail
@@ -35,10 +38,11 @@ work=$(mktemp -d)
 jackd_pid=""
 control_pid=""
 control_clients=""
+twin_pid=""
 keys_pid=""
 cleanup() {
     [ -n "$keys_pid" ] && { kill "$keys_pid" 2>/dev/null || true; }
-    for pid in $control_clients $jackd_pid $control_pid; do kill "$pid" 2>/dev/null; wait "$pid" 2>/dev/null || true; done
+    for pid in $control_clients $jackd_pid $control_pid $twin_pid; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
     # SOAK_KEEP_LOGS=DIR keeps every log of the run there: both servers', each client's.
     if [ -n "${SOAK_KEEP_LOGS:-}" ]; then
         mkdir -p "$SOAK_KEEP_LOGS"
@@ -82,6 +86,28 @@ for c in ctlkit ctlclick; do
     control_clients="$control_clients $!"
 done
 
+# SOAK_TWIN=1: the third server, its graph the soak's in the sampler's own programs, undriven:
+# the drum patch looping twice (in place of sampler-soak and of `sampler play`), the same random
+# MIDI notes into one, the metronome at a fixed tempo, all into a witness.
+twin="sampler-soak-twin-$$"
+if [ -n "${SOAK_TWIN:-}" ]; then
+    jackd -n "$twin" -d dummy -r 48000 -p 256 > >(stamped "$work/twin-jackd.log") 2>&1 &
+    twin_pid=$!
+    JACK_DEFAULT_SERVER="$twin" jack_wait -w -t 10 >/dev/null 2>&1
+    JACK_DEFAULT_SERVER="$twin" "$bin/sampler-capture" --server "$twin" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name twin >"$work/twin.log" &
+    twin_witness_pid=$!
+    for c in twinkit twindrums; do
+        JACK_DEFAULT_SERVER="$twin" "$bin/sampler" play --patch "$patch" --loop --duration "$duration" --name "$c" --no-connect --quiet >"$work/$c.log" 2>&1 &
+        control_clients="$control_clients $!"
+    done
+    JACK_DEFAULT_SERVER="$twin" "$bin/sampler" metronome 120 --duration "$duration" --name twinclick --no-connect </dev/null >"$work/twinclick.log" 2>&1 &
+    control_clients="$control_clients $!"
+    for _ in $(seq 200); do JACK_DEFAULT_SERVER="$twin" timeout 5 jack_lsp 2>/dev/null | grep -q '^twindrums:midi_in' && break; sleep 0.1; done
+    JACK_DEFAULT_SERVER="$twin" "$bin/sampler-disturb" --server "$twin" --to twindrums:midi_in --name twinnotes --sleep 0 --every 1000000 \
+        --notes 0.3 --seconds "$duration" >"$work/twinnotes.log" 2>&1 &
+    control_clients="$control_clients $!"
+fi
+
 witness_log="$work/witness.log"
 run_start=$EPOCHREALTIME
 "$bin/sampler-capture" --server "$name" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name wit >"$witness_log" &
@@ -118,6 +144,13 @@ connect_control ctlnotes:out midisine:midi_in
 connect_control midisine:audio_out ctl:in_0
 connect_control ctlkit:120_bpm ctl:in_0
 connect_control ctlclick:120_bpm ctl:in_1
+if [ -n "${SOAK_TWIN:-}" ]; then
+    for c in twinkit twindrums twinclick; do
+        for _ in $(seq 200); do JACK_DEFAULT_SERVER="$twin" timeout 5 jack_lsp 2>/dev/null | grep -q "^$c:out_L" && break; sleep 0.1; done
+        JACK_DEFAULT_SERVER="$twin" timeout 10 jack_connect "$c:out_L" twin:in_0 && JACK_DEFAULT_SERVER="$twin" timeout 10 jack_connect "$c:out_R" twin:in_1 ||
+            { echo "FAIL: $c did not start on the twin server"; exit 1; }
+    done
+fi
 # RSS and descriptors of the two command-line processes, after the same warm-up as sampler-soak
 # and again 5 s before the end.
 rss() { awk '/^VmRSS:/ { print $2 }' "/proc/$1/status" 2>/dev/null || echo 0; }
@@ -142,6 +175,7 @@ kill "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; keys
 wait "$click_pid" || { echo "FAIL: sampler metronome failed:"; tail -3 "$work/click.log"; status=1; }
 wait "$witness_pid" || status=1
 wait "$control_witness_pid" || { echo "FAIL: the second idle server's witness failed"; status=1; }
+if [ -n "${SOAK_TWIN:-}" ]; then wait "$twin_witness_pid" || { echo "FAIL: the twin server's witness failed"; status=1; }; fi
 run_end=$EPOCHREALTIME
 echo "sampler play: $(grep '^played' "$work/drums.log" | tail -1)"
 echo "notes sent: $(tail -1 "$work/notes.log")"
@@ -161,7 +195,8 @@ if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twi
 # late client (JackEngine::CheckXRun).
 # Both servers' lines over the same span, the run's (this server's log also holds the idle
 # measurement before it).
-for log in jackd control-jackd; do
+logs="jackd control-jackd"; [ -n "${SOAK_TWIN:-}" ] && logs="$logs twin-jackd"
+for log in $logs; do
     awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/$log.log" >"$work/run-$log.log"
 done
 cycles=$(grep -c 'Process error' "$work/run-jackd.log" || true)
@@ -208,6 +243,18 @@ near_other() {
 both=$(near_other "$work/run-jackd.log" "$work/run-control-jackd.log")
 control_both=$(near_other "$work/run-control-jackd.log" "$work/run-jackd.log")
 echo "missed cycles within 0.2 s of one on the other server: $both of $cycles on this server, $control_both of $control_cycles on the idle one; alone: $(( cycles - both )) on this server, $(( control_cycles - control_both )) on the idle one"
+if [ -n "${SOAK_TWIN:-}" ]; then
+    twin_cycles=$(grep -c 'Process error' "$work/run-twin-jackd.log" || true)
+    echo "twin server (the sampler's programs, playing, undriven): $twin_cycles missed cycles; witness: $(grep summary "$work/twin.log" | sed 's/^summary //')"
+    echo "late clients named by the twin server: $(late_clients "$work/run-twin-jackd.log")"
+    echo "twin's missed cycles within 0.2 s of one on the soak's server: $(near_other "$work/run-twin-jackd.log" "$work/run-jackd.log") of $twin_cycles, on the idle one: $(near_other "$work/run-twin-jackd.log" "$work/run-control-jackd.log")"
+    echo "soak's missed cycles within 0.2 s of one on the twin server: $(near_other "$work/run-jackd.log" "$work/run-twin-jackd.log") of $cycles"
+    if [ "$cycles" -le "$twin_cycles" ]; then
+        echo "missed cycles: not more than the twin server's ($cycles <= $twin_cycles)"
+    else
+        echo "note: more missed cycles than the twin server's ($cycles > $twin_cycles)"
+    fi
+fi
 # How often, and when in seconds into the run (the log lines carry the wall-clock time).
 overran=$(grep -E 'client = (soak|soakdrums|soakclick) was not finished, state = Running|client (soak|soakdrums|soakclick) finished after current callback' "$work/run-jackd.log" |
     awk -v t0="$run_start" '{ at = at sep sprintf("%.0f s", $1 - t0); sep = ", " } END { printf "%d times", NR; if (NR) printf " (at %s)", at }' || true)
