@@ -20,6 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${DURATION:-120}"
+# Whole seconds from 30 to 604800 (a week): the warm-up (up to 20 s) and the 5 s before the end at
+# which RSS and descriptors are read must fit in the run, and bash's arithmetic takes integers only.
+if ! [[ "$duration" =~ ^[0-9]{1,6}$ ]] || [ "$((10#$duration))" -lt 30 ] || [ "$((10#$duration))" -gt 604800 ]; then
+    echo "soak: DURATION=$duration: must be a whole number of seconds from 30 to 604800 (e.g. DURATION=3600)" >&2
+    exit 2
+fi
+duration=$((10#$duration))
 patch="${PATCH:-Patches/drums.json}"
 max_growth="${MAX_RSS_GROWTH_KB:-1024}"
 swift="${SWIFT:-swift}"
