@@ -29,6 +29,12 @@ fi
 duration=$((10#$duration))
 patch="${PATCH:-Patches/drums.json}"
 max_growth="${MAX_RSS_GROWTH_KB:-1024}"
+if ! [[ "$max_growth" =~ ^[0-9]{1,9}$ ]]; then
+    echo "soak: MAX_RSS_GROWTH_KB=$max_growth: must be a whole number of kB (e.g. 1024)" >&2
+    exit 2
+fi
+max_growth=$((10#$max_growth))
+[ -f "$patch" ] || { echo "soak: PATCH=$patch: no such file" >&2; exit 2; }
 swift="${SWIFT:-swift}"
 # The binaries users run: release builds, as `make build` makes them (SOAK_CONFIGURATION=debug
 # for the debug ones).
