@@ -9,13 +9,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
 targets="${FUZZ_TARGETS:-json tempo hydrogen sound midi}"
-# Whole seconds from 1 to 604800 (a week): libFuzzer reads -max_total_time=abc, and 0, as "no
-# limit", so a mistyped value would fuzz until stopped.
-if ! [[ "$seconds" =~ ^[0-9]{1,6}$ ]] || [ "$((10#$seconds))" -lt 1 ] || [ "$((10#$seconds))" -gt 604800 ]; then
-    echo "fuzz: FUZZ_SECONDS=$seconds: must be a whole number of seconds from 1 to 604800 (e.g. FUZZ_SECONDS=1800)" >&2
-    exit 2
-fi
-seconds=$((10#$seconds))
+# Whole seconds, at most a week: libFuzzer reads -max_total_time=abc, and 0, as "no limit", so a
+# mistyped value would fuzz until stopped.
+. scripts/whole-number.sh
+seconds=$(whole_number fuzz FUZZ_SECONDS "$seconds" 1 604800 seconds) || exit 2
 for t in $targets; do
     [[ " json tempo hydrogen sound midi " == *" $t "* ]] || { echo "fuzz: FUZZ_TARGETS: no target named '$t' (the targets: json tempo hydrogen sound midi)" >&2; exit 2; }
 done

@@ -20,20 +20,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 duration="${DURATION:-120}"
-# Whole seconds from 30 to 604800 (a week): the warm-up (up to 20 s) and the 5 s before the end at
-# which RSS and descriptors are read must fit in the run, and bash's arithmetic takes integers only.
-if ! [[ "$duration" =~ ^[0-9]{1,6}$ ]] || [ "$((10#$duration))" -lt 30 ] || [ "$((10#$duration))" -gt 604800 ]; then
-    echo "soak: DURATION=$duration: must be a whole number of seconds from 30 to 604800 (e.g. DURATION=3600)" >&2
-    exit 2
-fi
-duration=$((10#$duration))
+# Whole seconds, at least 30 (the idle measurement alone takes 10; a shorter run measures little)
+# and at most a week; bash's arithmetic takes integers only.
+. scripts/whole-number.sh
+duration=$(whole_number soak DURATION "$duration" 30 604800 seconds) || exit 2
 patch="${PATCH:-Patches/drums.json}"
 max_growth="${MAX_RSS_GROWTH_KB:-1024}"
-if ! [[ "$max_growth" =~ ^[0-9]{1,9}$ ]]; then
-    echo "soak: MAX_RSS_GROWTH_KB=$max_growth: must be a whole number of kB (e.g. 1024)" >&2
-    exit 2
-fi
-max_growth=$((10#$max_growth))
+max_growth=$(whole_number soak MAX_RSS_GROWTH_KB "$max_growth" 0 999999999 kB) || exit 2
 [ -f "$patch" ] || { echo "soak: PATCH=$patch: no such file" >&2; exit 2; }
 swift="${SWIFT:-swift}"
 # The binaries users run: release builds, as `make build` makes them (SOAK_CONFIGURATION=debug
