@@ -137,11 +137,26 @@ public func runTool(_ executable: URL, _ arguments: [String], environment: [Stri
                          stderr: String(decoding: errData.withLock { $0 }, as: UTF8.self), seconds: Date().timeIntervalSince(started))
 }
 
-/// A fresh temporary directory.
+/// A fresh temporary directory, inside this test process's own directory
+/// (`$TMPDIR/sampler-tests-PID`), which is removed when the process exits: a run of the suite
+/// leaves nothing behind in /tmp.
 public func temporaryDirectory() throws -> URL {
-    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sampler-test-\(UUID().uuidString)")
+    let url = testProcessDirectory.appendingPathComponent(UUID().uuidString)
     try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
     return url
+}
+
+/// Created on first use; a directory of the same name left by an earlier process that had this
+/// PID is removed first. Removed at exit (`atexit`; a killed process leaves it).
+private let testProcessDirectory: URL = {
+    let url = FileManager.default.temporaryDirectory.appendingPathComponent("sampler-tests-\(getpid())")
+    try? FileManager.default.removeItem(at: url)
+    atexit { removeTestProcessDirectory() }
+    return url
+}()
+
+private func removeTestProcessDirectory() {
+    try? FileManager.default.removeItem(at: testProcessDirectory)
 }
 
 /// The package's root directory (for Patches/ and Samples/).

@@ -8,33 +8,38 @@ import Testing
 /// file and the count), whether decoded into memory or streamed, and nothing non-finite ever
 /// leaves the engine.
 @Suite struct NonFiniteSampleTests {
-    func poisonedFile() throws -> String {
+    /// Writes the poisoned file into a fresh directory, passes its path to `body`, then removes it.
+    func withPoisonedFile(_ body: (String) throws -> Void) throws {
         let dir = FileManager.default.temporaryDirectory.appendingPathComponent("nonfinite-\(UUID().uuidString)")
         try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
         var samples = (0..<4800).map { Float($0 % 100) / 200 }
         for i in stride(from: 10, to: 4800, by: 150) { samples[i] = i % 300 == 10 ? .nan : (i % 600 == 160 ? .infinity : -.infinity) }
         let path = dir.appendingPathComponent("poison.wav").path
+        defer { try? FileManager.default.removeItem(at: dir) }
         try WAVFileWriter.write(path: path, channels: [samples, samples], sampleRate: 48000)
-        return path
+        try body(path)
     }
 
     @Test func nonFiniteSamplesAreReplacedBySilenceWithAWarning() throws {
-        let path = try poisonedFile()
-        let warnings = Locked<[String]>([])
-        var loader = SoundFileLoader(targetSampleRate: 44100)
-        loader.warn = { file, message in warnings.withLock { $0.append("\(file): \(message)") } }
-        let sound = try loader.load(path: path)
-        #expect(sound.samples(channel: 0).allSatisfy(\.isFinite) && sound.samples(channel: 1).allSatisfy(\.isFinite))
-        #expect(warnings.withLock { $0 } == ["\(path): 64 non-finite samples (NaN or infinite) replaced by silence"])
+        try withPoisonedFile { path in
+            let warnings = Locked<[String]>([])
+            var loader = SoundFileLoader(targetSampleRate: 44100)
+            loader.warn = { file, message in warnings.withLock { $0.append("\(file): \(message)") } }
+            let sound = try loader.load(path: path)
+            #expect(sound.samples(channel: 0).allSatisfy(\.isFinite) && sound.samples(channel: 1).allSatisfy(\.isFinite))
+            #expect(warnings.withLock { $0 } == ["\(path): 64 non-finite samples (NaN or infinite) replaced by silence"])
+        }
     }
 
     @Test func aStreamedFileReadsNonFiniteSamplesAsSilence() throws {
-        let file = try StreamFile(path: poisonedFile())
-        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4800 * 2)
-        defer { buffer.deallocate() }
-        #expect(file.read(from: 0, count: 4800, into: buffer) == 4800)
-        #expect((0..<9600).allSatisfy { buffer[$0].isFinite })
-        #expect(file.nonFiniteSampleCount == 64)
+        try withPoisonedFile { path in
+            let file = try StreamFile(path: path)
+            let buffer = UnsafeMutablePointer<Float>.allocate(capacity: 4800 * 2)
+            defer { buffer.deallocate() }
+            #expect(file.read(from: 0, count: 4800, into: buffer) == 4800)
+            #expect((0..<9600).allSatisfy { buffer[$0].isFinite })
+            #expect(file.nonFiniteSampleCount == 64)
+        }
     }
 
     @Test func theEngineNeverWritesANonFiniteSample() throws {
