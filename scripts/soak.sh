@@ -70,6 +70,17 @@ idle=$(( duration / 10 )); [ "$idle" -lt 10 ] && idle=10
 idle_out=$("$bin/sampler-capture" --server "$name" --ports a,b --frames $(( idle * 48000 )) --summary --no-connect --name idle)
 idle_xruns=$(echo "$idle_out" | field xruns)
 echo "idle server: $idle_xruns xruns in $idle s"
+# The start-up is sequenced. JACK2's bug jackaudio/jack2#721: a client still opening when another
+# client closes keeps a stale wake-up for the closed one's number, and JACK never again wakes the
+# next client to take that number if it is downstream of the first. (Seen here: `sampler play`
+# never run while sampler-disturb, opening as a jack_connect closed, fed its midi_in.) So on each
+# server a client is started only when the clients downstream of it are open, and the short-lived
+# clients (jack_connect) run only once every long-lived one is open. Each program of ours says so
+# in its own output: wait_for_line FILE PATTERN WHAT waits (bounded) for that line.
+wait_for_line() {
+    for _ in $(seq 600); do grep -q "$2" "$1" 2>/dev/null && return 0; sleep 0.1; done
+    echo "FAIL: $3 did not start within 60 s:"; tail -3 "$1"; exit 1
+}
 # A second server beside it over the same span, with its own witness: the xruns the
 # machine itself causes while the soak runs (what else runs on it changes between the idle
 # measurement above and the run).
@@ -79,13 +90,15 @@ control_pid=$!
 JACK_DEFAULT_SERVER="$control" jack_wait -w -t 10 >/dev/null 2>&1
 "$bin/sampler-capture" --server "$control" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/control.log" &
 control_witness_pid=$!
+wait_for_line "$work/control.log" '^ready' "the idle server's witness"
 # Its graph has the soak's shape, in light clients of JACK's own examples that share no code with
 # the engine: a MIDI sequencer into a synth (sampler-disturb --notes into `sampler play`) and two
 # clicks (sampler-soak, the metronome), all three into the witness. A late wake-up has as many
-# clients to hit on either server.
-JACK_DEFAULT_SERVER="$control" jack_midiseq ctlnotes 800 0 60 400 >/dev/null 2>&1 &
-control_clients="$!"
+# clients to hit on either server. (They print nothing when open: the synth is started before the
+# sequencer upstream of it, and no short-lived client runs on this server before they are open.)
 JACK_DEFAULT_SERVER="$control" jack_midisine >/dev/null 2>&1 &
+control_clients="$!"
+JACK_DEFAULT_SERVER="$control" jack_midiseq ctlnotes 800 0 60 400 >/dev/null 2>&1 &
 control_clients="$control_clients $!"
 for c in ctlkit ctlclick; do
     JACK_DEFAULT_SERVER="$control" jack_metro -n "$c" -b 120 >/dev/null 2>&1 &
@@ -102,30 +115,30 @@ if [ -n "${SOAK_TWIN:-}" ]; then
     JACK_DEFAULT_SERVER="$twin" jack_wait -w -t 10 >/dev/null 2>&1
     JACK_DEFAULT_SERVER="$twin" "$bin/sampler-capture" --server "$twin" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name twin >"$work/twin.log" &
     twin_witness_pid=$!
+    wait_for_line "$work/twin.log" '^ready' "the twin server's witness"
     for c in twinkit twindrums; do
         JACK_DEFAULT_SERVER="$twin" "$bin/sampler" play --patch "$patch" --loop --duration "$duration" --name "$c" --no-connect --quiet >"$work/$c.log" 2>&1 &
         control_clients="$control_clients $!"
     done
     JACK_DEFAULT_SERVER="$twin" "$bin/sampler" metronome 120 --duration "$duration" --name twinclick --no-connect </dev/null >"$work/twinclick.log" 2>&1 &
     control_clients="$control_clients $!"
-    for _ in $(seq 200); do JACK_DEFAULT_SERVER="$twin" timeout 5 jack_lsp 2>/dev/null | grep -q '^twindrums:midi_in' && break; sleep 0.1; done
+    for c in twinkit twindrums twinclick; do wait_for_line "$work/$c.log" '^playing' "$c on the twin server"; done
     JACK_DEFAULT_SERVER="$twin" "$bin/sampler-disturb" --server "$twin" --to twindrums:midi_in --name twinnotes --sleep 0 --every 1000000 \
         --notes 0.3 --seconds "$duration" >"$work/twinnotes.log" 2>&1 &
     control_clients="$control_clients $!"
+    wait_for_line "$work/twinnotes.log" '^ready' "twinnotes on the twin server"
 fi
 
 witness_log="$work/witness.log"
 run_start=$EPOCHREALTIME
 "$bin/sampler-capture" --server "$name" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name wit >"$witness_log" &
 witness_pid=$!
+wait_for_line "$witness_log" '^ready' "the witness"
 "$bin/sampler-soak" --seconds "$duration" --patch "$patch" --max-rss-growth "$max_growth" --reload-log "$work/reloads.log" > >(tee "$work/sampler-soak.log") &
 soak_pid=$!
 # The drum patch played live, its instruments hit by random MIDI notes (about 60 a second).
 "$bin/sampler" play --patch "$patch" --loop --duration "$duration" --name soakdrums --no-connect --quiet >"$work/drums.log" 2>&1 &
 drums_pid=$!
-"$bin/sampler-disturb" --server "$name" --to soakdrums:midi_in --name soaknotes --sleep 0 --every 1000000 \
-    --notes 0.3 --seconds "$duration" >"$work/notes.log" 2>&1 &
-notes_pid=$!
 # The metronome, its tempo changed at random as a user at the keys would (never below 30 bpm:
 # the keys stop there by themselves).
 mkfifo "$work/keys"
@@ -135,26 +148,36 @@ click_pid=$!
 ( exec 3>"$work/keys"; keys=('+' '-' $'\e[A' $'\e[B' $'\e[C' $'\e[D' ' ')
   while :; do printf '%s' "${keys[RANDOM % ${#keys[@]}]}" >&3 || exit 0; sleep "0.$(( RANDOM % 5 + 1 ))"; done ) &
 keys_pid=$!
-for client in soak soakdrums soakclick; do
-    for _ in $(seq 200); do timeout 5 jack_lsp 2>/dev/null | grep -q "^$client:out_L" && break; sleep 0.1; done
-    timeout 10 jack_connect "$client:out_L" wit:in_0 && timeout 10 jack_connect "$client:out_R" wit:in_1 || { echo "FAIL: $client did not start"; exit 1; }
-done
-connect_control() {
-    for _ in $(seq 100); do
-        JACK_DEFAULT_SERVER="$control" timeout 5 jack_connect "$1" "$2" 2>/dev/null && return 0
+wait_for_line "$work/sampler-soak.log" '^ready' "sampler-soak"
+wait_for_line "$work/drums.log" '^playing' "sampler play"
+wait_for_line "$work/click.log" '^playing' "sampler metronome"
+# The notes' sender opens last: upstream of `sampler play`, it connects to its midi_in itself.
+"$bin/sampler-disturb" --server "$name" --to soakdrums:midi_in --name soaknotes --sleep 0 --every 1000000 \
+    --notes 0.3 --seconds "$duration" >"$work/notes.log" 2>&1 &
+notes_pid=$!
+wait_for_line "$work/notes.log" '^ready' "sampler-disturb (the notes)"
+# connect_on SERVER SOURCE DESTINATION: retried for up to about 20 s, since either port may not be
+# registered yet (a client that is still loading, a witness still starting on a slow machine).
+connect_on() {
+    for _ in $(seq 200); do
+        JACK_DEFAULT_SERVER="$1" timeout 5 jack_connect "$2" "$3" 2>/dev/null && return 0
         sleep 0.1
     done
-    echo "FAIL: could not connect $1 to $2 on the idle server"; exit 1
+    echo "FAIL: could not connect $2 to $3 on server $1"; exit 1
 }
+for client in soak soakdrums soakclick; do
+    connect_on "$name" "$client:out_L" wit:in_0
+    connect_on "$name" "$client:out_R" wit:in_1
+done
+connect_control() { connect_on "$control" "$1" "$2"; }
 connect_control ctlnotes:out midisine:midi_in
 connect_control midisine:audio_out ctl:in_0
 connect_control ctlkit:120_bpm ctl:in_0
 connect_control ctlclick:120_bpm ctl:in_1
 if [ -n "${SOAK_TWIN:-}" ]; then
     for c in twinkit twindrums twinclick; do
-        for _ in $(seq 200); do JACK_DEFAULT_SERVER="$twin" timeout 5 jack_lsp 2>/dev/null | grep -q "^$c:out_L" && break; sleep 0.1; done
-        JACK_DEFAULT_SERVER="$twin" timeout 10 jack_connect "$c:out_L" twin:in_0 && JACK_DEFAULT_SERVER="$twin" timeout 10 jack_connect "$c:out_R" twin:in_1 ||
-            { echo "FAIL: $c did not start on the twin server"; exit 1; }
+        connect_on "$twin" "$c:out_L" twin:in_0
+        connect_on "$twin" "$c:out_R" twin:in_1
     done
 fi
 # RSS and descriptors of the two command-line processes, after the same warm-up as sampler-soak

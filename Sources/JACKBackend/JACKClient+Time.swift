@@ -19,6 +19,11 @@ extension JACKClient {
         return jack_frames_to_time(client, UInt32(truncatingIfNeeded: frame))
     }
 
+    /// The frame at which the server's latest cycle began (`jack_last_frame_time`: JACK2 keeps it in
+    /// the server's shared state, so it advances with the server's cycles whether or not this
+    /// client's callback runs). 32 bits, wrapping. Any thread; 0 once closed.
+    public var serverCycleFrame: UInt32 { handle.map { jack_last_frame_time($0) } ?? 0 }
+
     /// Widens a 32-bit JACK frame time to the 64-bit device clock, taking the value nearest the
     /// last rendered period.
     func widen(_ raw: UInt32) -> Frame {

@@ -2,20 +2,22 @@
 // the fault-injection tests.
 //
 //   sampler-disturb --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES]
-//                   [--name N] [--seconds S] [--notes PER_CYCLE]
+//                   [--name N] [--seconds S] [--notes PER_CYCLE] [--hang-after CYCLES]
 //
 // Its `midi_out` port is connected to --to, so JACK runs it before that client in every cycle.
 // Every --every cycles (default 150) its process callback sleeps --sleep periods (default 1.5),
 // so the client downstream runs late: on an asynchronous server it misses cycles and reads a
 // later cycle's time; on a synchronous one the whole cycle is late. With --notes P (0…1) it also
 // writes, in each cycle with probability P, a note-on (GM drum notes 35…81, random velocity, at
-// a random offset in the period) for the soak. Prints "ready" once
+// a random offset in the period) for the soak. With --hang-after N its process callback never
+// returns from cycle N on (a hung client: JACK stops running every client downstream of it; on
+// SIGTERM the program then ends at once, without deactivating). Prints "ready" once
 // connected, runs until SIGTERM/SIGINT (or --seconds), then prints "disturbed N notes M".
 import CJACK
 import Foundation
 import Synchronization
 
-/// `@unchecked Sendable` by contract: `port`, `sleepMicroseconds`, `every` and `noteChance` are set
+/// `@unchecked Sendable` by contract: `port`, `sleepMicroseconds`, `every`, `noteChance` and `hangAfter` are set
 /// by the main thread before `jack_activate`; after that `cycle` and `random` are touched only by
 /// the process thread, and the main thread reads only the atomics `disturbances` and `notes`.
 final class Disturber: @unchecked Sendable {
@@ -25,6 +27,8 @@ final class Disturber: @unchecked Sendable {
     var cycle = 0
     /// Probability of a note-on per cycle (0: none).
     var noteChance = 0.0
+    /// The cycle from which the callback never returns (0: never).
+    var hangAfter = 0
     var random: UInt64 = 0x9E37_79B9_7F4A_7C15
     let disturbances = Atomic<Int>(0)
     let notes = Atomic<Int>(0)
@@ -39,6 +43,9 @@ final class Disturber: @unchecked Sendable {
         guard let port, let buffer = jack_port_get_buffer(port, n) else { return 0 }
         jack_midi_clear_buffer(buffer)
         cycle += 1
+        if hangAfter > 0 && cycle >= hangAfter {
+            while true { usleep(100_000) }
+        }
         if noteChance > 0, Double(next() % 1_000_000) < noteChance * 1_000_000 {
             let event: (UInt8, UInt8, UInt8) = (0x99, UInt8(35 + next() % 47), UInt8(1 + next() % 127))
             withUnsafeBytes(of: event) { bytes in
@@ -72,6 +79,7 @@ var every = 150
 var clientName = "disturb"
 var seconds = Double.infinity
 var noteChance = 0.0
+var hangAfter = 0
 var args = CommandLine.arguments.dropFirst().makeIterator()
 while let a = args.next() {
     switch a {
@@ -82,12 +90,13 @@ while let a = args.next() {
     case "--name": clientName = args.next() ?? "disturb"
     case "--seconds": seconds = Double(args.next() ?? "") ?? -1
     case "--notes": noteChance = Double(args.next() ?? "") ?? -1
+    case "--hang-after": hangAfter = Int(args.next() ?? "") ?? -1
     default: fail("unknown option \(a)")
     }
 }
 guard !target.isEmpty, sleepPeriods >= 0, sleepPeriods <= 100, every > 0, seconds > 0,
-      noteChance >= 0, noteChance <= 1 else {
-    fail("usage: --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES] [--seconds S] [--notes 0…1]")
+      noteChance >= 0, noteChance <= 1, hangAfter >= 0 else {
+    fail("usage: --server NAME --to CLIENT:midi_in [--sleep PERIODS] [--every CYCLES] [--seconds S] [--notes 0…1] [--hang-after CYCLES]")
 }
 
 var blocked = sigset_t()
@@ -111,6 +120,7 @@ let periodSeconds = Double(jack_get_buffer_size(client)) / Double(jack_get_sampl
 disturber.sleepMicroseconds = UInt32(sleepPeriods * periodSeconds * 1_000_000)
 disturber.every = every
 disturber.noteChance = noteChance
+disturber.hangAfter = hangAfter
 jack_set_process_callback(client, processCallback, Unmanaged.passUnretained(disturber).toOpaque())
 guard jack_activate(client) == 0 else { fail("cannot activate") }
 let own = String(cString: jack_get_client_name(client)) + ":midi_out"
@@ -131,6 +141,8 @@ print("ready"); fflush(nil)
 var wait = timespec(tv_sec: seconds.isFinite ? Int(seconds) : 1 << 30,
                     tv_nsec: seconds.isFinite ? Int((seconds - seconds.rounded(.down)) * 1e9) : 0)
 _ = sigtimedwait(&blocked, nil, &wait)
+// A hung process thread would hold jack_deactivate: end at once (the server drops the client).
+if hangAfter > 0 { _exit(0) }
 jack_deactivate(client)
 jack_client_close(client)
 print("disturbed \(disturber.disturbances.load(ordering: .relaxed)) notes \(disturber.notes.load(ordering: .relaxed))"); fflush(nil)

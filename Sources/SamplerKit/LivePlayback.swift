@@ -138,10 +138,17 @@ public final class LivePlayback {
             }
         }
 
-        // Wait (on a condition, bounded) for the first period, so the device clock is running.
-        let startWait = Date()
+        // Wait (bounded) for the first period, so the device clock is running. The same watchdog
+        // then checks, all through the run, that JACK still runs this client.
+        var watchdog = ProcessWatchdog(limit: 5, sampleRate: rate)
+        func checkRunning() throws {
+            if let stall = watchdog.check(periods: engine.periodCount, serverFrame: client.serverCycleFrame,
+                                          now: ProcessInfo.processInfo.systemUptime) {
+                throw SamplerError(stall.message(client: client.name))
+            }
+        }
         while engine.periodCount == 0 && !client.isShutDown {
-            if Date().timeIntervalSince(startWait) > 5 { throw SamplerError("the JACK server is not running its process cycle") }
+            try checkRunning()
             usleep(1_000)
         }
         program.attach(client: client)
@@ -165,6 +172,7 @@ public final class LivePlayback {
             if client.isShutDown { break }
             let rendered = engine.renderedFrame
             if let endFrame, rendered >= endFrame { break }
+            try checkRunning()
             var horizon = rendered + lookahead
             if let endFrame { horizon = min(horizon, endFrame) }
             feeder.feed(engine, before: horizon)

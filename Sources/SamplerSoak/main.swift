@@ -2,7 +2,8 @@
 // JACK_DEFAULT_SERVER for --seconds while four control threads drive a session at random
 // (starts at chosen frames, stops, pauses, seeks, fades, pans, loops, rates, PlayerNode buffers
 // generated and scheduled endlessly) and every --reload seconds the patch's sounds are loaded
-// anew and the old players dropped. Prints what it measured and exits 1 on growth:
+// anew and the old players dropped. Prints "ready" once its JACK client is open; at the end, what
+// it measured, exiting 1 on growth:
 //   rss-start KB, rss-end KB, fds-start N, fds-end N, lost periods/frames, calls.
 //   sampler-soak --seconds S --patch FILE [--reload S] [--max-rss-growth KB] [--reload-log FILE]
 // --reload-log FILE: one line per reload, "START END" in seconds since 1970 (the wall clock, as
@@ -73,6 +74,8 @@ do {
     configuration.connections = []
     configuration.maxPlayers = 64
     let session = try AudioSession(configuration: configuration)
+    // Its JACK client is open: the soak starts the next client only after this line.
+    print("ready"); fflush(nil)
     let files = samplesOf(patchPath)
     guard !files.isEmpty else { fail("\(patchPath): no sample files found") }
     let players = Players()
