@@ -25,6 +25,10 @@ public protocol AudioDevice: AnyObject, Sendable {
     var xrunCount: Int { get }
     /// Whether the device went away (the server stopped, or threw the client out).
     var isShutDown: Bool { get }
+    /// Where the device's own cycle is, in frames (32 bits, wrapping), whether or not it runs the
+    /// engine: JACK's server goes on without a client it skips. nil for a device whose cycles are
+    /// the engine's renders (a `ManualDevice`). The session's watchdog compares the two.
+    var cycleFrame: UInt32? { get }
     /// The output ports' full names, left then right.
     var outputPortNames: [String] { get }
     /// Connections made or broken since the previous call.
@@ -39,4 +43,5 @@ public protocol AudioDevice: AnyObject, Sendable {
 
 extension JACKClient: AudioDevice {
     public var outputLatencyFrames: Int { playbackLatency.max }
+    public var cycleFrame: UInt32? { serverCycleFrame }
 }

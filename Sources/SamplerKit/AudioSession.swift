@@ -42,6 +42,11 @@ public final class AudioSession: @unchecked Sendable {
         public var reconnect = false
         /// Seconds between reconnection attempts.
         public var reconnectInterval = 0.25
+        /// Seconds JACK may go without running the session's client while its server runs on
+        /// (a client feeding it hangs, or JACK2's bug jackaudio/jack2#721 left it unwoken) before
+        /// the session treats it as the device going away: an interruption, the client closed
+        /// and, with `reconnect`, a new one opened (which JACK runs again).
+        public var stallTimeout = 5.0
         public init() {}
     }
 
@@ -73,10 +78,13 @@ public final class AudioSession: @unchecked Sendable {
     private var lastReconnectAttempt = Date.distantPast
     private var wantedConnections: [String] = []
     private var lastConnectionCheck = Date.distantPast
+    /// Notices JACK skipping the client; made anew for each device.
+    private var watchdog: ProcessWatchdog?
     /// The disk thread and rings of the session's streamed players.
     let streaming = SessionStreaming()
 
-    /// Called when the server goes away or throws the client out (players stop, reporting
+    /// Called when the server goes away or throws the client out, or JACK stops running the
+    /// client for `stallTimeout` seconds while its server runs on (players stop, reporting
     /// `successfully: false`). On the event thread.
     public var onInterruptionBegan: (() -> Void)? {
         get { lock.withLock { interruptionBeganHandler } }
@@ -376,12 +384,20 @@ public final class AudioSession: @unchecked Sendable {
                     let missing = wantedConnections.prefix(2).enumerated().contains { i, port in !c.isConnected(outputs[i], to: port) }
                     if missing { try? c.connectOutputs(to: wantedConnections) }
                 }
-                if c.isShutDown && !interrupted {
+                var stalled = false
+                if !interrupted, let frame = c.cycleFrame {
+                    if watchdog == nil { watchdog = ProcessWatchdog(limit: configuration.stallTimeout, sampleRate: c.sampleRate) }
+                    let stall = watchdog?.check(periods: engine.periodCount, serverFrame: frame,
+                                                now: ProcessInfo.processInfo.systemUptime)
+                    stalled = stall?.serverRan == true
+                }
+                if (c.isShutDown || stalled) && !interrupted {
                     interrupted = true
                     for member in liveMembers { callbacks += member.interruptionBegan(session: self) }
                     if let handler = interruptionBeganHandler { callbacks.append(handler) }
                     c.close()
                     device = nil
+                    watchdog = nil
                 }
             }
             let reconnecting = interrupted && configuration.reconnect

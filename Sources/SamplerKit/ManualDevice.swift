@@ -102,6 +102,8 @@ public final class ManualDevice: AudioDevice, @unchecked Sendable {
     public var hostTimeNow: UInt64 { hostTime(atFrame: nextFrame) }
     public var xrunCount: Int { xruns.load(ordering: .relaxed) }
     public var isShutDown: Bool { shutDownFlag.load(ordering: .relaxed) }
+    /// nil: its cycles are the engine's renders.
+    public var cycleFrame: UInt32? { nil }
     public var outputPortNames: [String] { ["\(name):out_L", "\(name):out_R"] }
     public func takeRouteChanges() -> [RouteChange] { [] }
     public func takeRegisteredPorts() -> [String] { [] }
