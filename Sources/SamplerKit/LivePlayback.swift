@@ -139,16 +139,18 @@ public final class LivePlayback {
         }
 
         // Wait (bounded) for the first period, so the device clock is running. The same watchdog
-        // then checks, all through the run, that JACK still runs this client.
+        // then checks, all through the run, that JACK still runs this client. Mid-run, a server
+        // that itself stopped cycling (stopped, or a suspended machine) is waited for: playing
+        // goes on when it does.
         var watchdog = ProcessWatchdog(limit: 5, sampleRate: rate)
-        func checkRunning() throws {
+        func checkRunning(started: Bool) throws {
             if let stall = watchdog.check(periods: engine.periodCount, serverFrame: client.serverCycleFrame,
-                                          now: ProcessInfo.processInfo.systemUptime) {
+                                          now: ProcessInfo.processInfo.systemUptime), stall.serverRan || !started {
                 throw SamplerError(stall.message(client: client.name))
             }
         }
         while engine.periodCount == 0 && !client.isShutDown {
-            try checkRunning()
+            try checkRunning(started: false)
             usleep(1_000)
         }
         program.attach(client: client)
@@ -172,7 +174,7 @@ public final class LivePlayback {
             if client.isShutDown { break }
             let rendered = engine.renderedFrame
             if let endFrame, rendered >= endFrame { break }
-            try checkRunning()
+            try checkRunning(started: true)
             var horizon = rendered + lookahead
             if let endFrame { horizon = min(horizon, endFrame) }
             feeder.feed(engine, before: horizon)

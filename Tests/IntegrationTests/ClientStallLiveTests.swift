@@ -30,4 +30,25 @@ import Testing
         // 2 s until the hang, 5 s of watching, a little to start and stop; far from the 60 s asked.
         #expect(took < 30, "took \(took) s")
     }
+
+    /// A server that itself stops cycling mid-run (SIGSTOP here: a stopped server, a suspended
+    /// machine) is waited for, longer than the watchdog's 5 s: the program plays on when it
+    /// resumes and ends as asked.
+    @Test func aServerThatPausesMidRunIsWaitedFor() throws {
+        let server = try JACKServer(period: 256, synchronous: false)
+        defer { server.stop() }
+        let sampler = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
+                                            ["play", "--patch", packageRoot.appendingPathComponent("Patches/drums.json").path,
+                                             "--loop", "--server", server.name, "--name", "paused", "--no-connect",
+                                             "--duration", "4", "--quiet"], timeout: 90)
+        // Returns once it has connected to the sampler's ports: the sampler is playing.
+        let witness = try CaptureProcess(server: server, ports: ["paused:out_L", "paused:out_R"], frames: 48000, name: "wit")
+        _ = try witness.finish()
+        kill(server.pid, SIGSTOP)
+        Thread.sleep(forTimeInterval: 7)  // the fault itself: 7 s without a cycle
+        kill(server.pid, SIGCONT)
+        let played = sampler.finish()
+        #expect(played.status == 0, "\(played.output)")
+        #expect(played.output.contains("played 4.0"), "\(played.output)")
+    }
 }
