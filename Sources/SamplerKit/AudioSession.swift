@@ -45,7 +45,8 @@ public final class AudioSession: @unchecked Sendable {
         /// Seconds JACK may go without running the session's client while its server runs on
         /// (a client feeding it hangs, or JACK2's bug jackaudio/jack2#721 left it unwoken) before
         /// the session treats it as the device going away: an interruption, the client closed
-        /// and, with `reconnect`, a new one opened (which JACK runs again).
+        /// and, with `reconnect`, a new one opened (which JACK runs again). 0, a negative value or
+        /// infinity: never.
         public var stallTimeout = 5.0
         public init() {}
     }
@@ -385,8 +386,9 @@ public final class AudioSession: @unchecked Sendable {
                     if missing { try? c.connectOutputs(to: wantedConnections) }
                 }
                 var stalled = false
-                if !interrupted, let frame = c.cycleFrame {
-                    if watchdog == nil { watchdog = ProcessWatchdog(limit: configuration.stallTimeout, sampleRate: c.sampleRate) }
+                let timeout = configuration.stallTimeout
+                if !interrupted, timeout > 0, timeout.isFinite, let frame = c.cycleFrame {
+                    if watchdog == nil { watchdog = ProcessWatchdog(limit: timeout, sampleRate: c.sampleRate) }
                     let stall = watchdog?.check(periods: engine.periodCount, serverFrame: frame,
                                                 now: ProcessInfo.processInfo.systemUptime)
                     stalled = stall?.serverRan == true
