@@ -13,6 +13,7 @@ public final class JACKServer: @unchecked Sendable {
     public let period: Int
     private let process = Process()
     private static let counter = LockedCounter()
+    private static let starting = NSLock()
 
     public let synchronous: Bool
 
@@ -29,9 +30,14 @@ public final class JACKServer: @unchecked Sendable {
             + (cycleMicroseconds.map { ["-w", "\($0)"] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        try process.run()
-        // jack_wait blocks until the server answers (or 10 s pass).
-        let wait = try run("/usr/bin/jack_wait", ["-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": self.name])
+        // One server starts at a time in this process: two jackd started at the same instant
+        // (tests run in parallel by a plain `swift test`) sometimes left one that never answered
+        // (4 of 16 runs of two live suites side by side; 0 of 5 one after the other).
+        let wait = try JACKServer.starting.withLock { () throws -> Int32 in
+            try process.run()
+            // jack_wait blocks until the server answers (or 10 s pass).
+            return try run("/usr/bin/jack_wait", ["-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": self.name])
+        }
         guard wait == 0 else {
             stop()
             throw TestFailure("jackd \(self.name) did not come up")
