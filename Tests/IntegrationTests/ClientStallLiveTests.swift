@@ -16,9 +16,7 @@ import Testing
                                              "--loop", "--server", server.name, "--name", "stalled", "--no-connect",
                                              "--duration", "60", "--quiet"], timeout: 90)
         // It hangs in its 375th cycle (2 s at 48 kHz, 256 frames), long after it has connected.
-        let hanging = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-disturb"),
-                                            ["--server", server.name, "--to", "stalled:midi_in", "--name", "hanging",
-                                             "--sleep", "0", "--every", "1000000", "--hang-after", "375"], timeout: 90)
+        let hanging = try BackgroundProgram.hangingClient(server: server, to: "stalled:midi_in", afterCycle: 375)
         let played = sampler.finish()
         let took = Date().timeIntervalSince(started)
         hanging.terminate()

@@ -40,3 +40,14 @@ extension BackgroundProgram {
         if process.isRunning { process.terminate() }
     }
 }
+
+extension BackgroundProgram {
+    /// `sampler-disturb` as a hung client: connected to `target` (a `midi_in`), it sends nothing
+    /// and never returns from its process callback from cycle `cycle` on, so an asynchronous
+    /// server skips every client downstream of it. Terminate it when done (it then ends at once).
+    public static func hangingClient(server: JACKServer, to target: String, afterCycle cycle: Int) throws -> BackgroundProgram {
+        try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-disturb"),
+                              ["--server", server.name, "--to", target, "--name", "hanging",
+                               "--sleep", "0", "--every", "1000000", "--hang-after", "\(cycle)"], timeout: 90)
+    }
+}

@@ -23,9 +23,7 @@ import Testing
         let events = Locked<[String]>([])
         session.onInterruptionBegan = { events.withLock { $0.append("began") } }
         session.onInterruptionEnded = { events.withLock { $0.append("ended") } }
-        let hanging = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-disturb"),
-                                            ["--server", server.name, "--to", "stallsession:midi_in", "--name", "hanging",
-                                             "--sleep", "0", "--every", "1000000", "--hang-after", "200"], timeout: 60)
+        let hanging = try BackgroundProgram.hangingClient(server: server, to: "stallsession:midi_in", afterCycle: 200)
         defer {
             hanging.terminate()
             _ = hanging.finish()
