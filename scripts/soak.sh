@@ -12,6 +12,8 @@
 # has the same shape in light, idle clients (the servers' own counts of missed cycles, and which
 # clients JACK found late, in what state), lost
 # periods, RSS and descriptors of all three processes;
+# SOAK_IDLE_PAIR=1 adds a second idle server exactly like the first: how far two identical idle
+# servers land apart on this machine;
 # SOAK_TWIN=1 adds a third server beside both whose graph runs the sampler's own programs, playing
 # but not driven (no control threads, reloads or tempo keys): whether the soak's driving adds
 # missed cycles to what clients doing the same work per cycle suffer on this machine;
@@ -45,10 +47,11 @@ jackd_pid=""
 control_pid=""
 control_clients=""
 twin_pid=""
+control2_pid=""
 keys_pid=""
 cleanup() {
     [ -n "$keys_pid" ] && { kill "$keys_pid" 2>/dev/null || true; }
-    for pid in $control_clients $jackd_pid $control_pid $twin_pid; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
+    for pid in $control_clients $jackd_pid $control_pid $control2_pid $twin_pid; do kill "$pid" 2>/dev/null || true; wait "$pid" 2>/dev/null || true; done
     # SOAK_KEEP_LOGS=DIR keeps every log of the run there: both servers', each client's.
     if [ -n "${SOAK_KEEP_LOGS:-}" ]; then
         mkdir -p "$SOAK_KEEP_LOGS"
@@ -84,26 +87,43 @@ wait_for_line() {
 # A second server beside it over the same span, with its own witness: the xruns the
 # machine itself causes while the soak runs (what else runs on it changes between the idle
 # measurement above and the run).
-control="sampler-soak-control-$$"
-jackd -n "$control" -d dummy -r 48000 -p 256 > >(stamped "$work/control-jackd.log") 2>&1 &
-control_pid=$!
-JACK_DEFAULT_SERVER="$control" jack_wait -w -t 10 >/dev/null 2>&1
-"$bin/sampler-capture" --server "$control" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/control.log" &
-control_witness_pid=$!
-wait_for_line "$work/control.log" '^ready' "the idle server's witness"
-# Its graph has the soak's shape, in light clients of JACK's own examples that share no code with
-# the engine: a MIDI sequencer into a synth (sampler-disturb --notes into `sampler play`) and two
-# clicks (sampler-soak, the metronome), all three into the witness. A late wake-up has as many
-# clients to hit on either server. (They print nothing when open: the synth is started before the
-# sequencer upstream of it, and no short-lived client runs on this server before they are open.)
-JACK_DEFAULT_SERVER="$control" jack_midisine >/dev/null 2>&1 &
-control_clients="$!"
-JACK_DEFAULT_SERVER="$control" jack_midiseq ctlnotes 800 0 60 400 >/dev/null 2>&1 &
-control_clients="$control_clients $!"
-for c in ctlkit ctlclick; do
-    JACK_DEFAULT_SERVER="$control" jack_metro -n "$c" -b 120 >/dev/null 2>&1 &
+# start_idle_server SERVER LOG: the idle server and its witness (LOG-jackd.log, LOG.log); sets
+# idle_server_pid and idle_witness_pid, adds its clients to control_clients.
+start_idle_server() {
+    jackd -n "$1" -d dummy -r 48000 -p 256 > >(stamped "$work/$2-jackd.log") 2>&1 &
+    idle_server_pid=$!
+    JACK_DEFAULT_SERVER="$1" jack_wait -w -t 10 >/dev/null 2>&1
+    "$bin/sampler-capture" --server "$1" --ports a,b --frames $(( (duration - 2) * 48000 )) --summary --no-connect --name ctl >"$work/$2.log" &
+    idle_witness_pid=$!
+    wait_for_line "$work/$2.log" '^ready' "the idle server's witness ($2)"
+    # Its graph has the soak's shape, in light clients of JACK's own examples that share no code
+    # with the engine: a MIDI sequencer into a synth (sampler-disturb --notes into `sampler play`)
+    # and two clicks (sampler-soak, the metronome), all three into the witness. A late wake-up has
+    # as many clients to hit on either server. (They print nothing when open: the synth is started
+    # before the sequencer upstream of it, and no short-lived client runs on this server before
+    # they are open.)
+    JACK_DEFAULT_SERVER="$1" jack_midisine >/dev/null 2>&1 &
     control_clients="$control_clients $!"
-done
+    JACK_DEFAULT_SERVER="$1" jack_midiseq ctlnotes 800 0 60 400 >/dev/null 2>&1 &
+    control_clients="$control_clients $!"
+    for c in ctlkit ctlclick; do
+        JACK_DEFAULT_SERVER="$1" jack_metro -n "$c" -b 120 >/dev/null 2>&1 &
+        control_clients="$control_clients $!"
+    done
+}
+control="sampler-soak-control-$$"
+start_idle_server "$control" control
+control_pid=$idle_server_pid
+control_witness_pid=$idle_witness_pid
+# SOAK_IDLE_PAIR=1: a second idle server exactly like the first, beside it over the same span.
+# Two servers carrying the same light graph on the same machine miss different numbers of cycles;
+# how far apart they land is how finely "no more than the idle server" can be told on this machine.
+control2="sampler-soak-control2-$$"
+if [ -n "${SOAK_IDLE_PAIR:-}" ]; then
+    start_idle_server "$control2" control2
+    control2_pid=$idle_server_pid
+    control2_witness_pid=$idle_witness_pid
+fi
 
 # SOAK_TWIN=1: the third server, its graph the soak's in the sampler's own programs, undriven:
 # the drum patch looping twice (in place of sampler-soak and of `sampler play`), the same random
@@ -169,11 +189,14 @@ for client in soak soakdrums soakclick; do
     connect_on "$name" "$client:out_L" wit:in_0
     connect_on "$name" "$client:out_R" wit:in_1
 done
-connect_control() { connect_on "$control" "$1" "$2"; }
-connect_control ctlnotes:out midisine:midi_in
-connect_control midisine:audio_out ctl:in_0
-connect_control ctlkit:120_bpm ctl:in_0
-connect_control ctlclick:120_bpm ctl:in_1
+connect_idle() {
+    connect_on "$1" ctlnotes:out midisine:midi_in
+    connect_on "$1" midisine:audio_out ctl:in_0
+    connect_on "$1" ctlkit:120_bpm ctl:in_0
+    connect_on "$1" ctlclick:120_bpm ctl:in_1
+}
+connect_idle "$control"
+[ -n "${SOAK_IDLE_PAIR:-}" ] && connect_idle "$control2"
 if [ -n "${SOAK_TWIN:-}" ]; then
     for c in twinkit twindrums twinclick; do
         connect_on "$twin" "$c:out_L" twin:in_0
@@ -204,6 +227,7 @@ kill "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; keys
 wait "$click_pid" || { echo "FAIL: sampler metronome failed:"; tail -3 "$work/click.log"; status=1; }
 wait "$witness_pid" || status=1
 wait "$control_witness_pid" || { echo "FAIL: the second idle server's witness failed"; status=1; }
+if [ -n "${SOAK_IDLE_PAIR:-}" ]; then wait "$control2_witness_pid" || { echo "FAIL: the third idle server's witness failed"; status=1; }; fi
 if [ -n "${SOAK_TWIN:-}" ]; then wait "$twin_witness_pid" || { echo "FAIL: the twin server's witness failed"; status=1; }; fi
 run_end=$EPOCHREALTIME
 echo "sampler play: $(grep '^played' "$work/drums.log" | tail -1)"
@@ -225,6 +249,7 @@ if [ "${active_xruns:-0}" -gt "$allowed" ]; then echo "note: more xruns than twi
 # Both servers' lines over the same span, the run's (this server's log also holds the idle
 # measurement before it).
 logs="jackd control-jackd"; [ -n "${SOAK_TWIN:-}" ] && logs="$logs twin-jackd"
+[ -n "${SOAK_IDLE_PAIR:-}" ] && logs="$logs control2-jackd"
 for log in $logs; do
     awk -v t0="$run_start" -v t1="$run_end" '$1 >= t0 && $1 <= t1' "$work/$log.log" >"$work/run-$log.log"
 done
@@ -282,6 +307,24 @@ if [ -n "${SOAK_TWIN:-}" ]; then
         echo "missed cycles: not more than the twin server's ($cycles <= $twin_cycles)"
     else
         echo "note: more missed cycles than the twin server's ($cycles > $twin_cycles)"
+    fi
+fi
+if [ -n "${SOAK_IDLE_PAIR:-}" ]; then
+    control2_cycles=$(grep -c 'Process error' "$work/run-control2-jackd.log" || true)
+    pair_both=$(near_other "$work/run-control2-jackd.log" "$work/run-control-jackd.log")
+    echo "the second idle server (the same light graph): $control2_cycles missed cycles; witness: $(grep summary "$work/control2.log" | sed 's/^summary //')"
+    echo "late clients named by the second idle server: $(late_clients "$work/run-control2-jackd.log")"
+    pair_rev=$(near_other "$work/run-control-jackd.log" "$work/run-control2-jackd.log")
+    echo "the two idle servers: $control_cycles and $control2_cycles missed cycles; within 0.2 s of one on the other: $pair_rev of $control_cycles and $pair_both of $control2_cycles; alone: $(( control_cycles - pair_rev )) and $(( control2_cycles - pair_both ))"
+    echo "alone against the first idle server: $(( cycles - both )) on the soak's server, $(( control2_cycles - pair_both )) on the second idle server"
+    low=$(( control_cycles < control2_cycles ? control_cycles : control2_cycles ))
+    high=$(( control_cycles > control2_cycles ? control_cycles : control2_cycles ))
+    if [ "$cycles" -le "$low" ]; then
+        echo "missed cycles: not more than either idle server's ($cycles <= $control_cycles, $control2_cycles)"
+    elif [ "$cycles" -le "$high" ]; then
+        echo "missed cycles: between the two idle servers' ($control_cycles, $cycles, $control2_cycles)"
+    else
+        echo "note: more missed cycles than either idle server's ($cycles > $control_cycles, $control2_cycles)"
     fi
 fi
 # How often, and when in seconds into the run (the log lines carry the wall-clock time).
