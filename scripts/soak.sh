@@ -226,8 +226,8 @@ wait "$notes_pid" || { echo "FAIL: the MIDI note sender failed:"; tail -3 "$work
 kill "$keys_pid" 2>/dev/null || true; wait "$keys_pid" 2>/dev/null || true; keys_pid=""
 wait "$click_pid" || { echo "FAIL: sampler metronome failed:"; tail -3 "$work/click.log"; status=1; }
 wait "$witness_pid" || status=1
-wait "$control_witness_pid" || { echo "FAIL: the second idle server's witness failed"; status=1; }
-if [ -n "${SOAK_IDLE_PAIR:-}" ]; then wait "$control2_witness_pid" || { echo "FAIL: the third idle server's witness failed"; status=1; }; fi
+wait "$control_witness_pid" || { echo "FAIL: the idle server's witness beside it failed"; status=1; }
+if [ -n "${SOAK_IDLE_PAIR:-}" ]; then wait "$control2_witness_pid" || { echo "FAIL: the second idle server's witness failed"; status=1; }; fi
 if [ -n "${SOAK_TWIN:-}" ]; then wait "$twin_witness_pid" || { echo "FAIL: the twin server's witness failed"; status=1; }; fi
 run_end=$EPOCHREALTIME
 echo "sampler play: $(grep '^played' "$work/drums.log" | tail -1)"
