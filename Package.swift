@@ -2,8 +2,11 @@
 import Foundation
 import PackageDescription
 
-// Dependencies point one way:
-// sampler → SamplerKit → {JACKBackend, SoundFiles, Patches, Scheduling} → SamplerCore.
+// Dependencies point one way (docs/architecture.md has the picture; `make docs` redraws it):
+//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SamplerKit, ProgramHost
+//   DrumPlayer, MetronomeKit → ProgramHost, Sync → JACKBackend, SoundFiles, Patches, Scheduling → SamplerCore
+//   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
+// What crosses between these modules and is not a library's API uses `package` access.
 let package = Package(
     name: "sampler",
     platforms: [.macOS(.v15)],
@@ -37,38 +40,56 @@ let package = Package(
         .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "Locking", "CJACK"]),
         // liblo (Debian liblo-dev), for OSC over UDP.
         .systemLibrary(name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
-        .target(name: "OSC", dependencies: ["CLiblo", "Locking"]),
-        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "Locking", "OSC"]),
-        .executableTarget(name: "sampler", dependencies: [
-            "SamplerKit", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+
+        // The AVAudioPlayer-style API: session, players, node, files, buffers, devices.
+        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "JACKBackend", "Locking"]),
+
+        // Sync plumbing both programs share: the OSC server and timetags, the Link session and grid.
+        .target(name: "Sync", dependencies: ["SamplerCore", "JACKBackend", "CLiblo", "Locking"]),
+        // The host both programs run in: live on JACK (LivePlayback) and offline (OfflineRenderer).
+        .target(name: "ProgramHost", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
+        // The drum/patch player: loaded patches, patterns and songs, MIDI in, patch OSC and Link.
+        .target(name: "DrumPlayer", dependencies: [
+            "ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend",
         ]),
-        // An independent JACK client that records ports with their device-clock frames; used by the
-        // integration tests to check what really left the engine's ports.
-        .executableTarget(name: "sampler-capture", dependencies: ["CJACK"], path: "Sources/SamplerCapture"),
-        .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK"], path: "Sources/SamplerMIDISend"),
-        // An independent OSC client (liblo only) for the tests of the OSC interfaces.
-        .executableTarget(name: "sampler-osc-send", dependencies: ["CLiblo"], path: "Sources/SamplerOSCSend"),
-        // An independent JACK client that records MIDI events with their device-clock frames (the
-        // MIDI clock tests).
-        .executableTarget(name: "sampler-midi-capture", dependencies: ["CJACK"], path: "Sources/SamplerMIDICapture"),
+        // The metronome: controller, keys, klick's OSC, Link, MIDI clock.
+        .target(name: "MetronomeKit", dependencies: ["ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Scheduling", "JACKBackend"]),
+        // Hydrogen import: drumkit.xml and .h2song in, the patch model out.
+        .target(name: "Hydrogen", dependencies: ["Patches", "SamplerCore"]),
+
+        // The command line: thin commands over the product modules.
+        .executableTarget(name: "sampler", dependencies: [
+            "DrumPlayer", "MetronomeKit", "Hydrogen", "ProgramHost", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+        ]),
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.
         .executableTarget(name: "samplerkit-example", dependencies: ["SamplerKit"], path: "Examples/SamplerKitOnly"),
-        // `make soak`: the randomized control side of a long live run.
-        .executableTarget(name: "sampler-soak", dependencies: ["SamplerKit"], path: "Sources/SamplerSoak"),
+
+        // Test instruments (Tools/). The JACK clients share ToolSupport (opening a client, connecting,
+        // waiting for a signal) and nothing of the engine: they are the independent witnesses.
+        .target(name: "ToolSupport", dependencies: ["CJACK"], path: "Tools/ToolSupport"),
+        // Records ports with their device-clock frames: what really left the engine's ports.
+        .executableTarget(name: "sampler-capture", dependencies: ["CJACK", "ToolSupport"], path: "Tools/SamplerCapture"),
+        .executableTarget(name: "sampler-midi-send", dependencies: ["CJACK", "ToolSupport"], path: "Tools/SamplerMIDISend"),
+        // Records MIDI events with their device-clock frames (the MIDI clock tests).
+        .executableTarget(name: "sampler-midi-capture", dependencies: ["CJACK", "ToolSupport"], path: "Tools/SamplerMIDICapture"),
         // Fault injection: a client upstream of the sampler that sleeps inside its cycle on demand.
-        .executableTarget(name: "sampler-disturb", dependencies: ["CJACK"], path: "Sources/SamplerDisturb"),
+        .executableTarget(name: "sampler-disturb", dependencies: ["CJACK", "ToolSupport"], path: "Tools/SamplerDisturb"),
+        // An independent OSC client (liblo only) for the tests of the OSC interfaces.
+        .executableTarget(name: "sampler-osc-send", dependencies: ["CLiblo"], path: "Tools/SamplerOSCSend"),
+        // `make soak`: the randomized control side of a long live run.
+        .executableTarget(name: "sampler-soak", dependencies: ["SamplerKit"], path: "Tools/SamplerSoak"),
 
         // `make bench`: a release-built benchmark executable, and the same mixing job as a plain C
         // loop for reference.
         .executableTarget(name: "sampler-bench", dependencies: [
-            "SamplerCore", "SamplerKit", "SoundFiles", "Scheduling", "CMixReference",
+            "SamplerCore", "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "SoundFiles", "Scheduling", "CMixReference",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], path: "Benchmarks/SamplerBench"),
         .target(name: "CMixReference", path: "Benchmarks/CMixReference",
                 cSettings: [.unsafeFlags(["-O3", "-march=native"])]),
         // `scripts/stream-bench.sh`: memory and CPU of 1, 4 and 16 streamed files on a dummy server.
-        .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "SoundFiles"], path: "Benchmarks/StreamBench"),
+        .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "ProgramHost", "DrumPlayer", "SoundFiles"], path: "Benchmarks/StreamBench"),
 
         .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore", "LockFree"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
@@ -76,13 +97,19 @@ let package = Package(
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport", "Locking"]),
+        .testTarget(name: "DrumPlayerTests", dependencies: ["DrumPlayer", "ProgramHost", "Patches", "Scheduling", "SoundFiles", "JACKTestSupport"]),
+        .testTarget(name: "MetronomeKitTests", dependencies: [
+            "MetronomeKit", "ProgramHost", "Sync", "Scheduling", "SoundFiles", "JACKBackend", "JACKTestSupport",
+        ]),
         // Shared by the test targets that need a real JACK server and an external capture.
         .target(name: "JACKTestSupport", dependencies: ["SamplerCore", "Locking"], path: "Tests/JACKTestSupport"),
         .testTarget(name: "AllocationTests", dependencies: [
-            "SamplerCore", "JACKBackend", "SamplerKit", "JACKTestSupport",
+            "SamplerCore", "JACKBackend", "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "JACKTestSupport",
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
-        .testTarget(name: "IntegrationTests", dependencies: ["SamplerKit", "JACKBackend", "JACKTestSupport"]),
+        .testTarget(name: "IntegrationTests", dependencies: [
+            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Hydrogen", "Sync", "JACKBackend", "JACKTestSupport",
+        ]),
     ],
     swiftLanguageModes: [.v6],
     cxxLanguageStandard: .cxx17
@@ -97,9 +124,9 @@ if ProcessInfo.processInfo.environment["SAMPLER_LINK"] == "1" {
         name: "CLink", path: "Sources/CLink",
         cxxSettings: [.define("LINK_PLATFORM_LINUX", to: "1")],
         linkerSettings: [.linkedLibrary("stdc++"), .linkedLibrary("m"), .linkedLibrary("pthread")]))
-    if let kit = package.targets.first(where: { $0.name == "SamplerKit" }) {
-        kit.dependencies.append("CLink")
-        kit.swiftSettings = (kit.swiftSettings ?? []) + [.define("SAMPLER_LINK")]
+    if let sync = package.targets.first(where: { $0.name == "Sync" }) {
+        sync.dependencies.append("CLink")
+        sync.swiftSettings = (sync.swiftSettings ?? []) + [.define("SAMPLER_LINK")]
     }
 }
 
@@ -107,6 +134,6 @@ if ProcessInfo.processInfo.environment["SAMPLER_LINK"] == "1" {
 // `--sanitize=fuzzer --sanitize=address` when SAMPLER_FUZZ=1.
 if ProcessInfo.processInfo.environment["SAMPLER_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
-        name: "sampler-fuzz", dependencies: ["Patches", "SamplerCore", "SamplerKit", "Scheduling", "SoundFiles"],
+        name: "sampler-fuzz", dependencies: ["Patches", "SamplerCore", "Hydrogen", "ProgramHost", "Scheduling", "SoundFiles"],
         path: "Fuzz/SamplerFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }

@@ -1,6 +1,8 @@
 import Foundation
 import SamplerCore
 import SamplerKit
+import DrumPlayer
+import ProgramHost
 import Scheduling
 import SoundFiles
 

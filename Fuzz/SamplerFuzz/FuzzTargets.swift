@@ -5,7 +5,7 @@
 import Foundation
 import Patches
 import SamplerCore
-import SamplerKit
+import Hydrogen
 import Scheduling
 import SoundFiles
 

@@ -1,3 +1,4 @@
+import SamplerCore
 import SoundFiles
 
 /// Where a player's samples come from: decoded into memory when it is made, or streamed from

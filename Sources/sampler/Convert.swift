@@ -1,8 +1,5 @@
 import ArgumentParser
-import Foundation
-import Patches
-import SamplerCore
-import SamplerKit
+import DrumPlayer
 
 /// `sampler convert old.json --out new.json`: a patch of any version written in the current one.
 struct Convert: ParsableCommand {
@@ -23,45 +20,6 @@ struct Convert: ParsableCommand {
     var out: String
 
     func run() throws {
-        let kit: Patch
-        do { kit = try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
-        let directory = URL(fileURLWithPath: out).deletingLastPathComponent().path
-        let text = kit.withSamplePaths(relativeTo: directory).patchJSON()
-        // The written patch must read back as the same patch: fail here rather than in `play`.
-        do {
-            let back = try PatchLoader.decode(Data(text.utf8), file: out, baseDirectory: directory)
-            var expected = kit
-            expected.version = 2
-            expected.file = out
-            guard Self.sameButPaths(back, expected) else {
-                throw SamplerError("the converted patch does not read back as the original (please report this)")
-            }
-        } catch let error as PatchError {
-            throw SamplerError("the converted patch does not validate: \(error)")
-        }
-        do { try text.write(toFile: out, atomically: true, encoding: .utf8) } catch {
-            throw SamplerError("\(out): cannot write the patch (\(error.localizedDescription))")
-        }
-        print("wrote \(out): version 2, \(kit.instruments.count) instruments, \(kit.patterns.count) pattern\(kit.patterns.count == 1 ? "" : "s") from \(patch) (version \(kit.version))")
-    }
-
-    /// Whether `a` and `b` are the same patch once their samples are compared by resolved path
-    /// and their gains as the engine applies them (a factor written for a level beyond the
-    /// decibel range reads back within a rounding error).
-    private static func sameButPaths(_ a: Patch, _ b: Patch) -> Bool {
-        func normalized(_ p: Patch) -> Patch {
-            var p = p
-            for i in p.instruments.indices {
-                p.instruments[i].gainDb = Double(Gain(decibels: p.instruments[i].gainDb).linear)
-                for l in p.instruments[i].layers.indices {
-                    for s in p.instruments[i].layers[l].samples.indices {
-                        p.instruments[i].layers[l].samples[s].path = p.instruments[i].layers[l].samples[s].resolvedPath
-                    }
-                }
-            }
-            p.file = ""
-            return p
-        }
-        return normalized(a) == normalized(b)
+        print(try PatchFiles.convert(path: patch, to: out))
     }
 }

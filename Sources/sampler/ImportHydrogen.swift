@@ -1,7 +1,6 @@
 import ArgumentParser
 import Foundation
-import Patches
-import SamplerKit
+import Hydrogen
 
 struct ImportHydrogen: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -36,23 +35,10 @@ struct ImportHydrogen: ParsableCommand {
             FileHandle.standardError.write(Data("warning: \(drumkit): missing sample file \(line)\n".utf8))
         }
         if !result.missing.isEmpty && !allowMissing {
-            throw SamplerError("\(drumkit): \(result.missing.count) sample file\(result.missing.count == 1 ? " is" : "s are") missing (listed above); nothing written (--allow-missing writes the kit without them)")
+            throw CommandError("\(drumkit): \(result.missing.count) sample file\(result.missing.count == 1 ? " is" : "s are") missing (listed above); nothing written (--allow-missing writes the kit without them)")
         }
-        let text = result.kit.patchJSON()
-        // The written patch must read back as the same kit: fail here rather than in `play`.
-        do {
-            _ = try PatchLoader.decode(Data(text.utf8), file: out, baseDirectory: "/")
-        } catch {
-            throw SamplerError("the converted patch does not validate: \(error)")
-        }
-        do { try text.write(toFile: out, atomically: true, encoding: .utf8) } catch {
-            throw SamplerError("\(out): cannot write the patch (\(error.localizedDescription))")
-        }
+        try result.write(to: out)
         result.notes.forEach { print("note: \($0)") }
-        var what = "\(result.kit.instruments.count) instruments"
-        if let song = result.kit.song {
-            what += ", \(result.kit.patterns.count) patterns, a song of \(song.entries.reduce(0) { $0 + $1.repeats }) columns"
-        }
-        print("wrote \(out): \(what) from \(drumkit)")
+        print("wrote \(out): \(result.contentsDescription) from \(drumkit)")
     }
 }

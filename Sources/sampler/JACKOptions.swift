@@ -1,5 +1,5 @@
 import ArgumentParser
-import SamplerKit
+import ProgramHost
 
 /// The JACK connection options `sampler play` and `sampler metronome` share.
 struct JACKOptions: ParsableArguments {

@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import SamplerKit
-import SoundFiles
+import MetronomeKit
+import ProgramHost
 
 struct Metronome: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -139,7 +139,7 @@ struct Metronome: ParsableCommand {
             if render != nil { throw ValidationError("--osc-port listens while playing live: leave it out with --render") }
         }
         if link {
-            if !LinkSession.isAvailable {
+            if !MetronomeProgram.isLinkAvailable {
                 throw ValidationError("--link: this build has no Ableton Link (it is GPL-licensed and opt-in: build with `make build LINK=1`; README: Ableton Link)")
             }
             let clash = [(render != nil, "--render"), (mode != .off, "--transport"), (midiClock, "--midi-clock"), (map != nil, "--map"),
@@ -177,10 +177,10 @@ struct Metronome: ParsableCommand {
         } else if let end = program.endFrame(sampleRate: sampleRate) {
             frames = Int(end)
         } else {
-            throw SamplerError("--render needs --duration or --bars: the clicks never end")
+            throw CommandError("--render needs --duration or --bars: the clicks never end")
         }
         if frames > Int(86400 * sampleRate) {
-            throw SamplerError(String(format: "--render: the clicks last %.0f s, more than 24 hours (86400 s); give --duration or fewer --bars",
+            throw CommandError(String(format: "--render: the clicks last %.0f s, more than 24 hours (86400 s); give --duration or fewer --bars",
                                       Double(frames) / sampleRate))
         }
         let started = Date()
@@ -204,10 +204,10 @@ struct Metronome: ParsableCommand {
         do {
             summary = try LivePlayback(program: program, options: options).run { print($0) }
         } catch {
-            throw SamplerError("\(error)")
+            throw CommandError("\(error)")
         }
         if summary.serverShutDown {
-            throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
+            throw CommandError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
                           summary.lateStarts, summary.xruns) + summary.lostDescription

@@ -1,6 +1,6 @@
 import ArgumentParser
-import Patches
-import SamplerKit
+import DrumPlayer
+import ProgramHost
 
 /// Options shared by the commands that read a patch.
 struct PatchOptions: ParsableArguments {
@@ -26,14 +26,8 @@ struct PatchOptions: ParsableArguments {
         if pattern != nil && song { throw ValidationError("--pattern and --song cannot be used together") }
     }
 
-    func load() throws -> Patch {
-        do { return try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
-    }
-
-    /// The program for the patch (of either version): its song, a pattern, or every instrument
-    /// once.
     func makeProgram(oscPort: String? = nil, link: Bool = false) throws -> any LiveProgram {
         let selection: PatchSelection = song ? .song : pattern.map { .pattern($0) } ?? .automatic
-        return try PatchProgram(kit: load(), selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, link: link)
+        return try PatchProgram(path: patch, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, link: link)
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
-import SamplerKit
+import DrumPlayer
+import ProgramHost
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -39,7 +40,7 @@ struct Play: ParsableCommand {
             throw ValidationError("--osc-port must be a UDP port number (0 to 65535), got \"\(oscPort)\"")
         }
         if link {
-            if !LinkSession.isAvailable {
+            if !PatchProgram.isLinkAvailable {
                 throw ValidationError("--link: this build has no Ableton Link (it is GPL-licensed and opt-in: build with `make build LINK=1`; README: Ableton Link)")
             }
             if patchOptions.tempo != nil { throw ValidationError("--link plays the session's tempo: leave out --tempo") }
@@ -59,10 +60,10 @@ struct Play: ParsableCommand {
         do {
             summary = try playback.run { print($0) }
         } catch {
-            throw SamplerError("\(error)")
+            throw CommandError("\(error)")
         }
         if summary.serverShutDown {
-            throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
+            throw CommandError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
         print(String(format: "played %.2f s: %d starts, %d MIDI notes, %d late, %d xruns, ", summary.renderedSeconds,
                      summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription)

@@ -1,8 +1,6 @@
 import ArgumentParser
 import Foundation
-import SamplerCore
-import SamplerKit
-import SoundFiles
+import ProgramHost
 
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,17 +33,9 @@ struct Render: ParsableCommand {
 
     func run() throws {
         var program = try patchOptions.makeProgram()
-        let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
-        try program.prepare(engine: engine, sampleRate: Double(rate))
-        var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
         let frames = Int((duration * Double(rate)).rounded())
-        let renderer = OfflineRenderer(engine: engine, sampleRate: Double(rate))
         let started = Date()
-        do {
-            try renderer.renderToFile(path: out, frameCount: frames, feeder: &feeder, format: sampleFormat!)
-        } catch {
-            throw SamplerError("\(error)")
-        }
+        try OfflineRenderer.render(&program, sampleRate: Double(rate), frameCount: frames, to: out, format: sampleFormat!)
         let elapsed = Date().timeIntervalSince(started)
         print(String(format: "rendered %.2f s to %@ in %.3f s (%.0f× real time)", duration, out, elapsed,
                      duration / max(elapsed, 1e-9)))

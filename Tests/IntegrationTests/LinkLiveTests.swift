@@ -1,6 +1,7 @@
 import Foundation
 import JACKTestSupport
 import SamplerKit
+import Sync
 import SoundFiles
 import Testing
 

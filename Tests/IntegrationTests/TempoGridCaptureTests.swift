@@ -3,6 +3,7 @@ import JACKBackend
 import JACKTestSupport
 import SamplerCore
 import SamplerKit
+import ProgramHost
 import Scheduling
 import Testing
 

@@ -83,3 +83,10 @@ public struct TimelineCheck: CustomStringConvertible {
             + "longest inexact run \(longestInexactRun), longest wrong run \(longestWrongRun); first wrong at \(firstWrong)"
     }
 }
+
+/// The first index where `a` and `b` differ (nil when equal): cheap to report, unlike a diff of
+/// two long arrays.
+public func firstDifference(_ a: [Float], _ b: [Float]) -> Int? {
+    if a.count != b.count { return min(a.count, b.count) }
+    return a.indices.first { a[$0] != b[$0] }
+}

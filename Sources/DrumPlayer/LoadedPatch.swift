@@ -1,0 +1,172 @@
+import Patches
+import ProgramHost
+import SamplerCore
+import Scheduling
+import SoundFiles
+import Sync
+
+/// A patch made playable on one engine at one rate: every sample decoded (tuned by resampling)
+/// and registered, the instruments defined for `Engine.setInstruments`, and the instruments
+/// that stream set up with their rings. The one path from a patch, of either file version, to
+/// the engine.
+///
+/// An instrument streams when its only sample says `"stream": true`, or says nothing and lasts
+/// longer than `PatchStreamingOptions.threshold` (untuned). A streamed instrument's start is
+/// made on the control thread (its ring must be cued there), so it plays from the patch's
+/// patterns and songs but not from MIDI notes; it is still choked by its group.
+///
+/// Control thread only.
+public final class LoadedPatch {
+    /// Per instrument, its definition (a streamed one has no layers and no MIDI notes).
+    public let definitions: [InstrumentDefinition]
+    /// Per streamed instrument: its player and its level and pan before velocity.
+    private let streamedStarts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int)]
+    /// The streamed instruments' rings, nil when none streams.
+    private let streams: PatchStreams?
+
+    /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
+    /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
+    /// its place in the patch, or a patch whose decoded samples would exceed the budget.
+    public init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init()) throws {
+        var streamFiles: [Int: StreamFile] = [:]
+        for (i, instrument) in kit.instruments.enumerated() {
+            if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
+        }
+        let paths = kit.instruments.indices.filter { streamFiles[$0] == nil }
+            .flatMap { kit.instruments[$0].layers.flatMap { $0.samples.map(\.resolvedPath) } }
+        let what = kit.version == 1 ? "its sounds" : "its samples"
+        do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: paths, sampleRate: sampleRate), what: "\(kit.file): \(what)") } catch {
+            throw SamplerError("\(error)")
+        }
+        let loader = SoundFileLoader(targetSampleRate: sampleRate)
+        var cache: [String: SoundID] = [:]
+        var untuned: [String: Sound] = [:]
+        var definitions: [InstrumentDefinition] = []
+        var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int)] = [:]
+        var nextPlayer = 0
+        let notes = kit.resolvedMIDINotes
+        let declick = Int((sampleRate * 0.002).rounded())
+        let panLaw: PanLawKind = kit.panLaw == .balance ? .balance : .constantPower
+        do {
+            for (i, instrument) in kit.instruments.enumerated() {
+                var layers: [InstrumentLayer] = []
+                if streamFiles[i] == nil {
+                    for (l, layer) in instrument.layers.enumerated() {
+                        var ids: [SoundID] = []
+                        for (s, sample) in layer.samples.enumerated() {
+                            let key = "\(instrument.tune)|\(sample.resolvedPath)"
+                            if let id = cache[key] { ids.append(id); continue }
+                            do {
+                                let sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath)
+                                untuned[sample.resolvedPath] = sound
+                                let id = try engine.register(try PatchProgram.tuned(sound, semitones: instrument.tune))
+                                cache[key] = id
+                                ids.append(id)
+                            } catch {
+                                throw SamplerError("\(Self.place(kit, i, l, s)): \(error)")
+                            }
+                        }
+                        let selection: SampleSelection = switch layer.selection {
+                        case .roundRobin: .roundRobin
+                        case .random(let seed): .random(seed: seed)
+                        }
+                        layers.append(InstrumentLayer(velocities: layer.velocities, sounds: ids, selection: selection,
+                                                      gain: Gain(decibels: layer.gainDb)))
+                    }
+                } else {
+                    // The level as the render thread computes a trigger's: instrument × layer.
+                    let level = Gain(decibels: instrument.gainDb).linear * Gain(decibels: instrument.layers[0].gainDb).linear
+                    starts[i] = (nextPlayer, level, PanGains(pan: Float(instrument.pan), law: panLaw), declick)
+                }
+                definitions.append(InstrumentDefinition(
+                    firstPlayer: nextPlayer, voiceCount: instrument.voices, gain: Gain(decibels: instrument.gainDb),
+                    pan: Float(instrument.pan), loops: instrument.loops, chokeGroup: instrument.chokeGroup, layers: layers,
+                    declickFrames: declick, chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
+                    midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
+                    panLaw: panLaw))
+                nextPlayer += instrument.voices
+            }
+            guard nextPlayer <= engine.configuration.maxPlayers else {
+                throw SamplerError("\(kit.file): instruments: \(nextPlayer) voices in all; the engine has \(engine.configuration.maxPlayers) players")
+            }
+        } catch {
+            // Nothing of a patch that cannot be loaded stays registered.
+            for id in cache.values { engine.unregister(id) }
+            throw error
+        }
+        if streamFiles.isEmpty {
+            streams = nil
+        } else {
+            let streams = PatchStreams(engine: engine, options: streaming)
+            for (i, file) in streamFiles.sorted(by: { $0.key < $1.key }) {
+                try streams.add(player: i, id: kit.instruments[i].id, file: file, loops: kit.instruments[i].loops,
+                                sampleRate: sampleRate, preloadSeconds: streaming.preloadSeconds)
+            }
+            self.streams = streams
+        }
+        self.definitions = definitions
+        streamedStarts = starts
+        soundIDs = Array(Set(cache.values)).sorted { $0.rawValue < $1.rawValue }
+    }
+
+    /// The sounds registered for the instruments held in memory (each once).
+    public let soundIDs: [SoundID]
+
+    /// Whether instrument `index` streams from disk.
+    public func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }
+
+    /// The command for `trigger` (instrument `trigger.player`, velocity 0…1 → 1…127): a
+    /// `Command.trigger`, or for a streamed instrument the start of its cued ring.
+    public func command(for trigger: Trigger) -> Command {
+        guard let start = streamedStarts[trigger.player], let streams else { return PatchProgram.command(for: trigger) }
+        let velocity = max(1, min(127, Int((trigger.velocity * 127).rounded())))
+        // The ring that played before is cued again only after the new start's declick, which
+        // still reads it.
+        let sound = streams.soundID(forTriggerOf: trigger.player, at: trigger.frame, tail: Frame(start.declick))
+        // A streamed ring holds its loops.
+        return .start(player: start.player, sound: sound, at: trigger.frame, loops: 0,
+                      gain: Gain(linear: start.level * Float(velocity) / 127), pan: start.pan,
+                      declickFrames: start.declick, tag: UInt32(trigger.player))
+    }
+
+    /// `source` as the feeder should use it: when instruments stream, each window first retires
+    /// and tops up their rings (see `PatchStreams`).
+    public func feederSource(_ source: any TriggerSource) -> any TriggerSource {
+        guard let streams else { return source }
+        return StreamServicingSource(inner: source, streams: streams)
+    }
+
+    /// Frames played as silence for lack of data, over every streamed instrument.
+    public var underrunFrameCount: Int { streams?.underrunFrameCount ?? 0 }
+
+    /// The file instrument `i` streams, or nil when it is decoded into memory.
+    private static func streamFile(of instrument: DrumInstrument, at i: Int, in kit: Patch,
+                                   options: PatchStreamingOptions) throws -> StreamFile? {
+        guard instrument.layers.count == 1, instrument.layers[0].samples.count == 1 else { return nil }
+        let sample = instrument.layers[0].samples[0]
+        switch sample.loading {
+        case .preload:
+            return nil
+        case .automatic:
+            // A tuned sample is resampled when decoded; streaming plays it untuned.
+            guard let threshold = options.threshold, instrument.tune == 0 else { return nil }
+            let file = try open(sample, place(kit, i, 0, 0))
+            return file.duration > threshold ? file : nil
+        case .stream:
+            guard instrument.tune == 0 else {
+                throw SamplerError("\(place(kit, i, 0, 0)): a streamed sample cannot be tuned (\"tune\": \(instrument.tune))")
+            }
+            return try open(sample, place(kit, i, 0, 0))
+        }
+    }
+
+    private static func open(_ sample: SampleFile, _ place: String) throws -> StreamFile {
+        do { return try StreamFile(path: sample.resolvedPath) } catch { throw SamplerError("\(place): \(error)") }
+    }
+
+    /// Where a sample is named in the patch, for errors: where the file says it (`sounds.kick`
+    /// in a version 1 patch), else its place in the model.
+    public static func place(_ kit: Patch, _ i: Int, _ l: Int, _ s: Int) -> String {
+        "\(kit.file): " + (kit.instruments[i].layers[l].samples[s].place ?? "instruments[\(i)].layers[\(l)].samples[\(s)]")
+    }
+}

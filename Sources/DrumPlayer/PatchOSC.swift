@@ -1,0 +1,155 @@
+import Foundation
+import JACKBackend
+import Patches
+import ProgramHost
+import SamplerCore
+import Scheduling
+import Sync
+
+/// The sampler's own OSC interface on a live patch (`sampler play --osc-port`):
+///
+/// | message | does |
+/// |---|---|
+/// | `/sampler/trigger ,s id` (`,sf id velocity` 0…1, `,si id velocity` 1…127; `,i index`) | plays the instrument |
+/// | `/sampler/gain ,sf id gain`, `/sampler/pan ,sf id pan` | the instrument's mix for its triggers from then on |
+/// | `/sampler/load ,s path` | the patch's instruments replace these (what sounds stops); replies `/sampler/loaded ,si path count` or `/sampler/error ,ss path message` |
+/// | `/sampler/stop` | stops every voice |
+/// | `/sampler/ping` (`,s address`) | replies `/sampler/pong` |
+/// | `/sampler/query` (`,s address`) | replies `/sampler/instrument ,is index id` for each instrument, then `/sampler/state ,hdi frame sampleRate voices` |
+///
+/// A message in a bundle acts on the device frame of the bundle's timetag; an untimed message,
+/// or one whose time has passed, as soon as possible. Replies go to the address a message
+/// names (an OSC URL or a port on this machine), else to its sender. Each trigger and stop is
+/// printed with its frame.
+///
+/// Control thread only (the playback's), each tick.
+final class PatchOSC {
+    let server: OSCServer
+    private let log: (String) -> Void
+    /// Whether `/sampler/load` may replace the instruments (a program playing only what OSC
+    /// triggers: patterns would name instruments of the old patch).
+    let canLoad: Bool
+    /// The patch loaded over OSC, if any, in place of the program's.
+    private var replaced: (kit: Patch, loaded: LoadedPatch)?
+    /// Sounds of replaced patches, unregistered half a second after the render thread has
+    /// swapped the instruments (`after` is set when that is first seen).
+    private var retired: [(sounds: [SoundID], after: Frame?)] = []
+
+    init(server: OSCServer, canLoad: Bool, log: @escaping (String) -> Void) {
+        self.server = server
+        self.canLoad = canLoad
+        self.log = log
+    }
+
+    func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, frameAt: (UInt64) -> Frame) {
+        if let i = retired.indices.first(where: { retired[$0].after == nil }), engine.instrumentsReplaced {
+            retired[i].after = engine.renderedFrame + Frame(sampleRate / 2)
+        }
+        while let first = retired.first, let after = first.after, engine.renderedFrame > after {
+            for id in first.sounds { engine.unregister(id) }
+            retired.removeFirst()
+        }
+        for m in server.take() {
+            let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
+            let (at, when) = m.scheduledFrame(engine: engine, sampleRate: sampleRate, frameAt: frameAt)
+            let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
+            switch (m.path, m.types) {
+            case ("/sampler/ping", ""), ("/sampler/ping", "s"):
+                server.send("/sampler/pong", [], to: replyTo)
+            case ("/sampler/query", ""), ("/sampler/query", "s"):
+                for (i, instrument) in kit.instruments.enumerated() {
+                    server.send("/sampler/instrument", [.int(Int32(i)), .string(instrument.id)], to: replyTo)
+                }
+                server.send("/sampler/state", [.int64(engine.renderedFrame), .double(sampleRate), .int(Int32(engine.activeVoiceCount))],
+                            to: replyTo)
+            case ("/sampler/trigger", let types) where ["s", "sf", "sd", "si", "i", "if", "id", "ii"].contains(types):
+                guard let index = instrumentIndex(m.arguments[0], kit: kit) else {
+                    warn(m, "no instrument \(m.arguments[0]) (the patch has \(kit.instruments.map(\.id).joined(separator: ", ")))")
+                    continue
+                }
+                var velocity: Float = 1
+                if m.arguments.count == 2, let v = m.arguments[1].number {
+                    // An integer is a MIDI velocity (1…127), a float a level (0…1].
+                    if case .int = m.arguments[1] { velocity = Float(v) / 127 } else { velocity = Float(v) }
+                    guard velocity.isFinite, velocity > 0, velocity <= 1 else { warn(m, "velocity out of range"); continue }
+                }
+                _ = engine.send(loaded.command(for: Trigger(frame: at, player: index, velocity: velocity)))
+                log("osc: /sampler/trigger \(kit.instruments[index].id) \(when): at frame \(at)")
+            case ("/sampler/gain", let types) where ["sf", "sd", "si", "if", "id", "ii"].contains(types),
+                 ("/sampler/pan", let types) where ["sf", "sd", "si", "if", "id", "ii"].contains(types):
+                guard let index = instrumentIndex(m.arguments[0], kit: kit) else {
+                    warn(m, "no instrument \(m.arguments[0]) (the patch has \(kit.instruments.map(\.id).joined(separator: ", ")))")
+                    continue
+                }
+                guard !loaded.streams(instrument: index) else { warn(m, "\(kit.instruments[index].id) streams from disk: its mix is the patch's"); continue }
+                guard let value = m.arguments[1].number, value.isFinite else { warn(m, "not a number"); continue }
+                let isGain = m.path == "/sampler/gain"
+                if isGain && !(0...16).contains(value) { warn(m, "gain out of range (0 to 16, linear)"); continue }
+                if !isGain && !(-1...1).contains(value) { warn(m, "pan out of range (-1 to 1)"); continue }
+                let law: PanLawKind = kit.panLaw == .balance ? .balance : .constantPower
+                _ = engine.send(.setInstrumentMix(instrument: index, gain: isGain ? Gain(linear: Float(value)) : nil,
+                                                  pan: isGain ? nil : PanGains(pan: Float(value), law: law), at: at))
+                log("osc: \(m.path) \(kit.instruments[index].id) \(formatNumber(value)) \(when): at frame \(at)")
+            case ("/sampler/load", "s"), ("/sampler/load", "ss"):
+                guard case .string(let path) = m.arguments[0] else { continue }
+                let replyTo = m.arguments.count == 2 ? (m.arguments[1].text.flatMap(OSCServer.replyURL) ?? m.source) : m.source
+                do {
+                    let count = try load(path, replacing: loaded, engine: engine, sampleRate: sampleRate, at: at)
+                    server.send("/sampler/loaded", [.string(path), .int(Int32(count))], to: replyTo)
+                    log("osc: /sampler/load \(path) \(when): \(count) instruments from frame \(at)")
+                } catch {
+                    warn(m, "\(error)")
+                    server.send("/sampler/error", [.string(path), .string("\(error)")], to: replyTo)
+                }
+            case ("/sampler/stop", ""):
+                _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
+                log("osc: /sampler/stop \(when): at frame \(at)")
+            default:
+                warn(m, "unknown message")
+            }
+        }
+    }
+
+    /// Loads the patch at `path` and swaps its instruments in on frame `at`, where every voice
+    /// of the old ones stops; returns its instrument count. Its samples are decoded into memory
+    /// (a patch that streams is refused), within the engine's players.
+    private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
+        guard canLoad else { throw SamplerError("load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)") }
+        let kit: Patch
+        do { kit = try PatchLoader.load(path: path) } catch { throw SamplerError("\(error)") }
+        let voices = kit.instruments.reduce(0) { $0 + $1.voices }
+        guard voices <= engine.configuration.maxPlayers else {
+            throw SamplerError("\(path): \(voices) voices in all; this sampler has \(engine.configuration.maxPlayers) players (start it with the patch)")
+        }
+        if let i = kit.instruments.firstIndex(where: { $0.layers.contains { $0.samples.contains { $0.loading == .stream } } }) {
+            throw SamplerError("\(path): instrument \(kit.instruments[i].id) streams from disk (\"stream\": true), which a load over OSC does not do")
+        }
+        guard engine.instrumentsReplaced else { throw SamplerError("the previous load has not been swapped in yet: send it again") }
+        var options = PatchStreamingOptions()
+        options.threshold = nil
+        let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options)
+        guard engine.replaceInstruments(loaded.definitions, at: at) else {
+            for id in loaded.soundIDs { engine.unregister(id) }
+            throw SamplerError("the command queue is full: send it again")
+        }
+        _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
+        // The old sounds go once no voice or fade can read them: half a second after the swap.
+        retired.append((old.soundIDs, nil))
+        replaced = (kit, loaded)
+        return kit.instruments.count
+    }
+
+    /// The instrument an argument names: by id, or by index.
+    private func instrumentIndex(_ argument: OSCArgument, kit: Patch) -> Int? {
+        let index: Int?
+        switch argument {
+        case .string(let id): index = kit.instruments.firstIndex { $0.id == id }
+        case let a: index = a.number.flatMap { $0.isFinite && abs($0) < 1e9 ? Int($0) : nil }
+        }
+        return index.flatMap { kit.instruments.indices.contains($0) ? $0 : nil }
+    }
+
+    private func warn(_ m: OSCMessage, _ what: String) {
+        FileHandle.standardError.write("osc: \(m.path) ,\(m.types): \(what)\n".data(using: .utf8)!)
+    }
+}

@@ -1,0 +1,229 @@
+import Foundation
+import JACKBackend
+import Patches
+import ProgramHost
+import SamplerCore
+import Scheduling
+import SoundFiles
+import Sync
+
+/// What a patch plays: a song, one pattern, or whatever the patch suggests.
+public enum PatchSelection: Equatable, Sendable {
+    /// The song if the patch has one, else the first pattern, else every instrument once.
+    case automatic
+    case pattern(String)
+    case song
+}
+
+/// A patch (of either file version) as a live or offline program: its samples loaded and tuned
+/// at the engine's rate (long ones streamed, see `LoadedPatch`), its instruments set on the
+/// engine, and its song or pattern fed as `Command.trigger`s, which the render thread resolves
+/// to layers and voices (so a pattern step and a MIDI note take the same path). A patch without
+/// patterns plays every instrument once from the start. Control thread only.
+public struct PatchProgram: LiveProgram {
+    public let kit: Patch
+    /// The sections played and whether they loop; empty: every instrument once.
+    public let sections: [SongSection]
+    public let loops: Bool
+    /// A description of what plays, e.g. "song" or "pattern fill".
+    public let selectionName: String
+    public let streaming: PatchStreamingOptions
+    private let session = Session()
+
+    /// What `prepare` and `makeFeeder` set, read by the status line and the commands.
+    private final class Session {
+        var sampleRate = 48000.0
+        var origin: Frame?
+        var loaded: LoadedPatch?
+        var oscPort: String?
+        var osc: PatchOSC?
+        var client: JACKClient?
+        var linkEnabled = false
+        var link: PatchLinkTrack?
+    }
+
+    /// - Parameters:
+    ///   - loop: nil: a song loops as the patch says, a pattern loops.
+    ///   - tempo: replaces the patch's tempo and every song entry's.
+    ///   - streaming: which samples stream from disk (an instrument's only sample, when longer
+    ///     than the threshold or marked `"stream": true`).
+    ///   - link: join an Ableton Link session (a Link build only: `LinkSession.isAvailable`): the
+    ///     song or pattern plays at the session's tempo from one of its bars (the first
+    ///     pattern's bar is the quantum), starts and stops with it, and follows its tempo and
+    ///     phase. Needs a song or a pattern.
+    ///   - oscPort: listen for the sampler's OSC messages (`/sampler/trigger`, `/sampler/stop`, …,
+    ///     see `PatchOSC`) on this UDP port, live ("0": any free one; the port is printed). A
+    ///     patch without patterns then waits for triggers instead of playing every instrument.
+    public init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
+                streaming: PatchStreamingOptions = .init(), oscPort: String? = nil, link: Bool = false) throws {
+        self.kit = kit
+        self.streaming = streaming
+        func tempoOf(_ entry: Song.Entry?) -> Double { tempo ?? entry?.tempo ?? kit.tempo }
+        var selection = selection
+        if selection == .automatic {
+            if kit.song != nil {
+                selection = .song
+            } else if let first = kit.patterns.first {
+                selection = .pattern(first.name)
+            }
+        }
+        switch selection {
+        case .song:
+            guard let song = kit.song else { throw SamplerError("\(kit.file): --song: the patch has no \"song\"") }
+            sections = song.entries.map { SongSection(pattern: $0.pattern, repeats: $0.repeats, tempo: tempoOf($0)) }
+            loops = loop ?? song.loop
+            selectionName = "song"
+        case .pattern(let name):
+            guard let index = kit.patternIndex(named: name) else {
+                let names = kit.patterns.isEmpty ? "it has none" : "expected one of: \(kit.patterns.map(\.name).joined(separator: ", "))"
+                throw SamplerError("\(kit.file): --pattern: no pattern named \"\(name)\" (\(names))")
+            }
+            sections = [SongSection(pattern: index, repeats: 1, tempo: tempoOf(nil))]
+            loops = loop ?? true
+            selectionName = "pattern \(name)"
+        case .automatic:
+            // No song, no pattern: every instrument once.
+            sections = []
+            loops = false
+            selectionName = "every instrument once"
+        }
+        session.oscPort = oscPort
+        if link && sections.isEmpty {
+            throw SamplerError("\(kit.file): --link plays a song or a pattern in time with the session, and the patch has neither")
+        }
+        session.linkEnabled = link
+    }
+
+    /// The patch's voices; with OSC, at least 128 (a patch loaded over OSC takes players of its own).
+    public var playerCount: Int {
+        let voices = kit.instruments.reduce(0) { $0 + $1.voices }
+        return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
+    }
+    public var title: String {
+        "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
+    }
+
+    public mutating func prepare(engine: Engine, sampleRate: Double) throws {
+        session.sampleRate = sampleRate
+        let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
+        engine.setInstruments(loaded.definitions)
+        session.loaded = loaded
+        if session.linkEnabled {
+            let link = try LinkSession(tempo: sections[0].tempo)
+            let track = PatchLinkTrack(link: link, patterns: kit.patterns.map(Self.sequencePattern), sections: sections, loops: loops,
+                                       instrumentCount: kit.instruments.count)
+            track.sampleRate = sampleRate
+            track.streamed = Set(kit.instruments.indices.filter { loaded.streams(instrument: $0) })
+            session.link = track
+            print("Link: enabled, \(Int(track.quantum)) beats a bar; the patterns play while the session does")
+            fflush(nil)
+        }
+        if let port = session.oscPort {
+            let server: OSCServer
+            do { server = try OSCServer(port: port, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
+            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty) { print($0); fflush(nil) }
+            print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port)")
+            fflush(nil)
+        }
+    }
+
+    public mutating func attach(client: JACKClient) {
+        session.client = client
+        session.link?.client = client
+    }
+
+    public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        if let link = session.link {
+            // What a re-anchor left to send again before the horizon already reached goes out
+            // now, not on the next tick.
+            let horizon = link.producedBefore
+            link.follow(engine: engine)
+            if link.producedBefore < horizon { feeder.feed(engine, before: horizon) }
+        }
+        if let osc = session.osc, let loaded = session.loaded, let client = session.client {
+            osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, frameAt: { client.frame(atHostTime: $0) })
+        }
+        return true
+    }
+
+    /// The instruments as `prepare` loaded them (nil before).
+    public var loaded: LoadedPatch? { session.loaded }
+
+    /// The sequencer of the selected song or pattern, its first step on `origin`.
+    public func sequencer(origin: Frame, sampleRate: Double) -> SongSequencer? {
+        guard !sections.isEmpty else { return nil }
+        return SongSequencer(patterns: kit.patterns.map(Self.sequencePattern), sections: sections, loops: loops,
+                      sampleRate: sampleRate, origin: origin)
+    }
+
+    /// The commands from `origin` on: the loaded instruments' (after `prepare`; before it,
+    /// plain triggers, for a program that is only asked for its status).
+    public func makeFeeder(origin: Frame) -> CommandFeeder {
+        session.origin = origin
+        if let link = session.link {
+            link.requestStart(at: origin)
+            let source = PatchLinkSource(track: link)
+            guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
+            return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+        }
+        let source: any TriggerSource = sequencer(origin: origin, sampleRate: session.sampleRate)
+            ?? OneShot(players: session.oscPort == nil ? kit.instruments.count : 0, frame: origin)
+        guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
+        return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+    }
+
+    /// "bar 2.3  fill".
+    public func status(at frame: Frame) -> String {
+        if let link = session.link {
+            let peers = "Link \(link.link.peerCount) peer\(link.link.peerCount == 1 ? "" : "s")"
+            guard let p = link.position(at: frame) else { return peers + (link.isPlaying ? "" : "  waiting for the session to play") }
+            return "bar \(p.bar).\(p.beat)  \(p.pattern)  \(peers)"
+        }
+        guard let origin = session.origin,
+              let p = sequencer(origin: origin, sampleRate: session.sampleRate)?.position(at: frame) else { return "" }
+        return "bar \(p.bar).\(p.beat)  \(p.pattern)"
+    }
+
+    /// The trigger of instrument `trigger.player` at its velocity (0…1 → 1…127).
+    public static func command(for trigger: Trigger) -> Command {
+        .trigger(instrument: trigger.player, velocity: max(1, min(127, Int((trigger.velocity * 127).rounded()))), at: trigger.frame)
+    }
+
+    static func sequencePattern(_ p: DrumPattern) -> SequencePattern {
+        SequencePattern(name: p.name, beatsPerBar: p.beatsPerBar, stepsPerBeat: p.stepsPerBeat, stepCount: p.stepCount,
+                        tracks: p.tracks.map { SequenceTrack(instrument: $0.instrument, velocities: $0.velocities,
+                                                             probabilities: $0.probabilities) },
+                        swing: p.swing, seed: p.seed, humanize: p.humanize.map { ($0.seed, $0.frames, $0.velocity) })
+    }
+
+    /// `sound` pitched by `semitones`: resampled from rate r to r / 2^(semitones/12) and then
+    /// played at r, so that the callback never resamples.
+    static func tuned(_ sound: Sound, semitones: Double) throws -> Sound {
+        guard semitones != 0 else { return sound }
+        let rate = sound.sampleRate
+        let channels = (0..<sound.channelCount).map { sound.samples(channel: $0) }
+        let shifted = try Resampler.resample(channels, from: rate, to: rate / Double.pow(2, semitones / 12))
+        return try Sound(channels: shifted, sampleRate: rate, memory: HugePageSampleMemory.shared)
+    }
+}
+
+/// Triggers players 0 ..< `players` once, all on one frame (a patch without patterns plays
+/// every instrument so).
+public struct OneShot: TriggerSource {
+    let players: Int
+    let frame: Frame
+    private var done = false
+
+    public init(players: Int, frame: Frame) {
+        self.players = players
+        self.frame = frame
+    }
+
+    public var endFrame: Frame? { nil }
+
+    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+        guard !done, frame < horizon else { return }
+        done = true
+        for p in 0..<players { body(Trigger(frame: frame, player: p)) }
+    }
+}

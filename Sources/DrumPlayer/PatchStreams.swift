@@ -1,0 +1,118 @@
+import Foundation
+import ProgramHost
+import SamplerCore
+import Scheduling
+import SoundFiles
+import Sync
+
+/// How a patch's long sounds are streamed.
+public struct PatchStreamingOptions: Sendable {
+    /// Players whose sound is longer than this many seconds stream unless the patch says
+    /// `"preload": true`; nil: only `"stream": true` players stream.
+    public var threshold: Double? = 30
+    /// Seconds buffered ahead of each streamed player (filled before the first start).
+    public var preloadSeconds: Double = 2
+    /// Converter and test hook of the readers.
+    public var reader = StreamReaderOptions()
+    /// Where underruns are reported (a line naming the player and the frames lost); called on
+    /// the control thread that feeds the engine. Default: standard error.
+    public var report: @Sendable (String) -> Void = { message in
+        FileHandle.standardError.write(Data(("sampler: " + message + "\n").utf8))
+    }
+
+    public init() {}
+}
+
+/// A patch's streamed instruments ("players" here, keyed by instrument index): two rings each, both cued at the file's start when the patch is
+/// prepared. A trigger starts the cued ring; once its frame has been rendered the ring that
+/// played before is cued at the start again, ready for the next trigger. A trigger that comes
+/// before that (closer than the feeder's look-ahead, about 0.1 s) continues the current ring.
+///
+/// The rings are filled by a disk thread and, before commands are produced, topped up on the
+/// feeding thread so that every ring holds the frames up to the feeder's horizon: an offline
+/// render, which runs faster than any disk thread could follow, never underruns and gives the
+/// same frames as a live run without underruns.
+///
+/// Control thread only.
+final class PatchStreams {
+    private let engine: Engine
+    private let options: PatchStreamingOptions
+    private let streamer = DiskStreamer()
+    private var streams: [Int: (stream: PlayerStream, id: String, loops: Int, started: Bool)] = [:]
+
+    init(engine: Engine, options: PatchStreamingOptions) {
+        self.engine = engine
+        self.options = options
+    }
+
+    deinit {
+        for entry in streams.values { entry.stream.close() }
+        streamer.stop()
+    }
+
+    var isEmpty: Bool { streams.isEmpty }
+
+    /// Streams `file` for player `player` (its id `id`, `loops` repeats per trigger) at
+    /// `sampleRate`, buffering `preloadSeconds`; fills both rings now.
+    func add(player: Int, id: String, file: StreamFile, loops: Int, sampleRate: Double, preloadSeconds: Double) throws {
+        let capacity = max(Int((preloadSeconds * sampleRate).rounded()), 4096)
+        let rings = try (0..<2).map { _ in
+            let ring = StreamRing(capacity: capacity, channelCount: file.channelCount, sampleRate: sampleRate)
+            return (ring: ring, id: try engine.register(stream: ring))
+        }
+        let stream = try PlayerStream(file: file, rings: rings, options: options.reader, streamer: streamer)
+        for reader in stream.readers { reader.cue(at: 0, loops: loops) }
+        streamer.fillAll()
+        streams[player] = (stream, id, loops, false)
+    }
+
+    func contains(player: Int) -> Bool { streams[player] != nil }
+
+    /// The ring a trigger of `player` on `frame` starts; the ring it replaces is retired (cued
+    /// again) once `frame + tail` has been rendered.
+    func soundID(forTriggerOf player: Int, at frame: Frame, tail: Frame = 0) -> SoundID {
+        guard var entry = streams[player] else { preconditionFailure("player \(player) does not stream") }
+        if !entry.started {
+            entry.started = true
+            streams[player] = entry
+            entry.stream.started(at: frame)
+        } else if !entry.stream.isSwitching {
+            entry.stream.switchToIdle(at: frame, recueLoops: entry.loops, tail: tail)
+        }
+        return entry.stream.activeSoundID
+    }
+
+    /// Before commands up to `horizon` are produced: retires rings whose switch has been
+    /// rendered, makes every ring hold the frames up to `horizon`, reports new underruns.
+    func service(horizon: Frame) {
+        streamer.start()
+        let rendered = engine.renderedFrame
+        for entry in streams.values { entry.stream.maintain(renderedFrame: rendered) }
+        let needed = Int(max(0, min(Int64(Int.max), horizon - rendered)))
+        if streams.values.contains(where: { $0.stream.readers.contains { $0.bufferedFrames < min(needed, $0.ring.capacity) } }) {
+            streamer.fillAll()
+        }
+        for (player, entry) in streams {
+            let missing = entry.stream.takeNewUnderruns()
+            if missing > 0 {
+                options.report("stream underrun: player \(player) (\"\(entry.id)\") played \(missing) frames of silence; the disk was late, playback stays in time")
+            }
+        }
+    }
+
+    /// Frames played as silence for lack of data, over every streamed player.
+    var underrunFrameCount: Int { streams.values.reduce(0) { $0 + $1.stream.underrunFrameCount } }
+}
+
+/// A trigger source that services a patch's streams before producing its triggers.
+struct StreamServicingSource: TriggerSource {
+    var inner: any TriggerSource
+    let streams: PatchStreams
+
+    var endFrame: Frame? { inner.endFrame }
+
+    mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+        streams.service(horizon: horizon)
+        inner.produce(before: horizon, body)
+    }
+}
