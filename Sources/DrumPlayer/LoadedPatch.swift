@@ -16,9 +16,9 @@ import Sync
 /// patterns and songs but not from MIDI notes; it is still choked by its group.
 ///
 /// Control thread only.
-public final class LoadedPatch {
+package final class LoadedPatch {
     /// Per instrument, its definition (a streamed one has no layers and no MIDI notes).
-    public let definitions: [InstrumentDefinition]
+    package let definitions: [InstrumentDefinition]
     /// Per streamed instrument: its player and its level and pan before velocity.
     private let streamedStarts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int)]
     /// The streamed instruments' rings, nil when none streams.
@@ -27,7 +27,7 @@ public final class LoadedPatch {
     /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
     /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
     /// its place in the patch, or a patch whose decoded samples would exceed the budget.
-    public init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init()) throws {
+    package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init()) throws {
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -110,14 +110,14 @@ public final class LoadedPatch {
     }
 
     /// The sounds registered for the instruments held in memory (each once).
-    public let soundIDs: [SoundID]
+    package let soundIDs: [SoundID]
 
     /// Whether instrument `index` streams from disk.
-    public func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }
+    package func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }
 
     /// The command for `trigger` (instrument `trigger.player`, velocity 0…1 → 1…127): a
     /// `Command.trigger`, or for a streamed instrument the start of its cued ring.
-    public func command(for trigger: Trigger) -> Command {
+    package func command(for trigger: Trigger) -> Command {
         guard let start = streamedStarts[trigger.player], let streams else { return PatchProgram.command(for: trigger) }
         let velocity = max(1, min(127, Int((trigger.velocity * 127).rounded())))
         // The ring that played before is cued again only after the new start's declick, which
@@ -131,13 +131,13 @@ public final class LoadedPatch {
 
     /// `source` as the feeder should use it: when instruments stream, each window first retires
     /// and tops up their rings (see `PatchStreams`).
-    public func feederSource(_ source: any TriggerSource) -> any TriggerSource {
+    package func feederSource(_ source: any TriggerSource) -> any TriggerSource {
         guard let streams else { return source }
         return StreamServicingSource(inner: source, streams: streams)
     }
 
     /// Frames played as silence for lack of data, over every streamed instrument.
-    public var underrunFrameCount: Int { streams?.underrunFrameCount ?? 0 }
+    package var underrunFrameCount: Int { streams?.underrunFrameCount ?? 0 }
 
     /// The file instrument `i` streams, or nil when it is decoded into memory.
     private static func streamFile(of instrument: DrumInstrument, at i: Int, in kit: Patch,
@@ -166,7 +166,7 @@ public final class LoadedPatch {
 
     /// Where a sample is named in the patch, for errors: where the file says it (`sounds.kick`
     /// in a version 1 patch), else its place in the model.
-    public static func place(_ kit: Patch, _ i: Int, _ l: Int, _ s: Int) -> String {
+    package static func place(_ kit: Patch, _ i: Int, _ l: Int, _ s: Int) -> String {
         "\(kit.file): " + (kit.instruments[i].layers[l].samples[s].place ?? "instruments[\(i)].layers[\(l)].samples[\(s)]")
     }
 }

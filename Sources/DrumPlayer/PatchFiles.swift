@@ -4,11 +4,11 @@ import SamplerCore
 import SoundFiles
 
 /// What `sampler convert` and `sampler validate` do with a patch file. Control thread only.
-public enum PatchFiles {
+package enum PatchFiles {
     /// Writes the patch at `path` (version 1 or 2) to `out` in the current format (version 2),
     /// with its sample paths rewritten to name the same files from `out`'s directory, after
     /// checking that the written text reads back as the same patch. Returns the line to print.
-    public static func convert(path patch: String, to out: String) throws -> String {
+    package static func convert(path patch: String, to out: String) throws -> String {
         let kit: Patch
         do { kit = try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
         let directory = URL(fileURLWithPath: out).deletingLastPathComponent().path
@@ -50,7 +50,7 @@ public enum PatchFiles {
 
     /// Loads the patch at `path` and every sound file it names; returns the summary lines to print
     /// (the first names the file: "PATH: OK: …"). Throws the first error, naming its file.
-    public static func validate(path patch: String) throws -> [String] {
+    package static func validate(path patch: String) throws -> [String] {
         let kit: Patch
         do { kit = try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
         return try report(kit, patch: patch)

@@ -5,7 +5,7 @@ import Sync
 extension PatchProgram {
     /// The patch file at `path` (either version) as a program; its errors name the file and the
     /// JSON path. Control thread only.
-    public init(path: String, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
+    package init(path: String, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
                 oscPort: String? = nil, link: Bool = false) throws {
         let kit: Patch
         do { kit = try PatchLoader.load(path: path) } catch { throw SamplerError("\(error)") }
@@ -13,5 +13,5 @@ extension PatchProgram {
     }
 
     /// Whether this build has Ableton Link (`link: true`); it is GPL and opt-in (`make build LINK=1`).
-    public static var isLinkAvailable: Bool { LinkSession.isAvailable }
+    package static var isLinkAvailable: Bool { LinkSession.isAvailable }
 }

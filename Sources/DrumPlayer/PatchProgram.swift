@@ -8,7 +8,7 @@ import SoundFiles
 import Sync
 
 /// What a patch plays: a song, one pattern, or whatever the patch suggests.
-public enum PatchSelection: Equatable, Sendable {
+package enum PatchSelection: Equatable, Sendable {
     /// The song if the patch has one, else the first pattern, else every instrument once.
     case automatic
     case pattern(String)
@@ -20,14 +20,14 @@ public enum PatchSelection: Equatable, Sendable {
 /// engine, and its song or pattern fed as `Command.trigger`s, which the render thread resolves
 /// to layers and voices (so a pattern step and a MIDI note take the same path). A patch without
 /// patterns plays every instrument once from the start. Control thread only.
-public struct PatchProgram: LiveProgram {
-    public let kit: Patch
+package struct PatchProgram: LiveProgram {
+    package let kit: Patch
     /// The sections played and whether they loop; empty: every instrument once.
-    public let sections: [SongSection]
-    public let loops: Bool
+    package let sections: [SongSection]
+    package let loops: Bool
     /// A description of what plays, e.g. "song" or "pattern fill".
-    public let selectionName: String
-    public let streaming: PatchStreamingOptions
+    package let selectionName: String
+    package let streaming: PatchStreamingOptions
     private let session = Session()
 
     /// What `prepare` and `makeFeeder` set, read by the status line and the commands.
@@ -54,7 +54,7 @@ public struct PatchProgram: LiveProgram {
     ///   - oscPort: listen for the sampler's OSC messages (`/sampler/trigger`, `/sampler/stop`, …,
     ///     see `PatchOSC`) on this UDP port, live ("0": any free one; the port is printed). A
     ///     patch without patterns then waits for triggers instead of playing every instrument.
-    public init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
+    package init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
                 streaming: PatchStreamingOptions = .init(), oscPort: String? = nil, link: Bool = false) throws {
         self.kit = kit
         self.streaming = streaming
@@ -95,15 +95,15 @@ public struct PatchProgram: LiveProgram {
     }
 
     /// The patch's voices; with OSC, at least 128 (a patch loaded over OSC takes players of its own).
-    public var playerCount: Int {
+    package var playerCount: Int {
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
     }
-    public var title: String {
+    package var title: String {
         "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
     }
 
-    public mutating func prepare(engine: Engine, sampleRate: Double) throws {
+    package mutating func prepare(engine: Engine, sampleRate: Double) throws {
         session.sampleRate = sampleRate
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
         engine.setInstruments(loaded.definitions)
@@ -127,12 +127,12 @@ public struct PatchProgram: LiveProgram {
         }
     }
 
-    public mutating func attach(client: JACKClient) {
+    package mutating func attach(client: JACKClient) {
         session.client = client
         session.link?.client = client
     }
 
-    public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+    package mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
         if let link = session.link {
             // What a re-anchor left to send again before the horizon already reached goes out
             // now, not on the next tick.
@@ -147,10 +147,10 @@ public struct PatchProgram: LiveProgram {
     }
 
     /// The instruments as `prepare` loaded them (nil before).
-    public var loaded: LoadedPatch? { session.loaded }
+    package var loaded: LoadedPatch? { session.loaded }
 
     /// The sequencer of the selected song or pattern, its first step on `origin`.
-    public func sequencer(origin: Frame, sampleRate: Double) -> SongSequencer? {
+    package func sequencer(origin: Frame, sampleRate: Double) -> SongSequencer? {
         guard !sections.isEmpty else { return nil }
         return SongSequencer(patterns: kit.patterns.map(Self.sequencePattern), sections: sections, loops: loops,
                       sampleRate: sampleRate, origin: origin)
@@ -158,7 +158,7 @@ public struct PatchProgram: LiveProgram {
 
     /// The commands from `origin` on: the loaded instruments' (after `prepare`; before it,
     /// plain triggers, for a program that is only asked for its status).
-    public func makeFeeder(origin: Frame) -> CommandFeeder {
+    package func makeFeeder(origin: Frame) -> CommandFeeder {
         session.origin = origin
         if let link = session.link {
             link.requestStart(at: origin)
@@ -173,7 +173,7 @@ public struct PatchProgram: LiveProgram {
     }
 
     /// "bar 2.3  fill".
-    public func status(at frame: Frame) -> String {
+    package func status(at frame: Frame) -> String {
         if let link = session.link {
             let peers = "Link \(link.link.peerCount) peer\(link.link.peerCount == 1 ? "" : "s")"
             guard let p = link.position(at: frame) else { return peers + (link.isPlaying ? "" : "  waiting for the session to play") }
@@ -185,7 +185,7 @@ public struct PatchProgram: LiveProgram {
     }
 
     /// The trigger of instrument `trigger.player` at its velocity (0…1 → 1…127).
-    public static func command(for trigger: Trigger) -> Command {
+    package static func command(for trigger: Trigger) -> Command {
         .trigger(instrument: trigger.player, velocity: max(1, min(127, Int((trigger.velocity * 127).rounded()))), at: trigger.frame)
     }
 
@@ -209,19 +209,19 @@ public struct PatchProgram: LiveProgram {
 
 /// Triggers players 0 ..< `players` once, all on one frame (a patch without patterns plays
 /// every instrument so).
-public struct OneShot: TriggerSource {
+package struct OneShot: TriggerSource {
     let players: Int
     let frame: Frame
     private var done = false
 
-    public init(players: Int, frame: Frame) {
+    package init(players: Int, frame: Frame) {
         self.players = players
         self.frame = frame
     }
 
-    public var endFrame: Frame? { nil }
+    package var endFrame: Frame? { nil }
 
-    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+    package mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
         guard !done, frame < horizon else { return }
         done = true
         for p in 0..<players { body(Trigger(frame: frame, player: p)) }

@@ -6,21 +6,21 @@ import SoundFiles
 import Sync
 
 /// How a patch's long sounds are streamed.
-public struct PatchStreamingOptions: Sendable {
+package struct PatchStreamingOptions: Sendable {
     /// Players whose sound is longer than this many seconds stream unless the patch says
     /// `"preload": true`; nil: only `"stream": true` players stream.
-    public var threshold: Double? = 30
+    package var threshold: Double? = 30
     /// Seconds buffered ahead of each streamed player (filled before the first start).
-    public var preloadSeconds: Double = 2
+    package var preloadSeconds: Double = 2
     /// Converter and test hook of the readers.
-    public var reader = StreamReaderOptions()
+    package var reader = StreamReaderOptions()
     /// Where underruns are reported (a line naming the player and the frames lost); called on
     /// the control thread that feeds the engine. Default: standard error.
-    public var report: @Sendable (String) -> Void = { message in
+    package var report: @Sendable (String) -> Void = { message in
         FileHandle.standardError.write(Data(("sampler: " + message + "\n").utf8))
     }
 
-    public init() {}
+    package init() {}
 }
 
 /// A patch's streamed instruments ("players" here, keyed by instrument index): two rings each, both cued at the file's start when the patch is

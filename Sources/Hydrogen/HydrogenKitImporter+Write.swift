@@ -6,7 +6,7 @@ extension HydrogenKitImporter.Result {
     /// Writes the imported kit (or song) to `out` as a patch, after checking that the written
     /// text reads back as a valid patch (so a bad import fails here rather than in `play`).
     /// Control thread only.
-    public func write(to out: String) throws {
+    package func write(to out: String) throws {
         let text = kit.patchJSON()
         do {
             _ = try PatchLoader.decode(Data(text.utf8), file: out, baseDirectory: "/")
@@ -19,7 +19,7 @@ extension HydrogenKitImporter.Result {
     }
 
     /// What was written, for the last line `sampler import-hydrogen` prints.
-    public var contentsDescription: String {
+    package var contentsDescription: String {
         var what = "\(kit.instruments.count) instruments"
         if let song = kit.song {
             what += ", \(kit.patterns.count) patterns, a song of \(song.entries.reduce(0) { $0 + $1.repeats }) columns"

@@ -11,17 +11,17 @@ import Patches
 /// (absolute paths). Sample files that are not on disk are listed in `missing` and left out. Understands the old layout (`<layer>` or `<filename>` right under
 /// `<instrument>`, `pan_L`/`pan_R`) and the new one (`<instrumentComponent>`, `<pan>`). Adds one
 /// pattern, `audition`, that plays each instrument in turn. Control thread only.
-public enum HydrogenKitImporter {
+package enum HydrogenKitImporter {
     /// What could not be carried over exactly, one line each (e.g. per-layer gains).
-    public struct Result {
-        public var kit: Patch
-        public var notes: [String]
+    package struct Result {
+        package var kit: Patch
+        package var notes: [String]
         /// Sample files the kit names that are not on disk, one line per file with the
         /// instruments naming it ("/path/snare.wav (instrument 3 (Snare))"); left out of `kit`.
-        public var missing: [String] = []
+        package var missing: [String] = []
     }
 
-    public static func importKit(path: String) throws -> Result {
+    package static func importKit(path: String) throws -> Result {
         try importKit(data: readFile(path, what: "a drumkit.xml"), path: path)
     }
 
@@ -42,7 +42,7 @@ public enum HydrogenKitImporter {
 
     /// Imports a drumkit.xml held in `data`; `path` locates its samples and names it in errors.
     /// Read by `XMLReader`: no entity is ever defined, expanded or fetched.
-    public static func importKit(data: Data, path: String) throws -> Result {
+    package static func importKit(data: Data, path: String) throws -> Result {
         // Hydrogen writes UTF-8.
         guard String(validatingUTF8Bytes: data) != nil else {
             throw SamplerError("\(path): not a Hydrogen drumkit (the file is not UTF-8 text)")

@@ -8,23 +8,23 @@ import Patches
 /// sequence as one pattern (patterns played together are merged), the columns in order (repeated
 /// columns as repeats), the tempo (and tempo markers when the song's timeline is on). What it
 /// cannot carry is listed in the notes. Control thread only.
-public enum HydrogenSongImporter {
+package enum HydrogenSongImporter {
     /// Where Hydrogen looks for a kit named by a song: the user's kits, then the system's.
-    public static var kitDirectories: [String] {
+    package static var kitDirectories: [String] {
         [NSHomeDirectory() + "/.hydrogen/data/drumkits", "/usr/share/hydrogen/data/drumkits"]
     }
 
     /// The most pattern steps (over every track of every pattern) a converted song may have.
     static let maxCells = 4_000_000
 
-    public static func importSong(path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
+    package static func importSong(path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
         try importSong(data: HydrogenKitImporter.readFile(path, what: "a Hydrogen song"), path: path,
                        kitDirectories: kitDirectories)
     }
 
     /// Imports a song held in `data`; `path` locates relative kits and names it in errors.
     /// Read by `XMLReader`: no entity is ever defined, expanded or fetched.
-    public static func importSong(data: Data, path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
+    package static func importSong(data: Data, path: String, kitDirectories: [String] = kitDirectories) throws -> HydrogenKitImporter.Result {
         guard String(bytes: data, encoding: .utf8) != nil else {
             throw SamplerError("\(path): not a Hydrogen song (the file is not UTF-8 text)")
         }

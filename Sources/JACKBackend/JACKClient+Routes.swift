@@ -39,7 +39,7 @@ let portRegistrationCallback: JackPortRegistrationCallback = { id, registered, a
 extension JACKClient {
     /// Connections made or broken since the last call (by this or any other program), oldest first.
     /// Control thread only.
-    public func takeRouteChanges() -> [RouteChange] {
+    package func takeRouteChanges() -> [RouteChange] {
         routeLog.changes.withLock { changes in
             defer { changes.removeAll() }
             return changes
@@ -47,7 +47,7 @@ extension JACKClient {
     }
 
     /// Ports that appeared since the last call. Control thread only.
-    public func takeRegisteredPorts() -> [String] {
+    package func takeRegisteredPorts() -> [String] {
         routeLog.registeredPorts.withLock { ports in
             defer { ports.removeAll() }
             return ports
@@ -55,7 +55,7 @@ extension JACKClient {
     }
 
     /// Whether `source` is connected to `destination` now.
-    public func isConnected(_ source: String, to destination: String) -> Bool {
+    package func isConnected(_ source: String, to destination: String) -> Bool {
         guard let client = handle, let port = jack_port_by_name(client, source) else { return false }
         return jack_port_connected_to(port, destination) != 0
     }

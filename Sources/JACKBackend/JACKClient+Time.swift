@@ -3,18 +3,18 @@ import SamplerCore
 
 extension JACKClient {
     /// JACK's clock now, in microseconds (`jack_get_time`): the host time of this backend.
-    public var hostTimeNow: UInt64 { jack_get_time() }
+    package var hostTimeNow: UInt64 { jack_get_time() }
 
     /// The device frame at host time `microseconds` (JACK's `jack_time_to_frames`, widened to
     /// 64 bits around the current period).
-    public func frame(atHostTime microseconds: UInt64) -> Frame {
+    package func frame(atHostTime microseconds: UInt64) -> Frame {
         guard let client = handle else { return 0 }
         return widen(jack_time_to_frames(client, microseconds))
     }
 
     /// The host time (microseconds on JACK's clock) of device frame `frame`
     /// (`jack_frames_to_time`).
-    public func hostTime(atFrame frame: Frame) -> UInt64 {
+    package func hostTime(atFrame frame: Frame) -> UInt64 {
         guard let client = handle else { return 0 }
         return jack_frames_to_time(client, UInt32(truncatingIfNeeded: frame))
     }
@@ -22,7 +22,7 @@ extension JACKClient {
     /// The frame at which the server's latest cycle began (`jack_last_frame_time`: JACK2 keeps it in
     /// the server's shared state, so it advances with the server's cycles whether or not this
     /// client's callback runs). 32 bits, wrapping. Any thread; 0 once closed.
-    public var serverCycleFrame: UInt32 { handle.map { jack_last_frame_time($0) } ?? 0 }
+    package var serverCycleFrame: UInt32 { handle.map { jack_last_frame_time($0) } ?? 0 }
 
     /// Widens a 32-bit JACK frame time to the 64-bit device clock, taking the value nearest the
     /// last rendered period.
@@ -36,5 +36,5 @@ extension JACKClient {
 extension JACKClient {
     /// JACK's clock now, in microseconds (`jack_get_time`), for threads without a client at hand.
     /// Valid once a client has been opened in this process (JACK picks its clock source then).
-    public static var hostClockNow: UInt64 { jack_get_time() }
+    package static var hostClockNow: UInt64 { jack_get_time() }
 }

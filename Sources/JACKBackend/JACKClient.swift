@@ -13,10 +13,10 @@ import SamplerCore
 /// `@unchecked Sendable` by contract: its only mutable state, `client`, is used by one control
 /// thread at a time (callers serialize, e.g. `AudioSession` under its lock); JACK's threads never
 /// reach the `JACKClient`, only its `ProcessContext` and `RouteLog` (each with its own contract).
-public final class JACKClient: @unchecked Sendable {
-    public let engine: Engine
+package final class JACKClient: @unchecked Sendable {
+    package let engine: Engine
     /// The name JACK gave the client (it may add a suffix if the name was taken).
-    public let name: String
+    package let name: String
     private let context: ProcessContext
     private var client: OpaquePointer?
     private let unmanagedContext: Unmanaged<ProcessContext>
@@ -27,7 +27,7 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Opens a client on `serverName` (nil: `JACK_DEFAULT_SERVER` or the default server) and
     /// registers its output ports. Never starts a server. Throws `.serverNotRunning` if none answers.
-    public init(name: String = "sampler", serverName: String? = nil, engine: Engine,
+    package init(name: String = "sampler", serverName: String? = nil, engine: Engine,
                 recordTap: RecordTap? = nil, midiOutput: Bool = false) throws(JACKError) {
         self.engine = engine
         silenceJACKLibraryMessages()
@@ -90,27 +90,27 @@ public final class JACKClient: @unchecked Sendable {
     deinit { close() }
 
     /// JACK's process thread for this client (where the callback runs), once active.
-    public var processThread: pthread_t? {
+    package var processThread: pthread_t? {
         guard let client else { return nil }
         return jack_client_thread_id(client)
     }
 
     /// The server's sample rate in frames per second.
-    public var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }
+    package var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }
     /// The server's period size in frames.
-    public var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
+    package var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
     /// Full names of the two output ports.
-    public var outputPortNames: [String] { ["\(name):out_L", "\(name):out_R"] }
+    package var outputPortNames: [String] { ["\(name):out_L", "\(name):out_R"] }
     /// Full name of the MIDI output port, when the client has one.
-    public var midiOutputPortName: String? { context.midiOutPort == nil ? nil : "\(name):midi_out" }
+    package var midiOutputPortName: String? { context.midiOutPort == nil ? nil : "\(name):midi_out" }
 
     /// Starts processing. After this the engine renders on JACK's thread.
-    public func activate() throws(JACKError) {
+    package func activate() throws(JACKError) {
         guard let client, jack_activate(client) == 0 else { throw .activationFailed }
     }
 
     /// The physical playback ports (sound-card outputs), in JACK's order.
-    public func physicalPlaybackPorts() -> [String] {
+    package func physicalPlaybackPorts() -> [String] {
         guard let client else { return [] }
         let flags = UInt(JackPortIsPhysical.rawValue | JackPortIsInput.rawValue)
         guard let list = jack_get_ports(client, nil, JACK_DEFAULT_AUDIO_TYPE, flags) else { return [] }
@@ -122,7 +122,7 @@ public final class JACKClient: @unchecked Sendable {
     }
 
     /// Connects out_L and out_R to `ports` (one for each; a single port gets both).
-    public func connectOutputs(to ports: [String]) throws(JACKError) {
+    package func connectOutputs(to ports: [String]) throws(JACKError) {
         guard let client else { return }
         for (i, port) in ports.prefix(2).enumerated() {
             guard jack_port_by_name(client, port) != nil else { throw .noSuchPort(port) }
@@ -137,7 +137,7 @@ public final class JACKClient: @unchecked Sendable {
     }
 
     /// Connects port `source` to port `destination` (full names; already connected is fine).
-    public func connect(_ source: String, to destination: String) throws(JACKError) {
+    package func connect(_ source: String, to destination: String) throws(JACKError) {
         guard let client else { return }
         guard jack_port_by_name(client, destination) != nil else { throw .noSuchPort(destination) }
         let result = jack_connect(client, source, destination)
@@ -146,24 +146,24 @@ public final class JACKClient: @unchecked Sendable {
 
     /// The device clock now: the frame being heard about now, as a 64-bit frame count on the same
     /// clock the engine's periods are stamped with. Widened from JACK's 32-bit `jack_frame_time`.
-    public func currentFrame() -> Frame {
+    package func currentFrame() -> Frame {
         guard let client else { return engine.renderedFrame }
         return widen(jack_frame_time(client))
     }
 
     /// The first frame no period has been rendered for yet: the earliest frame a command sent now
     /// can still reach on time is one period later than this.
-    public var nextPeriodStart: Frame { engine.renderedFrame }
+    package var nextPeriodStart: Frame { engine.renderedFrame }
 
     /// Xruns JACK reported since the client opened.
-    public var xrunCount: Int { context.xruns.load(ordering: .relaxed) }
+    package var xrunCount: Int { context.xruns.load(ordering: .relaxed) }
     /// True once the server has shut down or thrown the client out.
-    public var isShutDown: Bool { context.shutDown.load(ordering: .acquiring) }
+    package var isShutDown: Bool { context.shutDown.load(ordering: .acquiring) }
     /// Buffer-size changes seen while running.
-    public var bufferSizeChangeCount: Int { context.bufferSizeChanges.load(ordering: .relaxed) }
+    package var bufferSizeChangeCount: Int { context.bufferSizeChanges.load(ordering: .relaxed) }
 
     /// The output ports' playback latency range in frames (min, max), from JACK.
-    public var playbackLatency: (min: Int, max: Int) {
+    package var playbackLatency: (min: Int, max: Int) {
         guard let port = context.leftPort else { return (0, 0) }
         var range = jack_latency_range_t()
         jack_port_get_latency_range(port, JackPlaybackLatency, &range)
@@ -172,7 +172,7 @@ public final class JACKClient: @unchecked Sendable {
 
     /// Deactivates and closes the client. Idempotent. After a server shutdown only the close is
     /// attempted (the server is gone; JACK still frees the client's resources).
-    public func close() {
+    package func close() {
         guard let c = client else { return }
         client = nil
         if !isShutDown { jack_deactivate(c) }

@@ -1,5 +1,5 @@
 /// Why talking to the JACK server failed, in words a user can act on.
-public enum JACKError: Error, Equatable, CustomStringConvertible {
+package enum JACKError: Error, Equatable, CustomStringConvertible {
     case serverNotRunning(server: String?)
     case clientOpenFailed(status: UInt32)
     case portRegistrationFailed(String)
@@ -7,7 +7,7 @@ public enum JACKError: Error, Equatable, CustomStringConvertible {
     case connectFailed(from: String, to: String)
     case noSuchPort(String)
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .serverNotRunning(let server):
             let name = server.map { "\"\($0)\"" } ?? "(default)"

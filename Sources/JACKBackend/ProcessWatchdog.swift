@@ -10,32 +10,32 @@
 ///
 /// Pure bookkeeping, fed by the caller (so it can be tested with made-up clocks). Control thread
 /// only: one value, checked from the loop that drives the client.
-public struct ProcessWatchdog: Sendable {
+package struct ProcessWatchdog: Sendable {
     /// Seconds without a period before `check` reports.
-    public let limit: Double
-    public let sampleRate: Double
+    package let limit: Double
+    package let sampleRate: Double
     private var periods: Int?
     private var since = 0.0
     private var serverFrame: UInt32 = 0
 
-    public init(limit: Double = 5, sampleRate: Double) {
+    package init(limit: Double = 5, sampleRate: Double) {
         self.limit = limit
         self.sampleRate = sampleRate
     }
 
     /// What the watchdog found when no period came for `limit` seconds.
-    public struct Stall: Sendable, Equatable {
+    package struct Stall: Sendable, Equatable {
         /// Seconds since the last period (or since watching began).
-        public let seconds: Double
+        package let seconds: Double
         /// Seconds of cycles the server ran meanwhile.
-        public let serverSeconds: Double
+        package let serverSeconds: Double
         /// True when the server ran on (at least half the time): JACK is skipping this client.
-        public let serverRan: Bool
+        package let serverRan: Bool
         /// Whether the client had rendered any period before.
-        public let hadStarted: Bool
+        package let hadStarted: Bool
 
         /// One line for the user, naming the client.
-        public func message(client: String) -> String {
+        package func message(client: String) -> String {
             let waited = Int(seconds.rounded())
             guard serverRan else {
                 return "the JACK server is not running its process cycle (no cycle in \(waited) s)"
@@ -50,7 +50,7 @@ public struct ProcessWatchdog: Sendable {
     /// Call often (e.g. every 10 ms) with the client's period count, the server's current cycle
     /// frame (`jack_last_frame_time`, 32 bits, wrapping) and a monotonic time in seconds. Returns
     /// a stall once no period has come for `limit` seconds; nil otherwise.
-    public mutating func check(periods count: Int, serverFrame frame: UInt32, now: Double) -> Stall? {
+    package mutating func check(periods count: Int, serverFrame frame: UInt32, now: Double) -> Stall? {
         guard let last = periods, last == count else {
             periods = count
             since = now

@@ -4,9 +4,9 @@ import LockFree
 import SamplerCore
 
 /// One stereo frame, as carried from the render thread to a recorder.
-public struct StereoFrame: BitwiseCopyable, Sendable {
-    public var left: Float
-    public var right: Float
+package struct StereoFrame: BitwiseCopyable, Sendable {
+    package var left: Float
+    package var right: Float
 }
 
 /// Carries what the engine played from the real-time thread to a writer thread through a
@@ -16,7 +16,7 @@ public struct StereoFrame: BitwiseCopyable, Sendable {
 /// `@unchecked Sendable` by contract: `ring` is SPSC (the process thread pushes in `write`, the
 /// writer thread pops); `droppedFrames` and `stopping` are atomics; `thread` is touched only by
 /// `start` and `stop`, on one control thread.
-public final class RecordTap: @unchecked Sendable {
+package final class RecordTap: @unchecked Sendable {
     let ring: SPSCRing<StereoFrame>
     let droppedFrames = Atomic<Int>(0)
     private let stopping = Atomic<Bool>(false)
@@ -24,23 +24,23 @@ public final class RecordTap: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
 
     /// A tap buffering up to `capacity` frames (default: 4 s at 48 kHz). Control thread only.
-    public init(capacity: Int = 48_000 * 4) {
+    package init(capacity: Int = 48_000 * 4) {
         ring = SPSCRing(capacity: capacity)
     }
 
     /// Frames lost because the writer fell behind.
-    public var droppedFrameCount: Int { droppedFrames.load(ordering: .relaxed) }
+    package var droppedFrameCount: Int { droppedFrames.load(ordering: .relaxed) }
 
     /// Copies `count` frames into the ring. Real-time safe.
     @_noLocks @_noAllocation
-    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) {
+    package func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>, count: Int) {
         let written = ring.push(count: count) { StereoFrame(left: left[$0], right: right[$0]) }
         if written < count { droppedFrames.add(count - written, ordering: .relaxed) }
     }
 
     /// Starts the writer thread, which calls `sink` with batches of frames until `stop()`.
     /// Control thread only.
-    public func start(sink: @escaping @Sendable (_ left: [Float], _ right: [Float]) -> Void) {
+    package func start(sink: @escaping @Sendable (_ left: [Float], _ right: [Float]) -> Void) {
         let t = Thread { [self] in
             var left = [Float](repeating: 0, count: 4096), right = left
             while true {
@@ -59,7 +59,7 @@ public final class RecordTap: @unchecked Sendable {
     }
 
     /// Drains what is buffered, then stops the writer thread. Control thread only.
-    public func stop() {
+    package func stop() {
         guard thread != nil else { return }
         stopping.store(true, ordering: .releasing)
         finished.wait()

@@ -4,40 +4,40 @@ import SamplerCore
 import Synchronization
 
 /// JACK's transport state.
-public enum TransportState: UInt8, Sendable, BitwiseCopyable {
+package enum TransportState: UInt8, Sendable, BitwiseCopyable {
     case stopped, rolling, starting, other
 }
 
 /// What the transport client saw in one process cycle (or one sync request), stamped with the
 /// cycle's device frame. Plain data.
-public struct TransportSnapshot: Equatable, Sendable, BitwiseCopyable {
-    public enum Kind: UInt8, Sendable, BitwiseCopyable {
+package struct TransportSnapshot: Equatable, Sendable, BitwiseCopyable {
+    package enum Kind: UInt8, Sendable, BitwiseCopyable {
         /// A cycle whose state or position differs from what the previous one predicted.
         case change
         /// The transport asks slow-sync clients whether they are ready to roll from `frame`.
         case syncRequest
     }
 
-    public var kind: Kind
+    package var kind: Kind
     /// The device-clock frame of the cycle's first sample.
-    public var deviceFrame: Frame
-    public var state: TransportState
+    package var deviceFrame: Frame
+    package var state: TransportState
     /// The transport position (frames) at the cycle's first sample.
-    public var frame: Int64
+    package var frame: Int64
     /// True when a timebase master supplies bar/beat/tick.
-    public var hasBBT: Bool
-    public var bar: Int32 = 0
-    public var beat: Int32 = 0
+    package var hasBBT: Bool
+    package var bar: Int32 = 0
+    package var beat: Int32 = 0
     /// Ticks into the beat (the master's double-resolution tick when it gives one).
-    public var tick: Double = 0
-    public var ticksPerBeat: Double = 0
+    package var tick: Double = 0
+    package var ticksPerBeat: Double = 0
     /// JACK's tempo: beats of `beatType` per minute.
-    public var beatsPerMinute: Double = 0
-    public var beatsPerBar: Float = 0
-    public var beatType: Float = 0
+    package var beatsPerMinute: Double = 0
+    package var beatsPerBar: Float = 0
+    package var beatType: Float = 0
     /// How many frames before the cycle start the BBT fields refer to.
-    public var bbtOffset: Int64 = 0
-    public var periodSize: Int
+    package var bbtOffset: Int64 = 0
+    package var periodSize: Int
 
     init(kind: Kind, deviceFrame: Frame, state: jack_transport_state_t, position p: jack_position_t, periodSize: Int) {
         self.kind = kind
@@ -68,7 +68,7 @@ public struct TransportSnapshot: Equatable, Sendable, BitwiseCopyable {
     }
 
     /// Same bar, beat, tick, tempo and meter (or both without a timebase master).
-    public func sameBBT(as o: TransportSnapshot) -> Bool {
+    package func sameBBT(as o: TransportSnapshot) -> Bool {
         hasBBT == o.hasBBT && bar == o.bar && beat == o.beat && tick == o.tick && beatsPerMinute == o.beatsPerMinute
             && beatsPerBar == o.beatsPerBar && beatType == o.beatType && bbtOffset == o.bbtOffset
     }
@@ -94,9 +94,9 @@ public struct TransportSnapshot: Equatable, Sendable, BitwiseCopyable {
 ///
 /// `@unchecked Sendable` by contract: its only mutable state, `client`, is used by one control
 /// thread at a time; the callbacks reach only the `TransportContext`.
-public final class TransportClient: @unchecked Sendable {
+package final class TransportClient: @unchecked Sendable {
     /// The name JACK gave the client.
-    public let name: String
+    package let name: String
     private var client: OpaquePointer?
     private let context: TransportContext
     private let unmanaged: Unmanaged<TransportContext>
@@ -107,7 +107,7 @@ public final class TransportClient: @unchecked Sendable {
     ///     commands use); otherwise JACK's 32-bit frame time is widened from its first value.
     ///   - slowSync: register as a slow-sync client (see `arm`).
     ///   - timebase: become timebase master and answer positions from this table.
-    public init(name: String, serverName: String? = nil, engine: Engine? = nil, slowSync: Bool = false,
+    package init(name: String, serverName: String? = nil, engine: Engine? = nil, slowSync: Bool = false,
                 timebase: TimebaseTable? = nil) throws(JACKError) {
         var status = jack_status_t(0)
         let opened: OpaquePointer? = name.withCString { cname in
@@ -141,32 +141,32 @@ public final class TransportClient: @unchecked Sendable {
         unmanaged.release()
     }
 
-    public func activate() throws(JACKError) {
+    package func activate() throws(JACKError) {
         guard let client, jack_activate(client) == 0 else { throw .activationFailed }
     }
 
-    public var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }
-    public var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
+    package var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }
+    package var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
     /// Cycles the process callback has run.
-    public var cycleCount: Int { context.cycles.load(ordering: .acquiring) }
+    package var cycleCount: Int { context.cycles.load(ordering: .acquiring) }
     /// Reports that did not fit in the ring (the control side fell behind).
-    public var lostReports: Int { context.lost.load(ordering: .relaxed) }
+    package var lostReports: Int { context.lost.load(ordering: .relaxed) }
 
     /// Calls `body` with every report since the last call, oldest first.
-    public func poll(_ body: (TransportSnapshot) -> Void) {
+    package func poll(_ body: (TransportSnapshot) -> Void) {
         while let s = context.reports.pop() { body(s) }
     }
 
     /// Answers the pending sync request for transport frame `frame` with "ready" in the cycle
     /// that starts on device frame `cycle` (or the first cycle after it), so that the transport
     /// rolls from the cycle after that one.
-    public func arm(frame: Int64, readyInCycle cycle: Frame) {
+    package func arm(frame: Int64, readyInCycle cycle: Frame) {
         context.armedFrame.store(frame, ordering: .relaxed)
         context.armedCycle.store(cycle, ordering: .releasing)
     }
 
     /// The transport now, as JACK reports it outside the process cycle.
-    public func query() -> TransportSnapshot? {
+    package func query() -> TransportSnapshot? {
         guard let client else { return nil }
         var pos = jack_position_t()
         let state = jack_transport_query(client, &pos)
@@ -175,14 +175,14 @@ public final class TransportClient: @unchecked Sendable {
     }
 
     /// Starts the transport rolling (from where it is).
-    public func start() { if let client { jack_transport_start(client) } }
+    package func start() { if let client { jack_transport_start(client) } }
     /// Stops the transport.
-    public func stop() { if let client { jack_transport_stop(client) } }
+    package func stop() { if let client { jack_transport_stop(client) } }
     /// Moves the transport to `frame`.
-    public func locate(_ frame: UInt32) { if let client { _ = jack_transport_locate(client, frame) } }
+    package func locate(_ frame: UInt32) { if let client { _ = jack_transport_locate(client, frame) } }
 
     /// Deactivates and closes the client (giving up the timebase). Idempotent.
-    public func close() {
+    package func close() {
         guard let c = client else { return }
         client = nil
         if context.timebase != nil { jack_release_timebase(c) }

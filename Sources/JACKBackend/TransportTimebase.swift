@@ -9,22 +9,22 @@ import CJACK
 /// `@unchecked Sendable` by contract: immutable after `init` (`beats` is filled there and never
 /// written again; `end` and `tail` are constants), so the control thread and JACK's process thread
 /// (the timebase callback) may read it concurrently.
-public final class TimebaseTable: @unchecked Sendable {
+package final class TimebaseTable: @unchecked Sendable {
     /// One beat of the music, in JACK's terms.
-    public struct Beat: BitwiseCopyable, Sendable, Equatable {
+    package struct Beat: BitwiseCopyable, Sendable, Equatable {
         /// Transport frame of the beat (not rounded).
-        public var start: Double
+        package var start: Double
         /// Bar number from 1 and beat within the bar from 1.
-        public var bar: Int32
-        public var beat: Int32
-        public var beatsPerBar: Float
-        public var beatType: Float
+        package var bar: Int32
+        package var beat: Int32
+        package var beatsPerBar: Float
+        package var beatType: Float
         /// JACK's tempo: beats of `beatType` per minute.
-        public var beatsPerMinute: Double
+        package var beatsPerMinute: Double
         /// Beats before this bar, in ticks.
-        public var barStartTick: Double
+        package var barStartTick: Double
 
-        public init(start: Double, bar: Int32, beat: Int32, beatsPerBar: Float, beatType: Float, beatsPerMinute: Double, barStartTick: Double) {
+        package init(start: Double, bar: Int32, beat: Int32, beatsPerBar: Float, beatType: Float, beatsPerMinute: Double, barStartTick: Double) {
             self.start = start
             self.bar = bar
             self.beat = beat
@@ -36,18 +36,18 @@ public final class TimebaseTable: @unchecked Sendable {
     }
 
     /// An endless stretch at one tempo after the table's beats.
-    public struct Tail: BitwiseCopyable, Sendable, Equatable {
+    package struct Tail: BitwiseCopyable, Sendable, Equatable {
         /// Transport frame of its first beat, and frames per beat.
-        public var start: Double
-        public var framesPerBeat: Double
+        package var start: Double
+        package var framesPerBeat: Double
         /// Bar number (from 1) of its first bar, and beats before it.
-        public var firstBar: Int
-        public var beatsBefore: Int
-        public var beatsPerBar: Int
-        public var beatType: Float
-        public var beatsPerMinute: Double
+        package var firstBar: Int
+        package var beatsBefore: Int
+        package var beatsPerBar: Int
+        package var beatType: Float
+        package var beatsPerMinute: Double
 
-        public init(start: Double, framesPerBeat: Double, firstBar: Int, beatsBefore: Int, beatsPerBar: Int,
+        package init(start: Double, framesPerBeat: Double, firstBar: Int, beatsBefore: Int, beatsPerBar: Int,
                     beatType: Float, beatsPerMinute: Double) {
             self.start = start
             self.framesPerBeat = framesPerBeat
@@ -60,7 +60,7 @@ public final class TimebaseTable: @unchecked Sendable {
     }
 
     /// Ticks per beat reported to JACK (klick's and most sequencers' value).
-    public static var ticksPerBeat: Double { 1920 }
+    package static var ticksPerBeat: Double { 1920 }
 
     private let beats: UnsafeMutableBufferPointer<Beat>
     /// Where the beats end (the tail's start, or the end of the music).
@@ -71,7 +71,7 @@ public final class TimebaseTable: @unchecked Sendable {
     ///   - beats: every beat of the finite part, in order.
     ///   - end: the transport frame where that part ends.
     ///   - tail: what follows for ever, if anything (otherwise no BBT is given after `end`).
-    public init(beats: [Beat], end: Double, tail: Tail?) {
+    package init(beats: [Beat], end: Double, tail: Tail?) {
         self.beats = .allocate(capacity: beats.count)
         _ = self.beats.initialize(from: beats)
         self.end = end
@@ -136,7 +136,7 @@ public final class TimebaseTable: @unchecked Sendable {
     }
 
     /// The BBT fields for transport frame `frame` (for tests and the status line).
-    public func position(at frame: UInt32) -> (bar: Int32, beat: Int32, tick: Double, beatsPerMinute: Double)? {
+    package func position(at frame: UInt32) -> (bar: Int32, beat: Int32, tick: Double, beatsPerMinute: Double)? {
         var p = jack_position_t()
         p.frame = frame
         fill(&p)

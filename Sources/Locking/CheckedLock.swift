@@ -10,11 +10,11 @@ import Glibc
 ///
 /// `@unchecked Sendable` by contract: the pthread mutex is made once in `init` and only used
 /// through the pthread calls, which are thread-safe; `name` is immutable.
-public final class CheckedLock: @unchecked Sendable {
+package final class CheckedLock: @unchecked Sendable {
     private let mutex: UnsafeMutablePointer<pthread_mutex_t>
-    public let name: String
+    package let name: String
 
-    public init(_ name: String) {
+    package init(_ name: String) {
         self.name = name
         mutex = .allocate(capacity: 1)
         mutex.initialize(to: pthread_mutex_t())
@@ -31,19 +31,19 @@ public final class CheckedLock: @unchecked Sendable {
     }
 
     /// Takes the lock; traps if this thread holds it already.
-    public func lock() {
+    package func lock() {
         let result = pthread_mutex_lock(mutex)
         precondition(result == 0, "\(name) taken again by the thread that holds it")
     }
 
     /// Releases the lock; traps if this thread does not hold it.
-    public func unlock() {
+    package func unlock() {
         let result = pthread_mutex_unlock(mutex)
         precondition(result == 0, "\(name) released by a thread that does not hold it")
     }
 
     /// Runs `body` with the lock held.
-    public func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: () throws -> Result) rethrows -> Result {
         lock()
         defer { unlock() }
         return try body()

@@ -7,14 +7,14 @@
 ///
 /// `@unchecked Sendable` by contract: `value` is only ever touched inside `withLock`, with the
 /// lock held.
-public final class Locked<Value>: @unchecked Sendable {
+package final class Locked<Value>: @unchecked Sendable {
     private let lock = CheckedLock("a Locked value's lock")
     private var value: Value
 
-    public init(_ value: Value) { self.value = value }
+    package init(_ value: Value) { self.value = value }
 
     /// Runs `body` with the value, the lock held.
-    public func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+    package func withLock<Result>(_ body: (inout Value) throws -> Result) rethrows -> Result {
         try lock.withLock { try body(&value) }
     }
 }

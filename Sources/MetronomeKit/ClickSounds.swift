@@ -8,7 +8,7 @@ import Sync
 /// Every one starts at its peak on its first sample (a sum of cosines, all at phase 0), so the
 /// click is heard exactly on the frame it was scheduled for, and decays exponentially to
 /// silence (−60 dB) within a few tens of milliseconds. Accents are higher and louder.
-public enum ClickTimbre: String, CaseIterable, Sendable {
+package enum ClickTimbre: String, CaseIterable, Sendable {
     /// A short, bright electronic click.
     case click
     /// A hollow, woody knock (two inharmonic modes and a bright transient).
@@ -27,12 +27,12 @@ public enum ClickTimbre: String, CaseIterable, Sendable {
     }
 }
 
-public enum ClickSounds {
+package enum ClickSounds {
     /// Peak level of a normal click relative to an accent.
-    public static let normalLevel = 0.7
+    package static let normalLevel = 0.7
 
     /// The samples of `timbre` at `sampleRate` (mono; the first sample is the peak).
-    public static func samples(_ timbre: ClickTimbre, accent: Bool, sampleRate: Double) -> [Float] {
+    package static func samples(_ timbre: ClickTimbre, accent: Bool, sampleRate: Double) -> [Float] {
         let partials = timbre.partials(accent: accent)
         let level = accent ? 1 : normalLevel
         // Long enough for the slowest partial to fall 60 dB (ln 1000 ≈ 6.9 time constants).
@@ -46,7 +46,7 @@ public enum ClickSounds {
     }
 
     /// `samples` as a `Sound`.
-    public static func sound(_ timbre: ClickTimbre, accent: Bool, sampleRate: Double) -> Sound {
+    package static func sound(_ timbre: ClickTimbre, accent: Bool, sampleRate: Double) -> Sound {
         // Cannot fail: one channel, at least one frame, a positive rate.
         try! Sound(channels: [samples(timbre, accent: accent, sampleRate: sampleRate)], sampleRate: sampleRate)
     }

@@ -6,7 +6,7 @@ import Scheduling
 import Sync
 
 /// How a live metronome relates to JACK's transport.
-public enum MetronomeTransportMode: String, CaseIterable, Sendable {
+package enum MetronomeTransportMode: String, CaseIterable, Sendable {
     /// Ignore the transport: click from start-up.
     case off
     /// Click only while the transport rolls, from its position: bar/beat/tick from the timebase

@@ -6,40 +6,40 @@ import Sync
 
 /// What a metronome plays and how it sounds. Plain settings, checked by whoever fills them in
 /// (the command line validates each option).
-public struct MetronomeSettings {
+package struct MetronomeSettings {
     /// The music: sections with their meters, tempos and patterns (count-in, start label and
     /// tempo multiplier already applied).
-    public var map: TempoMap
+    package var map: TempoMap
     /// Notes per beat (1 = beats only; 2, 3, 4… add softer clicks between the beats).
-    public var subdivision = 1
+    package var subdivision = 1
     /// Level of the subdivision clicks relative to a normal beat.
-    public var subdivisionVelocity: Float = 0.5
+    package var subdivisionVelocity: Float = 0.5
     /// Stop after this many bars (after the count-in); nil = at the end of the map.
-    public var bars: Int?
+    package var bars: Int?
     /// The built-in sound, used for whatever no file replaces.
-    public var timbre: ClickTimbre = .click
+    package var timbre: ClickTimbre = .click
     /// A sound file for normal beats (and for accents when `accentSoundFile` is nil).
-    public var soundFile: String?
+    package var soundFile: String?
     /// A sound file for accented beats.
-    public var accentSoundFile: String?
+    package var accentSoundFile: String?
     /// Linear output level (1 = as synthesized or as in the file).
-    public var volume = 1.0
+    package var volume = 1.0
     /// -1 (left) … 1 (right).
-    public var pan = 0.0
+    package var pan = 0.0
     /// Whether +/− and tap may change the tempo (not for maps read from a file).
-    public var allowsTempoChanges = true
+    package var allowsTempoChanges = true
     /// The tempo map file the map came from (nil: built from a tempo and meter).
-    public var mapFile: String?
+    package var mapFile: String?
     /// A short description for messages ("120 bpm 4/4", "song.map").
-    public var title: String
+    package var title: String
     /// Send MIDI clock (24 per quarter note, Start, Stop, song position) on a `midi_out` port,
     /// from the same timing as the clicks.
-    public var midiClock = false
+    package var midiClock = false
 
     /// Players the engine needs: the clicks', and one for the MIDI clock.
-    public var playerCount: Int { Metronome.playerCount + (midiClock ? 1 : 0) }
+    package var playerCount: Int { Metronome.playerCount + (midiClock ? 1 : 0) }
 
-    public init(map: TempoMap, title: String) {
+    package init(map: TempoMap, title: String) {
         self.map = map
         self.title = title
     }
@@ -49,14 +49,14 @@ public struct MetronomeSettings {
 /// its three players (accent, normal, subdivision) turned into start commands.
 ///
 /// Control thread only.
-public struct MetronomeInstrument {
+package struct MetronomeInstrument {
     private let sounds: [SoundID]
     private let levels: [Float]
     private let pan: PanGains
 
     /// Loads the sounds at `sampleRate` and registers them with `engine`. Errors name the option
     /// and the file ("--sound: /x.wav: no such file").
-    public init(settings: MetronomeSettings, sampleRate: Double, engine: Engine) throws {
+    package init(settings: MetronomeSettings, sampleRate: Double, engine: Engine) throws {
         let (accent, normal) = try MetronomeInstrument.loadSounds(settings, sampleRate: sampleRate)
         let accentID = try engine.register(accent), normalID = try engine.register(normal)
         sounds = [accentID, normalID, normalID]
@@ -83,7 +83,7 @@ public struct MetronomeInstrument {
 
     /// Reads the sound files once at their own rate, so that a bad file is reported before any
     /// JACK client opens.
-    public static func checkSoundFiles(_ settings: MetronomeSettings) throws {
+    package static func checkSoundFiles(_ settings: MetronomeSettings) throws {
         let loader = SoundFileLoader()
         for (path, option) in [(settings.soundFile, "--sound"), (settings.accentSoundFile, "--accent-sound")] {
             guard let path else { continue }
@@ -92,7 +92,7 @@ public struct MetronomeInstrument {
     }
 
     /// The command that plays `trigger`'s click on its frame, or sends its MIDI clock message.
-    public func command(for trigger: Trigger) -> Command {
+    package func command(for trigger: Trigger) -> Command {
         if trigger.player == Metronome.clockPlayer, let message = MIDIClockMessage(velocity: trigger.velocity) {
             return .midi(message.bytes, player: Metronome.clockPlayer, at: trigger.frame)
         }

@@ -4,7 +4,7 @@ import SamplerCore
 import Sync
 
 /// A key the metronome understands.
-public enum MetronomeKey: Equatable, Sendable {
+package enum MetronomeKey: Equatable, Sendable {
     /// Space: start/stop.
     case startStop
     /// +/− (and →/←): one bpm; ↑/↓: ten.
@@ -15,7 +15,7 @@ public enum MetronomeKey: Equatable, Sendable {
     case quit
 
     /// The keys in `bytes` as typed on a terminal (arrow keys arrive as `ESC [ A…D`).
-    public static func parse(_ bytes: [UInt8]) -> [MetronomeKey] {
+    package static func parse(_ bytes: [UInt8]) -> [MetronomeKey] {
         var keys: [MetronomeKey] = []
         var i = 0
         while i < bytes.count {

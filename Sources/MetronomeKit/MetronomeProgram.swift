@@ -11,8 +11,8 @@ import Sync
 /// rendered file is frame-identical to what live playback sends.
 ///
 /// Control thread only. Copies share one controller.
-public struct MetronomeProgram: LiveProgram {
-    public let settings: MetronomeSettings
+package struct MetronomeProgram: LiveProgram {
+    package let settings: MetronomeSettings
     let controller: MetronomeController
 
     /// - Parameters:
@@ -25,7 +25,7 @@ public struct MetronomeProgram: LiveProgram {
     ///   - link: join an Ableton Link session (a Link build only: `LinkSession.isAvailable`): the
     ///     session's tempo and bar phase (a bar of the meter is the quantum), start and stop
     ///     shared; tempo keys and OSC tempo changes go to the session. Needs a constant tempo.
-    public init(settings: MetronomeSettings, transport: MetronomeTransportMode = .off, serverName: String? = nil,
+    package init(settings: MetronomeSettings, transport: MetronomeTransportMode = .off, serverName: String? = nil,
                 clientName: String = "sampler", interactive: Bool = false, oscPort: String? = nil, link: Bool = false) {
         self.settings = settings
         controller = MetronomeController(settings: settings, transportMode: transport, serverName: serverName,
@@ -34,53 +34,53 @@ public struct MetronomeProgram: LiveProgram {
         controller.linkEnabled = link
     }
 
-    public mutating func attach(client: JACKClient) { controller.client = client }
+    package mutating func attach(client: JACKClient) { controller.client = client }
 
-    public var playerCount: Int { settings.playerCount }
-    public var midiOutput: Bool { settings.midiClock }
-    public var title: String {
+    package var playerCount: Int { settings.playerCount }
+    package var midiOutput: Bool { settings.midiClock }
+    package var title: String {
         "metronome (\(settings.title))" + (controller.transportMode == .off ? "" : ", transport \(controller.transportMode.rawValue)")
             + (controller.linkEnabled ? ", Ableton Link" : "")
     }
 
-    public mutating func prepare(engine: Engine, sampleRate: Double) throws {
+    package mutating func prepare(engine: Engine, sampleRate: Double) throws {
         try controller.prepare(engine: engine, sampleRate: sampleRate)
     }
 
-    public func makeFeeder(origin: Frame) -> CommandFeeder {
+    package func makeFeeder(origin: Frame) -> CommandFeeder {
         controller.start(origin: origin)
         return controller.makeFeeder()
     }
 
-    public func status(at frame: Frame) -> String { controller.status(at: frame) }
+    package func status(at frame: Frame) -> String { controller.status(at: frame) }
 
-    public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+    package mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
         controller.tick(engine: engine, feeder: &feeder, frame: frame)
     }
 
     /// With MIDI clock: a Stop when the clicks are stopped before the music's end (quit, signal,
     /// `--duration`).
-    public mutating func finishing(engine: Engine) -> Frame? { controller.finishing(engine: engine) }
+    package mutating func finishing(engine: Engine) -> Frame? { controller.finishing(engine: engine) }
 
     /// Restores the terminal and closes the transport client (also done when the last copy
     /// goes away).
-    public func finish() { controller.finish() }
+    package func finish() { controller.finish() }
 
     /// Clicks silenced after they were sent (transport stopped or moved, the user stopped).
-    public var cancelledClicks: Int { controller.cancelledCount }
+    package var cancelledClicks: Int { controller.cancelledCount }
 
     // MARK: - Offline
 
     /// The end of the clicks for rendering: the map's end or `--bars`, from a first beat on
     /// frame 0; nil when endless.
-    public func endFrame(sampleRate: Double) -> Frame? {
+    package func endFrame(sampleRate: Double) -> Frame? {
         let timing = TempoMapTiming(map: settings.map, sampleRate: sampleRate)
         let countIn = timing.sectionFirstBars[timing.map.countInSections]
         return Metronome(timing: timing, origin: 0, barLimit: settings.bars.map { $0 + countIn }).endFrame
     }
 
     /// An engine with the clicks loaded at `sampleRate` and a feeder for them from frame 0.
-    public func offline(sampleRate: Double, engine: Engine? = nil) throws -> (engine: Engine, feeder: CommandFeeder) {
+    package func offline(sampleRate: Double, engine: Engine? = nil) throws -> (engine: Engine, feeder: CommandFeeder) {
         let engine = engine ?? Engine(configuration: .init(maxPlayers: settings.playerCount))
         let controller = MetronomeController(settings: settings, transportMode: .off, serverName: nil, clientName: "",
                                              interactive: false)
@@ -90,7 +90,7 @@ public struct MetronomeProgram: LiveProgram {
     }
 
     /// Renders `frameCount` frames of clicks (first beat on frame 0) to a WAV file.
-    public func render(to path: String, frameCount: Int, sampleRate: Double, format: WAVSampleFormat = .float32,
+    package func render(to path: String, frameCount: Int, sampleRate: Double, format: WAVSampleFormat = .float32,
                        blockSize: Int = 256) throws {
         let (engine, feeder) = try offline(sampleRate: sampleRate)
         var optional: CommandFeeder? = feeder
@@ -105,5 +105,5 @@ public struct MetronomeProgram: LiveProgram {
 
 extension MetronomeProgram {
     /// Whether this build has Ableton Link (`link: true`); it is GPL and opt-in (`make build LINK=1`).
-    public static var isLinkAvailable: Bool { LinkSession.isAvailable }
+    package static var isLinkAvailable: Bool { LinkSession.isAvailable }
 }

@@ -7,29 +7,29 @@ import Sync
 /// A metronome as asked for on the command line, in the user's words: checked option by option
 /// (`validate`, messages naming the option) and then turned into settings (`makeSettings`, which
 /// reads the tempo map file). Control thread only.
-public struct MetronomeRequest {
+package struct MetronomeRequest {
     /// `120`, `97.3`, or klick's speed trainer `80-120/10`; nil with a map (default 120).
-    public var tempo: String?
-    public var mapFile: String?
-    public var label: String?
-    public var meter: String?
-    public var accents: String?
+    package var tempo: String?
+    package var mapFile: String?
+    package var label: String?
+    package var meter: String?
+    package var accents: String?
     /// `quarter` (klick's convention) or `denominator`.
-    public var beatUnit = "quarter"
-    public var subdivide = 1
-    public var countIn: Int?
-    public var bars: Int?
-    public var multiply: Double?
-    public var timbre = "click"
-    public var sound: String?
-    public var accentSound: String?
-    public var volume = 1.0
-    public var pan = 0.0
+    package var beatUnit = "quarter"
+    package var subdivide = 1
+    package var countIn: Int?
+    package var bars: Int?
+    package var multiply: Double?
+    package var timbre = "click"
+    package var sound: String?
+    package var accentSound: String?
+    package var volume = 1.0
+    package var pan = 0.0
 
-    public init() {}
+    package init() {}
 
     /// Checks every option on its own; the first problem comes back as one sentence naming it.
-    public func validate() throws(MetronomeOptionError) {
+    package func validate() throws(MetronomeOptionError) {
         func fail(_ message: String) -> MetronomeOptionError { MetronomeOptionError(description: message) }
         if tempo != nil && mapFile != nil { throw fail("give either a TEMPO or --map, not both") }
         if mapFile != nil && (meter != nil || accents != nil) {
@@ -78,7 +78,7 @@ public struct MetronomeRequest {
 
     /// The settings, reading the tempo map when there is one. Errors: the map file's
     /// (`song.map:3:9: …`) or an option's.
-    public func makeSettings() throws -> MetronomeSettings {
+    package func makeSettings() throws -> MetronomeSettings {
         try validate()
         var map: TempoMap
         var title: String
@@ -126,8 +126,8 @@ public struct MetronomeRequest {
 }
 
 /// A bad command-line option, as one sentence naming it.
-public struct MetronomeOptionError: Error, CustomStringConvertible, Equatable {
-    public let description: String
+package struct MetronomeOptionError: Error, CustomStringConvertible, Equatable {
+    package let description: String
 }
 
 extension TempoSpec {

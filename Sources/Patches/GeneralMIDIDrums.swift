@@ -1,6 +1,6 @@
 /// The General MIDI percussion map (channel 10), used as the default note of instruments that
 /// name no `midiNote` but whose id says what they are.
-public enum GeneralMIDIDrums {
+package enum GeneralMIDIDrums {
     /// Instrument ids (lower case, `_` and spaces read as `-`) and their notes.
     static let notes: [String: Int] = [
         "kick": 36, "bd": 36, "bass-drum": 36, "kick-drum": 36,
@@ -15,7 +15,7 @@ public enum GeneralMIDIDrums {
     ]
 
     /// The note for an instrument id, if the id names a General MIDI drum.
-    public static func note(forInstrumentID id: String) -> Int? {
+    package static func note(forInstrumentID id: String) -> Int? {
         let key = String(id.lowercased().map { $0 == "_" || $0 == " " ? "-" : $0 })
         return notes[key]
     }
@@ -24,7 +24,7 @@ public enum GeneralMIDIDrums {
 extension Patch {
     /// Per instrument, the MIDI note that triggers it: its `midiNote`, else its General MIDI note
     /// unless another instrument already has that note (explicit notes first, then file order).
-    public var resolvedMIDINotes: [Int?] {
+    package var resolvedMIDINotes: [Int?] {
         var used = Set(instruments.compactMap(\.midiNote))
         return instruments.map { instrument in
             if let note = instrument.midiNote { return note }

@@ -4,7 +4,7 @@ extension Patch {
     /// The patch as a file of the current version (2), whatever version it was read from
     /// (sample paths as `SampleFile.path` holds them), laid out for people: one line per layer,
     /// per track and per song entry. Decoding the text gives the patch back (with `version` 2).
-    public func patchJSON() -> String {
+    package func patchJSON() -> String {
         var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#]
         if panLaw != .constantPower { lines.append(#"  "panLaw": "\#(panLaw.rawValue)","#) }
         lines.append(#"  "instruments": ["#)
@@ -83,7 +83,7 @@ extension Patch {
 
     /// The patch with every relative sample path rewritten to be relative to `directory` (where
     /// the patch will be written), so that it names the same files from there. Absolute paths stay.
-    public func withSamplePaths(relativeTo directory: String) -> Patch {
+    package func withSamplePaths(relativeTo directory: String) -> Patch {
         var patch = self
         let base = URL(fileURLWithPath: directory, isDirectory: true).standardizedFileURL.pathComponents
         for i in patch.instruments.indices {

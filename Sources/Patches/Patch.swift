@@ -2,22 +2,22 @@
 /// players, velocity layers for a drum kit), patterns and an optional song. A version 1 file
 /// reads into the same model (see `PatchFormatV1`), so one path takes every patch to the
 /// engine. Plain values only; loading the sound files is another module's job.
-public struct Patch: Equatable, Sendable {
+package struct Patch: Equatable, Sendable {
     /// The format version the file was written in (the model is the same).
-    public var version: Int
+    package var version: Int
     /// Quarter notes per minute (a song entry may override it).
-    public var tempo: Double
-    public var instruments: [DrumInstrument]
+    package var tempo: Double
+    package var instruments: [DrumInstrument]
     /// May be empty: then every instrument plays once, from the start (a version 1 patch without
     /// a pattern).
-    public var patterns: [DrumPattern]
-    public var song: Song?
+    package var patterns: [DrumPattern]
+    package var song: Song?
     /// The patch file, exactly as the caller named it (used in error messages).
-    public var file: String
+    package var file: String
     /// How mono samples pan: "constant-power" (default) or "balance" (Hydrogen's default law).
-    public var panLaw: PanLawSetting
+    package var panLaw: PanLawSetting
 
-    public init(tempo: Double, instruments: [DrumInstrument], patterns: [DrumPattern], song: Song?, file: String,
+    package init(tempo: Double, instruments: [DrumInstrument], patterns: [DrumPattern], song: Song?, file: String,
                 panLaw: PanLawSetting = .constantPower, version: Int = 2) {
         self.version = version
         self.panLaw = panLaw
@@ -29,12 +29,12 @@ public struct Patch: Equatable, Sendable {
     }
 
     /// The index of the pattern named `name`.
-    public func patternIndex(named name: String) -> Int? {
+    package func patternIndex(named name: String) -> Int? {
         patterns.firstIndex { $0.name == name }
     }
 
     /// Every distinct sample file, in first-use order.
-    public var samplePaths: [SampleFile] {
+    package var samplePaths: [SampleFile] {
         var seen: Set<String> = []
         var files: [SampleFile] = []
         for instrument in instruments {
@@ -47,33 +47,33 @@ public struct Patch: Equatable, Sendable {
 }
 
 /// A sample file named by a layer.
-public struct SampleFile: Equatable, Sendable {
+package struct SampleFile: Equatable, Sendable {
     /// The path exactly as written in the patch.
-    public var path: String
+    package var path: String
     /// `path` itself if absolute, otherwise resolved against the directory that holds the patch.
-    public var resolvedPath: String
+    package var resolvedPath: String
     /// Decoded into memory or streamed from disk.
-    public var loading: SampleLoading
+    package var loading: SampleLoading
     /// Where the patch file names it (a JSON path such as `sounds.kick` or
     /// `instruments[0].layers[1].samples[2]`), for messages; nil for a sample made in code. Not
     /// part of equality.
-    public var place: String?
+    package var place: String?
 
-    public init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil) {
+    package init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil) {
         self.path = path
         self.resolvedPath = resolvedPath
         self.loading = loading
         self.place = place
     }
 
-    public static func == (a: SampleFile, b: SampleFile) -> Bool {
+    package static func == (a: SampleFile, b: SampleFile) -> Bool {
         a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading
     }
 }
 
 /// How a sample is played: `"stream": true` / `"preload": true` in a patch. Only an
 /// instrument's only sample can stream (a streamed instrument plays one file).
-public enum SampleLoading: String, Equatable, Sendable {
+package enum SampleLoading: String, Equatable, Sendable {
     /// Streamed when it is its instrument's only sample and longer than the player's threshold
     /// (30 s by default), else decoded into memory.
     case automatic
@@ -84,21 +84,21 @@ public enum SampleLoading: String, Equatable, Sendable {
 }
 
 /// How a layer picks among its samples.
-public enum LayerSelection: Equatable, Sendable {
+package enum LayerSelection: Equatable, Sendable {
     case roundRobin
     case random(seed: UInt64)
 }
 
 /// The samples an instrument plays for one range of velocities.
-public struct DrumLayer: Equatable, Sendable {
+package struct DrumLayer: Equatable, Sendable {
     /// Velocities (1…127) this layer answers.
-    public var velocities: ClosedRange<Int>
-    public var samples: [SampleFile]
-    public var selection: LayerSelection
+    package var velocities: ClosedRange<Int>
+    package var samples: [SampleFile]
+    package var selection: LayerSelection
     /// The layer's gain on top of the instrument's, in dB.
-    public var gainDb: Double
+    package var gainDb: Double
 
-    public init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin,
+    package init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin,
                 gainDb: Double = 0) {
         self.velocities = velocities
         self.samples = samples
@@ -108,24 +108,24 @@ public struct DrumLayer: Equatable, Sendable {
 }
 
 /// One drum: velocity layers, level, position, tuning, MIDI note, choke group and voices.
-public struct DrumInstrument: Equatable, Sendable {
-    public var id: String
-    public var layers: [DrumLayer]
-    public var gainDb: Double
+package struct DrumInstrument: Equatable, Sendable {
+    package var id: String
+    package var layers: [DrumLayer]
+    package var gainDb: Double
     /// -1 (hard left) … 1 (hard right).
-    public var pan: Double
+    package var pan: Double
     /// Semitones; applied by resampling when the samples are loaded.
-    public var tune: Double
+    package var tune: Double
     /// Repeats after the first play; -1 forever.
-    public var loops: Int
+    package var loops: Int
     /// The MIDI note that triggers it; nil: the General MIDI drum note for its id, if any.
-    public var midiNote: Int?
+    package var midiNote: Int?
     /// Instruments sharing a non-zero group silence each other.
-    public var chokeGroup: Int
+    package var chokeGroup: Int
     /// 1: one voice (a re-trigger fades the old sound out); N > 1: a pool, the oldest is stolen.
-    public var voices: Int
+    package var voices: Int
 
-    public init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
+    package init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
                 midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1) {
         self.id = id
         self.layers = layers
@@ -140,24 +140,24 @@ public struct DrumInstrument: Equatable, Sendable {
 }
 
 /// A named step pattern.
-public struct DrumPattern: Equatable, Sendable {
-    public var name: String
-    public var beatsPerBar: Int
+package struct DrumPattern: Equatable, Sendable {
+    package var name: String
+    package var beatsPerBar: Int
     /// Steps per quarter note.
-    public var stepsPerBeat: Int
-    public var bars: Int
+    package var stepsPerBeat: Int
+    package var bars: Int
     /// Steps in one play: `beatsPerBar × stepsPerBeat × bars` unless the pattern ends inside its
     /// last bar (a version 1 pattern of any length; `"stepCount"` in a patch).
-    public var stepCount: Int
+    package var stepCount: Int
     /// One per instrument that plays in the pattern.
-    public var tracks: [DrumTrack]
+    package var tracks: [DrumTrack]
     /// Percent of a step by which every second step of a pair is delayed (0 = straight).
-    public var swing: Double
+    package var swing: Double
     /// Seeds the probability draws.
-    public var seed: UInt64
-    public var humanize: Humanize?
+    package var seed: UInt64
+    package var humanize: Humanize?
 
-    public init(name: String, beatsPerBar: Int = 4, stepsPerBeat: Int = 4, bars: Int = 1, tracks: [DrumTrack],
+    package init(name: String, beatsPerBar: Int = 4, stepsPerBeat: Int = 4, bars: Int = 1, tracks: [DrumTrack],
                 swing: Double = 0, seed: UInt64 = 1, humanize: Humanize? = nil, stepCount: Int? = nil) {
         self.stepCount = stepCount ?? beatsPerBar * stepsPerBeat * bars
         self.name = name
@@ -171,19 +171,19 @@ public struct DrumPattern: Equatable, Sendable {
     }
 
     /// Whether the pattern fills its bars.
-    public var fillsItsBars: Bool { stepCount == beatsPerBar * stepsPerBeat * bars }
+    package var fillsItsBars: Bool { stepCount == beatsPerBar * stepsPerBeat * bars }
 }
 
 /// What one instrument plays in a pattern.
-public struct DrumTrack: Equatable, Sendable {
+package struct DrumTrack: Equatable, Sendable {
     /// Index into `Patch.instruments`.
-    public var instrument: Int
+    package var instrument: Int
     /// Per step, 0 (rest) … 127.
-    public var velocities: [Int]
+    package var velocities: [Int]
     /// Per step, the chance (0…1) a note plays.
-    public var probabilities: [Double]
+    package var probabilities: [Double]
 
-    public init(instrument: Int, velocities: [Int], probabilities: [Double]? = nil) {
+    package init(instrument: Int, velocities: [Int], probabilities: [Double]? = nil) {
         self.instrument = instrument
         self.velocities = velocities
         self.probabilities = probabilities ?? Array(repeating: 1, count: velocities.count)
@@ -191,12 +191,12 @@ public struct DrumTrack: Equatable, Sendable {
 }
 
 /// Seeded random deviations: up to ± `frames` in time and ± `velocity` in velocity.
-public struct Humanize: Equatable, Sendable {
-    public var seed: UInt64
-    public var frames: Int
-    public var velocity: Int
+package struct Humanize: Equatable, Sendable {
+    package var seed: UInt64
+    package var frames: Int
+    package var velocity: Int
 
-    public init(seed: UInt64, frames: Int, velocity: Int) {
+    package init(seed: UInt64, frames: Int, velocity: Int) {
         self.seed = seed
         self.frames = frames
         self.velocity = velocity
@@ -204,32 +204,32 @@ public struct Humanize: Equatable, Sendable {
 }
 
 /// Patterns in order, each repeated, at the kit's tempo or their own.
-public struct Song: Equatable, Sendable {
-    public struct Entry: Equatable, Sendable {
+package struct Song: Equatable, Sendable {
+    package struct Entry: Equatable, Sendable {
         /// Index into `Patch.patterns`.
-        public var pattern: Int
-        public var repeats: Int
-        public var tempo: Double?
+        package var pattern: Int
+        package var repeats: Int
+        package var tempo: Double?
 
-        public init(pattern: Int, repeats: Int = 1, tempo: Double? = nil) {
+        package init(pattern: Int, repeats: Int = 1, tempo: Double? = nil) {
             self.pattern = pattern
             self.repeats = repeats
             self.tempo = tempo
         }
     }
 
-    public var entries: [Entry]
+    package var entries: [Entry]
     /// Start again at the end, or stop.
-    public var loop: Bool
+    package var loop: Bool
 
-    public init(entries: [Entry], loop: Bool) {
+    package init(entries: [Entry], loop: Bool) {
         self.entries = entries
         self.loop = loop
     }
 }
 
 /// A kit's pan law for mono samples (stereo samples always pan as a balance).
-public enum PanLawSetting: String, Equatable, Sendable, CaseIterable {
+package enum PanLawSetting: String, Equatable, Sendable, CaseIterable {
     /// −3 dB each side at the centre.
     case constantPower = "constant-power"
     /// Unity both sides at the centre, the far side falling linearly (Hydrogen 1.2's default).

@@ -1,9 +1,9 @@
 import Foundation
 
 /// Reads patch files. Control thread only.
-public enum PatchLoader {
+package enum PatchLoader {
     /// The largest patch file read (bytes): 16 MB.
-    public static let maximumFileSize = 16 << 20
+    package static let maximumFileSize = 16 << 20
 
     /// The format versions this build reads.
     static let supportedVersions = 1...2
@@ -11,7 +11,7 @@ public enum PatchLoader {
     /// Reads and decodes the patch file at `path`, of any supported version, into the one model.
     /// Relative sound paths resolve against the directory that holds the file; errors name the
     /// file as `path` is written.
-    public static func load(path: String) throws(PatchError) -> Patch {
+    package static func load(path: String) throws(PatchError) -> Patch {
         if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileSize {
             throw PatchError(file: path, message: "the file is \(size >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
         }
@@ -28,7 +28,7 @@ public enum PatchLoader {
     /// Decodes a patch of any supported version from `data`. `file` names it in errors; relative
     /// sound paths resolve against `baseDirectory` (itself resolved against the working directory
     /// if relative).
-    public static func decode(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> Patch {
+    package static func decode(_ data: Data, file: String, baseDirectory: String) throws(PatchError) -> Patch {
         guard data.count <= maximumFileSize else {
             throw PatchError(file: file, message: "the patch is \(data.count >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
         }

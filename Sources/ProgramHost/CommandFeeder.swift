@@ -5,29 +5,29 @@ import Scheduling
 /// everything before a horizon is sent, so the render thread has each start before its frame
 /// comes. The same feeder drives the live engine and the offline renderer, which is why both
 /// produce the same frames. Control thread only.
-public struct CommandFeeder {
+package struct CommandFeeder {
     private var source: any TriggerSource
     private let makeCommand: (Trigger) -> Command
     /// Triggers that did not fit in the command queue (the queue was full).
-    public private(set) var droppedCount = 0
+    package private(set) var droppedCount = 0
     /// Triggers sent so far.
-    public private(set) var sentCount = 0
+    package private(set) var sentCount = 0
     /// The command that did not fit, kept as made: making a command can have effects (a
     /// streamed instrument's ring is switched when its start is made), so it is made once.
     private var pending: Command?
 
-    public init(source: any TriggerSource, makeCommand: @escaping (Trigger) -> Command) {
+    package init(source: any TriggerSource, makeCommand: @escaping (Trigger) -> Command) {
         self.source = source
         self.makeCommand = makeCommand
     }
 
     /// Where the schedule ends, if it does.
-    public var endFrame: Frame? { source.endFrame }
+    package var endFrame: Frame? { source.endFrame }
 
     /// Sends every trigger before `horizon` to `engine`. When the command queue is full the
     /// trigger is kept and retried on the next call rather than lost, unless its frame has
     /// already been rendered.
-    public mutating func feed(_ engine: Engine, before horizon: Frame) {
+    package mutating func feed(_ engine: Engine, before horizon: Frame) {
         if let p = pending {
             if engine.send(p) { pending = nil; sentCount += 1 } else { return }
         }

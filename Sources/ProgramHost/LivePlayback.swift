@@ -7,7 +7,7 @@ import SoundFiles
 
 /// What `LivePlayback` plays: something that loads its sounds into an engine once the server's
 /// rate is known, and then produces timed commands from a start frame on. Control thread only.
-public protocol LiveProgram {
+package protocol LiveProgram {
     /// Players the engine needs.
     var playerCount: Int { get }
     /// Whether the client needs a MIDI output port, `midi_out` (for `Command.midi`).
@@ -33,11 +33,11 @@ public protocol LiveProgram {
 }
 
 extension LiveProgram {
-    public var midiOutput: Bool { false }
-    public func status(at frame: Frame) -> String { "" }
-    public mutating func attach(client: JACKClient) {}
-    public mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
-    public mutating func finishing(engine: Engine) -> Frame? { nil }
+    package var midiOutput: Bool { false }
+    package func status(at frame: Frame) -> String { "" }
+    package mutating func attach(client: JACKClient) {}
+    package mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
+    package mutating func finishing(engine: Engine) -> Frame? { nil }
 }
 
 /// Plays a `LiveProgram` on a JACK server until a duration passes, the user interrupts, or the
@@ -47,58 +47,58 @@ extension LiveProgram {
 ///
 /// Control thread only. `run` blocks the calling thread; it waits for SIGINT/SIGTERM with
 /// `sigtimedwait` (the signals are blocked in every thread), so no signal handler runs.
-public final class LivePlayback {
-    public struct Options {
-        public var clientName = "sampler"
-        public var serverName: String?
+package final class LivePlayback {
+    package struct Options {
+        package var clientName = "sampler"
+        package var serverName: String?
         /// nil: connect to the first two physical playback ports; []: connect nothing.
-        public var connections: [String]?
+        package var connections: [String]?
         /// Ports to connect `midi_out` to (when the program has one).
-        public var midiConnections: [String] = []
-        public var duration: Double?
-        public var recordPath: String?
-        public var showStatus = false
-        public init() {}
+        package var midiConnections: [String] = []
+        package var duration: Double?
+        package var recordPath: String?
+        package var showStatus = false
+        package init() {}
     }
 
     /// What happened, for the caller to report.
-    public struct Summary {
+    package struct Summary {
         /// "N lost periods (F frames), R frames repeated", for the exit line.
-        public var lostDescription: String {
+        package var lostDescription: String {
             "\(lostPeriods) lost periods (\(lostFrames) frames), \(repeatedFrames) frames repeated"
         }
-        public var renderedSeconds: Double
-        public var startsSent: Int
+        package var renderedSeconds: Double
+        package var startsSent: Int
         /// MIDI note-ons on midi_in that played an instrument.
-        public var midiNotes: Int
-        public var lateStarts: Int
+        package var midiNotes: Int
+        package var lateStarts: Int
         /// MIDI messages sent on their frames, and those not sent (due in lost frames or late).
-        public var midiMessages: Int
-        public var lateMIDIMessages: Int
-        public var xruns: Int
+        package var midiMessages: Int
+        package var lateMIDIMessages: Int
+        package var xruns: Int
         /// Stretches of device frames JACK skipped the client for (each a silent gap in the
         /// output, the music advanced over it), and their frames.
-        public var lostPeriods: Int
-        public var lostFrames: Int
+        package var lostPeriods: Int
+        package var lostFrames: Int
         /// Frames JACK asked for again after they had been rendered (written as silence).
-        public var repeatedFrames: Int
-        public var serverShutDown: Bool
-        public var originFrame: Frame
-        public var sampleRate: Double
-        public var bufferSize: Int
+        package var repeatedFrames: Int
+        package var serverShutDown: Bool
+        package var originFrame: Frame
+        package var sampleRate: Double
+        package var bufferSize: Int
     }
 
     private var program: any LiveProgram
     private let options: Options
 
-    public init(program: any LiveProgram, options: Options) {
+    package init(program: any LiveProgram, options: Options) {
         self.program = program
         self.options = options
     }
 
     /// Blocks SIGINT and SIGTERM in the calling thread (and so in every thread it starts later),
     /// so that `run` can wait for them synchronously. Call first thing in `main`.
-    public static func blockTerminationSignals() {
+    package static func blockTerminationSignals() {
         var set = sigset_t()
         sigemptyset(&set)
         sigaddset(&set, SIGINT)
@@ -106,7 +106,7 @@ public final class LivePlayback {
         pthread_sigmask(SIG_BLOCK, &set, nil)
     }
 
-    public func run(log: (String) -> Void) throws -> Summary {
+    package func run(log: (String) -> Void) throws -> Summary {
         let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
         let tap = options.recordPath == nil ? nil : RecordTap()
         let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap,

@@ -4,7 +4,7 @@ extension OfflineRenderer {
     /// Renders `frameCount` frames of `program` at `sampleRate` to the WAV file at `path`, on the
     /// same engine and commands as live playback from origin 0. Control thread only; blocks while
     /// it renders.
-    public static func render(_ program: inout any LiveProgram, sampleRate: Double, frameCount: Int,
+    package static func render(_ program: inout any LiveProgram, sampleRate: Double, frameCount: Int,
                               to path: String, format: WAVSampleFormat) throws {
         let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
         try program.prepare(engine: engine, sampleRate: sampleRate)

@@ -5,13 +5,13 @@ import SoundFiles
 /// code path the live engine uses (`Engine.render` fed by a `CommandFeeder`).
 ///
 /// Control thread only.
-public struct OfflineRenderer {
-    public let engine: Engine
-    public let sampleRate: Double
+package struct OfflineRenderer {
+    package let engine: Engine
+    package let sampleRate: Double
     /// Frames per rendered block (the "period"); the output does not depend on it.
-    public let blockSize: Int
+    package let blockSize: Int
 
-    public init(engine: Engine, sampleRate: Double, blockSize: Int = 256) {
+    package init(engine: Engine, sampleRate: Double, blockSize: Int = 256) {
         precondition(blockSize > 0)
         self.engine = engine
         self.sampleRate = sampleRate
@@ -20,7 +20,7 @@ public struct OfflineRenderer {
 
     /// Renders `frameCount` frames from device frame `start`, feeding `feeder` one block ahead, and
     /// hands each block to `sink`.
-    public func render(frameCount: Int, from start: Frame = 0, feeder: inout CommandFeeder?,
+    package func render(frameCount: Int, from start: Frame = 0, feeder: inout CommandFeeder?,
                        sink: (UnsafePointer<Float>, UnsafePointer<Float>, Int) throws -> Void) rethrows {
         let left = UnsafeMutablePointer<Float>.allocate(capacity: blockSize)
         let right = UnsafeMutablePointer<Float>.allocate(capacity: blockSize)
@@ -38,7 +38,7 @@ public struct OfflineRenderer {
     }
 
     /// Renders into arrays (for tests and small jobs).
-    public func renderToMemory(frameCount: Int, feeder: inout CommandFeeder?) -> (left: [Float], right: [Float]) {
+    package func renderToMemory(frameCount: Int, feeder: inout CommandFeeder?) -> (left: [Float], right: [Float]) {
         var l: [Float] = [], r: [Float] = []
         l.reserveCapacity(frameCount); r.reserveCapacity(frameCount)
         render(frameCount: frameCount, feeder: &feeder) { a, b, n in
@@ -49,7 +49,7 @@ public struct OfflineRenderer {
     }
 
     /// Renders into a WAV file at `path` (32-bit float unless `format` says otherwise).
-    public func renderToFile(path: String, frameCount: Int, feeder: inout CommandFeeder?,
+    package func renderToFile(path: String, frameCount: Int, feeder: inout CommandFeeder?,
                              format: WAVSampleFormat = .float32) throws {
         let writer = try WAVFileWriter(path: path, sampleRate: Int(sampleRate), channelCount: 2, format: format)
         try render(frameCount: frameCount, feeder: &feeder) { l, r, n in

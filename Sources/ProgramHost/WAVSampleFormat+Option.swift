@@ -1,11 +1,11 @@
 import SoundFiles
 
 /// The sample formats an offline render can write (float32, pcm24, pcm16).
-public typealias WAVSampleFormat = SoundFiles.WAVSampleFormat
+package typealias WAVSampleFormat = SoundFiles.WAVSampleFormat
 
 extension WAVSampleFormat {
     /// The format named on a command line: "float32", "pcm24" or "pcm16"; nil for anything else.
-    public init?(option: String) {
+    package init?(option: String) {
         switch option {
         case "float32": self = .float32
         case "pcm24": self = .pcm24

@@ -1,7 +1,7 @@
 /// The MIDI clock messages a metronome sends (MIDI 1.0 system real-time and common messages),
 /// carried through the scheduling layer as triggers on `Metronome.clockPlayer` whose velocity
 /// encodes the message (see `velocity` and `init?(velocity:)`).
-public enum MIDIClockMessage: Equatable, Sendable {
+package enum MIDIClockMessage: Equatable, Sendable {
     /// Timing clock, 0xF8: 24 per quarter note.
     case tick
     /// Start, 0xFA: play from the song's beginning on the next tick.
@@ -14,10 +14,10 @@ public enum MIDIClockMessage: Equatable, Sendable {
     case songPosition(Int)
 
     /// Ticks per quarter note.
-    public static let ticksPerQuarter = 24
+    package static let ticksPerQuarter = 24
 
     /// The message's bytes.
-    public var bytes: [UInt8] {
+    package var bytes: [UInt8] {
         switch self {
         case .tick: [0xF8]
         case .start: [0xFA]
@@ -29,7 +29,7 @@ public enum MIDIClockMessage: Equatable, Sendable {
     }
 
     /// The trigger velocity that stands for the message (exact in a `Float`).
-    public var velocity: Float {
+    package var velocity: Float {
         switch self {
         case .tick: 0xF8
         case .start: 0xFA
@@ -39,7 +39,7 @@ public enum MIDIClockMessage: Equatable, Sendable {
         }
     }
 
-    public init?(velocity: Float) {
+    package init?(velocity: Float) {
         switch velocity {
         case 0xF8: self = .tick
         case 0xFA: self = .start

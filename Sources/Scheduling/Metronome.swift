@@ -10,18 +10,18 @@ import SamplerCore
 /// one rounding per click, never a sum of rounded intervals.
 ///
 /// Control thread only.
-public struct Metronome: TriggerSource {
-    public static let accentPlayer = 0
-    public static let normalPlayer = 1
-    public static let subdivisionPlayer = 2
+package struct Metronome: TriggerSource {
+    package static let accentPlayer = 0
+    package static let normalPlayer = 1
+    package static let subdivisionPlayer = 2
     /// Players the clicks need.
-    public static let playerCount = 3
+    package static let playerCount = 3
     /// The player MIDI clock messages are produced on (one more player than the clicks need;
     /// see `MIDIClockMessage`).
-    public static let clockPlayer = 3
+    package static let clockPlayer = 3
 
     /// How a metronome with MIDI clock begins.
-    public enum ClockStart: Equatable, Sendable {
+    package enum ClockStart: Equatable, Sendable {
         /// With a song position and Start (0xFA) on its first tick when that is the music's
         /// first, else a song position and Continue (0xFB) on the first tick on a sixteenth.
         case start
@@ -29,28 +29,28 @@ public struct Metronome: TriggerSource {
         case continuation
     }
     /// Notes per beat accepted for subdivisions.
-    public static let subdivisionRange = 1...16
+    package static let subdivisionRange = 1...16
 
-    public let timing: TempoMapTiming
+    package let timing: TempoMapTiming
     /// The device frame of the map's first beat (before `phase`).
-    public let origin: Frame
+    package let origin: Frame
     /// A fraction of a frame added to every position before rounding (0 unless anchored to a
     /// foreign musical position).
-    public let phase: Double
+    package let phase: Double
     /// Notes per beat (1 = beats only).
-    public let subdivision: Int
-    public let subdivisionVelocity: Float
+    package let subdivision: Int
+    package let subdivisionVelocity: Float
     /// Stop at the first beat of this bar (counted from 0, count-in included); nil = at the end
     /// of the map.
-    public let barLimit: Int?
+    package let barLimit: Int?
     /// No click on or after this frame.
-    public private(set) var stopFrame: Frame?
+    package private(set) var stopFrame: Frame?
     /// Added to bar numbers shown to the user (a metronome re-anchored at bar 12 shows 12, not 1).
-    public let barNumberOffset: Int
+    package let barNumberOffset: Int
     /// MIDI clock (24 ticks per quarter note, on `clockPlayer`), nil for none. Each tick is on
     /// the frame its musical position rounds to, from the same timing as the clicks; a Stop
     /// (0xFC) follows on the music's end (not on `stop(at:)`: whoever stops it says Stop).
-    public let midiClock: ClockStart?
+    package let midiClock: ClockStart?
 
     private var section = 0
     private var beat = 0
@@ -63,12 +63,12 @@ public struct Metronome: TriggerSource {
     private var clockAnnounced = false
     private var clockStopped = false
     /// Every click before this frame has been produced (the latest horizon asked for).
-    public private(set) var producedBefore: Frame = .min
+    package private(set) var producedBefore: Frame = .min
 
     /// - Parameters:
     ///   - startingAt: produce nothing before this frame (for a metronome anchored in the past,
     ///     e.g. joining a rolling JACK transport mid-song).
-    public init(timing: TempoMapTiming, origin: Frame, phase: Double = 0, subdivision: Int = 1,
+    package init(timing: TempoMapTiming, origin: Frame, phase: Double = 0, subdivision: Int = 1,
                 subdivisionVelocity: Float = 0.5, barLimit: Int? = nil, stopFrame: Frame? = nil,
                 startingAt first: Frame? = nil, barNumberOffset: Int = 0, midiClock: ClockStart? = nil) {
         precondition(Metronome.subdivisionRange.contains(subdivision), "subdivision out of range")
@@ -88,20 +88,20 @@ public struct Metronome: TriggerSource {
 
     /// The device frame of a position in frames from the map's start: rounded once.
     /// Positions beyond 2^62 frames (millions of years) saturate there instead of trapping.
-    public func frame(atPosition position: Double) -> Frame {
+    package func frame(atPosition position: Double) -> Frame {
         let offset = (phase + position).rounded()
         return offset < 0x1p62 ? origin + Frame(offset) : 1 << 62
     }
 
     /// The frame where the clicks end: the end of the map, the bar limit or the stop frame,
     /// whichever comes first; nil when endless.
-    public var endFrame: Frame? {
+    package var endFrame: Frame? {
         guard let stopFrame else { return naturalEndFrame }
         return min(naturalEndFrame ?? stopFrame, stopFrame)
     }
 
     /// The end of the map or the bar limit, whichever comes first (not `stopFrame`).
-    public var naturalEndFrame: Frame? {
+    package var naturalEndFrame: Frame? {
         var end: Frame?
         func take(_ f: Frame) { end = min(end ?? f, f) }
         if let length = timing.length { take(frame(atPosition: length)) }
@@ -110,14 +110,14 @@ public struct Metronome: TriggerSource {
     }
 
     /// The device frame of bar `bar`'s first beat (from 0, count-in included); nil beyond the map.
-    public func frame(ofBar bar: Int) -> Frame? {
+    package func frame(ofBar bar: Int) -> Frame? {
         timing.start(ofBar: bar).map(frame(atPosition:))
     }
 
     /// Bars of count-in at the start of the map.
-    public var countInBars: Int { timing.sectionFirstBars[timing.map.countInSections] }
+    package var countInBars: Int { timing.sectionFirstBars[timing.map.countInSections] }
 
-    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+    package mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
         let limit = min(horizon, endFrame ?? .max)
         while true {
             let click = finished ? Frame.max : currentFrame()
@@ -196,7 +196,7 @@ public struct Metronome: TriggerSource {
     }
 
     /// No click on or after `frame` (clicks already produced are the caller's to cancel).
-    public mutating func stop(at frame: Frame) {
+    package mutating func stop(at frame: Frame) {
         stopFrame = min(stopFrame ?? frame, frame)
     }
 
@@ -246,21 +246,21 @@ public struct Metronome: TriggerSource {
     // MARK: - Where the music is
 
     /// A musical position for the status line.
-    public struct Position: Equatable, Sendable {
+    package struct Position: Equatable, Sendable {
         /// Bar number as shown (from 1; count-in bars count separately from 1).
-        public var bar: Int
+        package var bar: Int
         /// Beat within the bar, from 1.
-        public var beat: Int
-        public var beatsPerBar: Int
+        package var beat: Int
+        package var beatsPerBar: Int
         /// Tempo in quarter notes per minute at this point.
-        public var tempo: Double
-        public var isCountIn: Bool
+        package var tempo: Double
+        package var isCountIn: Bool
         /// The bar's index from the map's start (count-in included), from 0.
-        public var barIndex: Int
+        package var barIndex: Int
     }
 
     /// Where device frame `frame` is in the music; nil before the first beat or after the end.
-    public func position(at frame: Frame) -> Position? {
+    package func position(at frame: Frame) -> Position? {
         guard let (s, b) = timing.locate(Double(frame - origin) - phase) else { return nil }
         let section = timing.map.sections[s]
         let beatIndex = Int(b)
@@ -273,7 +273,7 @@ public struct Metronome: TriggerSource {
 
     /// The first bar (index from 0) whose first beat is on or after `frame` and after every click
     /// produced so far, with that beat's frame; nil when the map ends first.
-    public func nextBar(notBefore frame: Frame) -> (bar: Int, frame: Frame)? {
+    package func nextBar(notBefore frame: Frame) -> (bar: Int, frame: Frame)? {
         let target = max(frame, producedBefore)
         var bar = 0
         if let (s, b) = timing.locate(Double(target - origin) - phase) {
@@ -294,7 +294,7 @@ public struct Metronome: TriggerSource {
     /// The same clicks at `bpm` from the first bar that starts on or after `frame` and has not
     /// been produced yet: a fresh grid anchored on that bar's frame (so the new tempo is exact
     /// from there), endless, in that bar's meter, pattern and volume. Nil when the map ends first.
-    public func changingTempo(to bpm: Double, notBefore frame: Frame) -> (metronome: Metronome, bar: Int, frame: Frame)? {
+    package func changingTempo(to bpm: Double, notBefore frame: Frame) -> (metronome: Metronome, bar: Int, frame: Frame)? {
         guard let (bar, barFrame) = nextBar(notBefore: frame) else { return nil }
         let sections = timing.map.sections
         // A change during the count-in applies to the music after it.

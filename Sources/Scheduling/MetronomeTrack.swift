@@ -3,23 +3,23 @@ import SamplerCore
 /// A metronome that can be handed over to another one on an exact frame (a tempo change at the
 /// next bar, a stop, a restart, a new transport position): the old one plays up to that frame,
 /// the new one from it. Control thread only.
-public struct MetronomeTrack: TriggerSource {
+package struct MetronomeTrack: TriggerSource {
     /// The metronome playing at the last horizon produced (nil: silent).
-    public private(set) var current: Metronome?
+    package private(set) var current: Metronome?
     /// The one before it, kept to answer `position(at:)` for frames just before a handover.
     private var previous: Metronome?
     /// Handovers not reached yet, in frame order.
     private var pending: [(from: Frame, metronome: Metronome?)] = []
     /// Every click before this frame has been produced.
-    public private(set) var producedBefore: Frame = .min
+    package private(set) var producedBefore: Frame = .min
 
-    public init(_ metronome: Metronome?) {
+    package init(_ metronome: Metronome?) {
         current = metronome
     }
 
     /// From `frame` on, `next` plays (nil: nothing) instead of whatever would play then. Clicks
     /// already produced at or after `frame` are the caller's to cancel.
-    public mutating func hand(over frame: Frame, to next: Metronome?) {
+    package mutating func hand(over frame: Frame, to next: Metronome?) {
         pending.removeAll { $0.from >= frame }
         if pending.isEmpty {
             current?.stop(at: frame)
@@ -35,15 +35,15 @@ public struct MetronomeTrack: TriggerSource {
     }
 
     /// Stops the clicks from `frame` on.
-    public mutating func stop(at frame: Frame) { hand(over: frame, to: nil) }
+    package mutating func stop(at frame: Frame) { hand(over: frame, to: nil) }
 
-    public var endFrame: Frame? {
+    package var endFrame: Frame? {
         let last = pending.last.map { $0.metronome } ?? current
         guard let last else { return max(producedBefore, pending.last?.from ?? .min) }
         return last.endFrame
     }
 
-    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+    package mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
         while let first = pending.first, first.from < horizon {
             current?.produce(before: first.from, body)
             previous = current
@@ -55,13 +55,13 @@ public struct MetronomeTrack: TriggerSource {
     }
 
     /// The metronome that plays `frame` as far as is known now.
-    public func metronome(at frame: Frame) -> Metronome? {
+    package func metronome(at frame: Frame) -> Metronome? {
         if let p = pending.last(where: { $0.from <= frame }) { return p.metronome }
         return current
     }
 
     /// Where `frame` is in the music, from whichever metronome plays it.
-    public func position(at frame: Frame) -> Metronome.Position? {
+    package func position(at frame: Frame) -> Metronome.Position? {
         metronome(at: frame)?.position(at: frame) ?? previous?.position(at: frame)
     }
 }

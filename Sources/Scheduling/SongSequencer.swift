@@ -1,15 +1,15 @@
 import SamplerCore
 
 /// One instrument's part in a `SequencePattern`.
-public struct SequenceTrack: Equatable, Sendable {
+package struct SequenceTrack: Equatable, Sendable {
     /// The instrument (the `player` of the triggers produced).
-    public var instrument: Int
+    package var instrument: Int
     /// Per step, 0 (rest) … 127.
-    public var velocities: [Int]
+    package var velocities: [Int]
     /// Per step, the chance (0…1) that the note plays.
-    public var probabilities: [Double]
+    package var probabilities: [Double]
 
-    public init(instrument: Int, velocities: [Int], probabilities: [Double]? = nil) {
+    package init(instrument: Int, velocities: [Int], probabilities: [Double]? = nil) {
         self.instrument = instrument
         self.velocities = velocities
         self.probabilities = probabilities ?? Array(repeating: 1, count: velocities.count)
@@ -17,21 +17,21 @@ public struct SequenceTrack: Equatable, Sendable {
 }
 
 /// A step pattern as the sequencer plays it.
-public struct SequencePattern: Equatable, Sendable {
-    public var name: String
-    public var beatsPerBar: Int
+package struct SequencePattern: Equatable, Sendable {
+    package var name: String
+    package var beatsPerBar: Int
     /// Steps per quarter note.
-    public var stepsPerBeat: Int
-    public var stepCount: Int
-    public var tracks: [SequenceTrack]
+    package var stepsPerBeat: Int
+    package var stepCount: Int
+    package var tracks: [SequenceTrack]
     /// Percent of a step by which the second step of each pair is delayed.
-    public var swing: Double
+    package var swing: Double
     /// Seeds the probability draws.
-    public var seed: UInt64
+    package var seed: UInt64
     /// Seeded deviations, ± frames and ± velocity (nil: none).
-    public var humanize: (seed: UInt64, frames: Int, velocity: Int)?
+    package var humanize: (seed: UInt64, frames: Int, velocity: Int)?
 
-    public init(name: String, beatsPerBar: Int = 4, stepsPerBeat: Int = 4, stepCount: Int, tracks: [SequenceTrack],
+    package init(name: String, beatsPerBar: Int = 4, stepsPerBeat: Int = 4, stepCount: Int, tracks: [SequenceTrack],
                 swing: Double = 0, seed: UInt64 = 1, humanize: (seed: UInt64, frames: Int, velocity: Int)? = nil) {
         precondition(stepCount > 0 && beatsPerBar > 0 && stepsPerBeat > 0, "a pattern needs at least one step")
         self.name = name
@@ -44,7 +44,7 @@ public struct SequencePattern: Equatable, Sendable {
         self.humanize = humanize
     }
 
-    public static func == (a: SequencePattern, b: SequencePattern) -> Bool {
+    package static func == (a: SequencePattern, b: SequencePattern) -> Bool {
         a.name == b.name && a.beatsPerBar == b.beatsPerBar && a.stepsPerBeat == b.stepsPerBeat && a.stepCount == b.stepCount
             && a.tracks == b.tracks && a.swing == b.swing && a.seed == b.seed
             && a.humanize?.seed == b.humanize?.seed && a.humanize?.frames == b.humanize?.frames
@@ -53,12 +53,12 @@ public struct SequencePattern: Equatable, Sendable {
 }
 
 /// A pattern played `repeats` times at `tempo` (quarter notes per minute).
-public struct SongSection: Equatable, Sendable {
-    public var pattern: Int
-    public var repeats: Int
-    public var tempo: Double
+package struct SongSection: Equatable, Sendable {
+    package var pattern: Int
+    package var repeats: Int
+    package var tempo: Double
 
-    public init(pattern: Int, repeats: Int = 1, tempo: Double) {
+    package init(pattern: Int, repeats: Int = 1, tempo: Double) {
         precondition(repeats > 0 && tempo > 0, "a section plays at least once, at a positive tempo")
         self.pattern = pattern
         self.repeats = repeats
@@ -67,11 +67,11 @@ public struct SongSection: Equatable, Sendable {
 }
 
 /// Where a song is: which section, pattern, bar and beat (both from 1).
-public struct SongPosition: Equatable, Sendable {
-    public var section: Int
-    public var pattern: String
-    public var bar: Int
-    public var beat: Int
+package struct SongPosition: Equatable, Sendable {
+    package var section: Int
+    package var pattern: String
+    package var bar: Int
+    package var beat: Int
 }
 
 /// Plays patterns in song order, each section's plays back to back, from an absolute frame.
@@ -83,12 +83,12 @@ public struct SongPosition: Equatable, Sendable {
 /// twice, so a song never drifts, and the same song gives the same frames whatever the window
 /// sizes it is asked with. Probability and humanize draws are hashed from the seed and the
 /// note's place in the song, so they are deterministic too. Control thread only.
-public struct SongSequencer: TriggerSource {
-    public let patterns: [SequencePattern]
-    public let sections: [SongSection]
-    public let loops: Bool
-    public let sampleRate: Double
-    public let origin: Frame
+package struct SongSequencer: TriggerSource {
+    package let patterns: [SequencePattern]
+    package let sections: [SongSection]
+    package let loops: Bool
+    package let sampleRate: Double
+    package let origin: Frame
 
     // The next play: its section, repeat, global index and start (frames after origin).
     private var section = 0
@@ -104,7 +104,7 @@ public struct SongSequencer: TriggerSource {
     private var buffer: [Trigger] = []
     private let maxHumanize: Frame
 
-    public init(patterns: [SequencePattern], sections: [SongSection], loops: Bool, sampleRate: Double, origin: Frame) {
+    package init(patterns: [SequencePattern], sections: [SongSection], loops: Bool, sampleRate: Double, origin: Frame) {
         precondition(!sections.isEmpty && sections.allSatisfy { patterns.indices.contains($0.pattern) },
                      "a song needs sections naming its patterns")
         precondition(sampleRate > 0)
@@ -126,32 +126,32 @@ public struct SongSequencer: TriggerSource {
     }
 
     /// Frames per step of `section` (not rounded).
-    public func framesPerStep(section: Int) -> Double {
+    package func framesPerStep(section: Int) -> Double {
         let s = sections[section]
         return 60 * sampleRate / (s.tempo * Double(patterns[s.pattern].stepsPerBeat))
     }
 
     /// Frames one play of `section`'s pattern lasts (not rounded).
-    public func playLength(section: Int) -> Double {
+    package func playLength(section: Int) -> Double {
         Double(patterns[sections[section].pattern].stepCount) * framesPerStep(section: section)
     }
 
     /// Frames the whole song lasts once through (not rounded).
-    public var songLength: Double {
+    package var songLength: Double {
         sections.indices.reduce(0) { $0 + Double(sections[$1].repeats) * playLength(section: $1) }
     }
 
-    public var endFrame: Frame? { loops ? nil : origin + Frame(songLength.rounded()) }
+    package var endFrame: Frame? { loops ? nil : origin + Frame(songLength.rounded()) }
 
     /// The frame of `step` in a play starting `playStart` frames after the origin, before humanize.
-    public func idealFrame(step: Int, section: Int, playStart: Double) -> Frame {
+    package func idealFrame(step: Int, section: Int, playStart: Double) -> Frame {
         let pattern = patterns[sections[section].pattern]
         var offset = Double(step)
         if step % 2 == 1 { offset += pattern.swing / 100 }
         return origin + Frame((playStart + offset * framesPerStep(section: section)).rounded())
     }
 
-    public mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+    package mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
         while !finished {
             let ideal = idealFrame(step: step, section: section, playStart: playStart)
             if ideal - maxHumanize >= horizon { break }
@@ -204,7 +204,7 @@ public struct SongSequencer: TriggerSource {
     }
 
     /// The section, pattern, bar and beat playing at `frame` (nil before the origin or after the end).
-    public func position(at frame: Frame) -> SongPosition? {
+    package func position(at frame: Frame) -> SongPosition? {
         var offset = Double(frame - origin)
         guard offset >= 0 else { return nil }
         let length = songLength

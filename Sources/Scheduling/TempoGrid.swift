@@ -5,17 +5,17 @@ import SamplerCore
 /// Position k lies at `origin + round(k × 60 × sampleRate / (bpm × unitsPerQuarter))`: every
 /// position is computed from the anchor and its index, rounded once, never by adding rounded
 /// intervals, so a grid never drifts however long it runs. Pure value; any thread.
-public struct TempoGrid: Equatable, Sendable {
+package struct TempoGrid: Equatable, Sendable {
     /// The frame of position 0.
-    public var origin: Frame
+    package var origin: Frame
     /// Tempo in quarter notes per minute.
-    public var bpm: Double
+    package var bpm: Double
     /// Frames per second.
-    public var sampleRate: Double
+    package var sampleRate: Double
     /// Grid positions per quarter note (4 for sixteenths, 0.5 for half notes, …).
-    public var unitsPerQuarter: Double
+    package var unitsPerQuarter: Double
 
-    public init(origin: Frame, bpm: Double, sampleRate: Double, unitsPerQuarter: Double = 1) {
+    package init(origin: Frame, bpm: Double, sampleRate: Double, unitsPerQuarter: Double = 1) {
         precondition(bpm > 0 && sampleRate > 0 && unitsPerQuarter > 0, "tempo grid needs positive values")
         self.origin = origin
         self.bpm = bpm
@@ -24,15 +24,15 @@ public struct TempoGrid: Equatable, Sendable {
     }
 
     /// Frames per grid unit (not rounded).
-    public var framesPerUnit: Double { 60 * sampleRate / (bpm * unitsPerQuarter) }
+    package var framesPerUnit: Double { 60 * sampleRate / (bpm * unitsPerQuarter) }
 
     /// The frame of position `index`.
-    public func frame(at index: Int64) -> Frame {
+    package func frame(at index: Int64) -> Frame {
         origin + Frame((Double(index) * 60 * sampleRate / (bpm * unitsPerQuarter)).rounded())
     }
 
     /// The first position whose frame is at or after `frame`.
-    public func firstIndex(atOrAfter frame: Frame) -> Int64 {
+    package func firstIndex(atOrAfter frame: Frame) -> Int64 {
         var k = Int64(max(0, (Double(frame - origin) / framesPerUnit).rounded(.down)))
         while k > 0 && self.frame(at: k - 1) >= frame { k -= 1 }
         while self.frame(at: k) < frame { k += 1 }

@@ -7,7 +7,7 @@
 /// column.
 extension TempoMap {
     /// Parses the text of a tempo-map file. `file` is only used in error messages.
-    public init(parsing text: String, file: String? = nil) throws(TempoMapError) {
+    package init(parsing text: String, file: String? = nil) throws(TempoMapError) {
         var sections: [TempoSection] = []
         var lineNumber = 0
         for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -198,11 +198,11 @@ extension Character {
 
 /// The tempo given on the command line: one tempo (`120`), or klick's speed trainer
 /// (`80-120/10`: from 80 to 120, one bpm every 10 bars on average).
-public enum TempoSpec: Equatable, Sendable {
+package enum TempoSpec: Equatable, Sendable {
     case constant(Double)
     case trainer(from: Double, to: Double, barsPerBPM: Double)
 
-    public init(parsing text: String) throws(TempoMapError) {
+    package init(parsing text: String) throws(TempoMapError) {
         let syntax = "expected a tempo like 120, or START-END/BARS for the speed trainer (80-120/10), got \"\(text)\""
         func number(_ s: Substring) throws(TempoMapError) -> Double {
             guard let v = parseFloat(String(s)) else { throw TempoMapError(syntax) }
@@ -227,7 +227,7 @@ public enum TempoSpec: Equatable, Sendable {
     }
 
     /// The tempo it starts at.
-    public var initial: Double {
+    package var initial: Double {
         switch self {
         case .constant(let t), .trainer(let t, _, _): t
         }

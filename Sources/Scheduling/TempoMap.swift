@@ -1,15 +1,15 @@
 /// A time signature: `beats` beats per bar, each a `denominator`th note (7/8: seven eighths).
-public struct Meter: Hashable, Sendable, CustomStringConvertible {
-    public var beats: Int
-    public var denominator: Int
+package struct Meter: Hashable, Sendable, CustomStringConvertible {
+    package var beats: Int
+    package var denominator: Int
 
     /// Most beats per bar and largest denominator accepted (far beyond any real use; they keep
     /// every product of counts well inside 64-bit and Double-exact integers).
-    public static let maxBeats = 256
-    public static let maxDenominator = 256
+    package static let maxBeats = 256
+    package static let maxDenominator = 256
 
     /// A meter; both parts must be 1…256 (there is no meter with zero beats or a zero note value).
-    public init(beats: Int, denominator: Int) throws(TempoMapError) {
+    package init(beats: Int, denominator: Int) throws(TempoMapError) {
         guard (1...Meter.maxBeats).contains(beats) else {
             throw TempoMapError("the meter needs 1 to \(Meter.maxBeats) beats per bar, got \(beats)")
         }
@@ -21,7 +21,7 @@ public struct Meter: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// Parses `N/D` ("7/8").
-    public init(parsing text: String) throws(TempoMapError) {
+    package init(parsing text: String) throws(TempoMapError) {
         let parts = text.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 2, let n = Int(parts[0]), let d = Int(parts[1]) else {
             throw TempoMapError("expected a meter like 4/4 or 7/8, got \"\(text)\"")
@@ -29,13 +29,13 @@ public struct Meter: Hashable, Sendable, CustomStringConvertible {
         try self.init(beats: n, denominator: d)
     }
 
-    public static let fourFour = try! Meter(beats: 4, denominator: 4)
+    package static let fourFour = try! Meter(beats: 4, denominator: 4)
 
-    public var description: String { "\(beats)/\(denominator)" }
+    package var description: String { "\(beats)/\(denominator)" }
 }
 
 /// What one beat of a bar plays.
-public enum BeatKind: Hashable, Sendable {
+package enum BeatKind: Hashable, Sendable {
     /// `X`: the accented click.
     case accent
     /// `x`: the normal click.
@@ -45,14 +45,14 @@ public enum BeatKind: Hashable, Sendable {
 }
 
 /// Accents per beat, written as in klick: `X` accent, `x` normal, `.` silent ("X.x.").
-public struct AccentPattern: Hashable, Sendable, CustomStringConvertible {
-    public var beats: [BeatKind]
+package struct AccentPattern: Hashable, Sendable, CustomStringConvertible {
+    package var beats: [BeatKind]
 
-    public init(_ beats: [BeatKind]) { self.beats = beats }
+    package init(_ beats: [BeatKind]) { self.beats = beats }
 
     /// Parses a pattern; an unknown character is an error naming its 1-based position (the
     /// error's `column`, relative to the start of `text`).
-    public init(parsing text: String) throws(TempoMapError) {
+    package init(parsing text: String) throws(TempoMapError) {
         guard !text.isEmpty else { throw TempoMapError("an accent pattern needs at least one of X, x or .") }
         var beats: [BeatKind] = []
         for (i, c) in text.enumerated() {
@@ -69,18 +69,18 @@ public struct AccentPattern: Hashable, Sendable, CustomStringConvertible {
     }
 
     /// klick's default: the first beat accented, the others normal.
-    public static func standard(beats: Int) -> AccentPattern {
+    package static func standard(beats: Int) -> AccentPattern {
         AccentPattern([.accent] + Array(repeating: .normal, count: max(0, beats - 1)))
     }
 
-    public var description: String {
+    package var description: String {
         String(beats.map { $0 == .accent ? "X" : $0 == .normal ? "x" : "." })
     }
 }
 
 /// How the tempo moves through a section. Tempos are in quarter notes per minute, as in klick,
 /// whatever the meter.
-public enum SectionTempo: Hashable, Sendable {
+package enum SectionTempo: Hashable, Sendable {
     /// One tempo for the whole section.
     case constant(Double)
     /// From `from` at the section's first beat to `to` at its end, changing linearly with the
@@ -90,7 +90,7 @@ public enum SectionTempo: Hashable, Sendable {
     case perBeat([Double])
 
     /// The tempo the section starts with.
-    public var initial: Double {
+    package var initial: Double {
         switch self {
         case .constant(let t), .ramp(let t, _): t
         case .perBeat(let ts): ts[0]
@@ -107,22 +107,22 @@ public enum SectionTempo: Hashable, Sendable {
 }
 
 /// One line of a tempo map: a number of bars in one meter, tempo, pattern and volume.
-public struct TempoSection: Hashable, Sendable {
-    public var label: String?
+package struct TempoSection: Hashable, Sendable {
+    package var label: String?
     /// Bars in the section; nil plays it for ever (only the last section may be endless).
-    public var bars: Int?
-    public var meter: Meter
-    public var tempo: SectionTempo
+    package var bars: Int?
+    package var meter: Meter
+    package var tempo: SectionTempo
     /// Accents per beat (as many as the meter's beats); nil is the standard pattern.
-    public var pattern: AccentPattern?
+    package var pattern: AccentPattern?
     /// Linear volume of the section's clicks (1 = as the sounds are).
-    public var volume: Double
+    package var volume: Double
     /// True for the count-in that `TempoMap.withCountIn` adds.
-    public var isCountIn: Bool
+    package var isCountIn: Bool
     /// The line of the tempo-map file the section came from, for messages.
-    public var line: Int?
+    package var line: Int?
 
-    public init(label: String? = nil, bars: Int?, meter: Meter = .fourFour, tempo: SectionTempo,
+    package init(label: String? = nil, bars: Int?, meter: Meter = .fourFour, tempo: SectionTempo,
                 pattern: AccentPattern? = nil, volume: Double = 1, isCountIn: Bool = false, line: Int? = nil) {
         self.label = label
         self.bars = bars
@@ -135,10 +135,10 @@ public struct TempoSection: Hashable, Sendable {
     }
 
     /// Beats in the section (nil when endless).
-    public var beatCount: Int? { bars.map { $0 * meter.beats } }
+    package var beatCount: Int? { bars.map { $0 * meter.beats } }
 
     /// What beat `index` of a bar plays.
-    public func kind(ofBeat index: Int) -> BeatKind {
+    package func kind(ofBeat index: Int) -> BeatKind {
         if let pattern { return pattern.beats[index] }
         return index == 0 ? .accent : .normal
     }
@@ -146,21 +146,21 @@ public struct TempoSection: Hashable, Sendable {
 
 /// A sequence of sections played one after the other: klick's tempo map. Pure value; the frames
 /// it lands on come from `TempoMapTiming`.
-public struct TempoMap: Hashable, Sendable {
+package struct TempoMap: Hashable, Sendable {
     /// Tempos accepted anywhere (quarter notes per minute). The lower bound keeps every beat
     /// length a sane number of frames (there is no use for a beat a minute long).
-    public static let tempoRange: ClosedRange<Double> = 1...1000
+    package static let tempoRange: ClosedRange<Double> = 1...1000
 
-    public var sections: [TempoSection]
+    package var sections: [TempoSection]
 
     /// A map; checks every section (see `validate`).
-    public init(sections: [TempoSection]) throws(TempoMapError) {
+    package init(sections: [TempoSection]) throws(TempoMapError) {
         self.sections = sections
         try validate()
     }
 
     /// Endless clicks at one tempo and meter.
-    public static func constant(bpm: Double, meter: Meter = .fourFour, pattern: AccentPattern? = nil,
+    package static func constant(bpm: Double, meter: Meter = .fourFour, pattern: AccentPattern? = nil,
                                 volume: Double = 1) throws(TempoMapError) -> TempoMap {
         try TempoMap(sections: [TempoSection(bars: nil, meter: meter, tempo: .constant(bpm), pattern: pattern, volume: volume)])
     }
@@ -168,7 +168,7 @@ public struct TempoMap: Hashable, Sendable {
     /// klick's speed trainer (`START-TARGET/BARS` on its command line): the tempo moves linearly
     /// from `start` to `target` over `ceil(barsPerBPM × |target − start|)` bars (on average one
     /// bpm every `barsPerBPM` bars), then stays at `target` for ever.
-    public static func trainer(from start: Double, to target: Double, barsPerBPM: Double, meter: Meter = .fourFour,
+    package static func trainer(from start: Double, to target: Double, barsPerBPM: Double, meter: Meter = .fourFour,
                                pattern: AccentPattern? = nil, volume: Double = 1) throws(TempoMapError) -> TempoMap {
         guard barsPerBPM > 0, barsPerBPM.isFinite else {
             throw TempoMapError("the speed trainer needs a positive number of bars per bpm, got \(barsPerBPM)")
@@ -187,7 +187,7 @@ public struct TempoMap: Hashable, Sendable {
     /// Checks what the parser cannot: positive bars, tempos in range, patterns as long as the
     /// meter, per-beat tempos as many as the beats, only the last section endless. Errors name
     /// the section's file line when it has one.
-    public func validate() throws(TempoMapError) {
+    package func validate() throws(TempoMapError) {
         guard !sections.isEmpty else { throw TempoMapError("the tempo map has no sections") }
         for (i, s) in sections.enumerated() {
             func fail(_ message: String) -> TempoMapError { TempoMapError(message, line: s.line) }
@@ -218,15 +218,15 @@ public struct TempoMap: Hashable, Sendable {
     }
 
     /// The message for a tempo outside `tempoRange`.
-    public static func tempoMessage(_ t: Double) -> String {
+    package static func tempoMessage(_ t: Double) -> String {
         "tempo must be between 1 and 1000 bpm, got \(formatNumber(t))"
     }
 
     /// True when the map ends (its last section has a number of bars).
-    public var isFinite: Bool { sections.last?.bars != nil }
+    package var isFinite: Bool { sections.last?.bars != nil }
 
     /// The map from the section labelled `label` on (klick's `-l`).
-    public func starting(atLabel label: String) throws(TempoMapError) -> TempoMap {
+    package func starting(atLabel label: String) throws(TempoMapError) -> TempoMap {
         guard let i = sections.firstIndex(where: { $0.label == label }) else {
             let known = sections.compactMap(\.label)
             throw TempoMapError("no section is labelled \"\(label)\"" + (known.isEmpty ? " (the map has no labels)" : " (labels: \(known.joined(separator: ", ")))"))
@@ -237,7 +237,7 @@ public struct TempoMap: Hashable, Sendable {
     }
 
     /// Every tempo multiplied by `factor` (klick's `-x`).
-    public func scaled(by factor: Double) throws(TempoMapError) -> TempoMap {
+    package func scaled(by factor: Double) throws(TempoMapError) -> TempoMap {
         guard factor > 0, factor.isFinite else { throw TempoMapError("the tempo multiplier must be a positive number, got \(formatNumber(factor))") }
         var copy = self
         for i in copy.sections.indices { copy.sections[i].tempo = copy.sections[i].tempo.scaled(by: factor) }
@@ -247,7 +247,7 @@ public struct TempoMap: Hashable, Sendable {
 
     /// Tempos read as counting the meter's note value instead of quarter notes (`--beat-unit
     /// denominator`): 200 in 7/8 then means 200 eighths per minute.
-    public func tempoCountingDenominators() throws(TempoMapError) -> TempoMap {
+    package func tempoCountingDenominators() throws(TempoMapError) -> TempoMap {
         var copy = self
         for i in copy.sections.indices {
             copy.sections[i].tempo = copy.sections[i].tempo.scaled(by: 4 / Double(copy.sections[i].meter.denominator))
@@ -259,7 +259,7 @@ public struct TempoMap: Hashable, Sendable {
     /// The map with `bars` bars of count-in before it, in the first section's meter, pattern and
     /// starting tempo, at 0.66 of its volume (as klick's pre-roll). `bars == 0` counts in two
     /// beats instead of a bar (klick's `-c 0`).
-    public func withCountIn(bars: Int) throws(TempoMapError) -> TempoMap {
+    package func withCountIn(bars: Int) throws(TempoMapError) -> TempoMap {
         guard bars >= 0 && bars <= 1000 else { throw TempoMapError("the count-in must be 0 to 1000 bars, got \(bars)") }
         let first = sections[0]
         let countIn: TempoSection
@@ -275,18 +275,18 @@ public struct TempoMap: Hashable, Sendable {
     }
 
     /// The number of count-in sections at the start.
-    public var countInSections: Int { sections.prefix { $0.isCountIn }.count }
+    package var countInSections: Int { sections.prefix { $0.isCountIn }.count }
 }
 
 /// Why a tempo map, meter, pattern or tempo could not be used; names the file, line and column
 /// when it came from a file. One line.
-public struct TempoMapError: Error, Equatable, CustomStringConvertible {
-    public var message: String
-    public var file: String?
-    public var line: Int?
-    public var column: Int?
+package struct TempoMapError: Error, Equatable, CustomStringConvertible {
+    package var message: String
+    package var file: String?
+    package var line: Int?
+    package var column: Int?
 
-    public init(_ message: String, file: String? = nil, line: Int? = nil, column: Int? = nil) {
+    package init(_ message: String, file: String? = nil, line: Int? = nil, column: Int? = nil) {
         self.message = message
         self.file = file
         self.line = line
@@ -294,7 +294,7 @@ public struct TempoMapError: Error, Equatable, CustomStringConvertible {
     }
 
     /// `file:line:column: message` with whatever parts are known.
-    public var description: String {
+    package var description: String {
         var place = ""
         if let file { place = file }
         if let line {

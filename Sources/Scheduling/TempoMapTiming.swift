@@ -18,20 +18,20 @@ import Darwin
 /// - a tempo per beat: beat `i` lasts `240 × rate / (t_i × d)`.
 ///
 /// Pure value; any thread.
-public struct TempoMapTiming: Sendable {
-    public let map: TempoMap
-    public let sampleRate: Double
+package struct TempoMapTiming: Sendable {
+    package let map: TempoMap
+    package let sampleRate: Double
     /// Frames from the map's start to each section's first beat, and to the end of the map as a
     /// last entry (`+infinity` when the map is endless). Not rounded.
-    public let sectionStarts: [Double]
+    package let sectionStarts: [Double]
     /// The bar index (from 0, count-in included) of each section's first bar, and the number of
     /// bars in the map as a last entry (`Int.max` when endless).
-    public let sectionFirstBars: [Int]
+    package let sectionFirstBars: [Int]
     /// For tempo-per-beat sections: frames from the section's start to each of its beats, and
     /// to its end. Empty for other sections.
     private let beatStarts: [[Double]]
 
-    public init(map: TempoMap, sampleRate: Double) {
+    package init(map: TempoMap, sampleRate: Double) {
         precondition(sampleRate > 0 && sampleRate.isFinite, "timing needs a positive sample rate")
         self.map = map
         self.sampleRate = sampleRate
@@ -63,16 +63,16 @@ public struct TempoMapTiming: Sendable {
     }
 
     /// The map's length in frames (not rounded); nil when it is endless.
-    public var length: Double? { sectionStarts.last!.isFinite ? sectionStarts.last! : nil }
+    package var length: Double? { sectionStarts.last!.isFinite ? sectionStarts.last! : nil }
 
     /// Frames from the start of section `section` to beat position `numerator / denominator`
     /// (beats counted from the section's first beat, 0-based).
-    public func offset(inSection section: Int, beat numerator: Int, per denominator: Int = 1) -> Double {
+    package func offset(inSection section: Int, beat numerator: Int, per denominator: Int = 1) -> Double {
         TempoMapTiming.offset(map.sections[section], beatStarts[section], sampleRate, numerator, denominator)
     }
 
     /// Frames from the map's start to beat position `numerator / denominator` of `section`.
-    public func position(section: Int, beat numerator: Int, per denominator: Int = 1) -> Double {
+    package func position(section: Int, beat numerator: Int, per denominator: Int = 1) -> Double {
         sectionStarts[section] + offset(inSection: section, beat: numerator, per: denominator)
     }
 
@@ -97,7 +97,7 @@ public struct TempoMapTiming: Sendable {
 
     /// The section and (fractional) beat position at `frames` from the map's start; nil before
     /// the start or at or after the end.
-    public func locate(_ frames: Double) -> (section: Int, beat: Double)? {
+    package func locate(_ frames: Double) -> (section: Int, beat: Double)? {
         guard frames >= 0, frames < sectionStarts.last! else { return nil }
         // The last section whose start is at or before `frames`.
         var lo = 0, hi = map.sections.count - 1
@@ -129,7 +129,7 @@ public struct TempoMapTiming: Sendable {
     }
 
     /// The tempo (quarter notes per minute) at beat position `beat` of `section`.
-    public func tempo(inSection section: Int, atBeat beat: Double) -> Double {
+    package func tempo(inSection section: Int, atBeat beat: Double) -> Double {
         let s = map.sections[section]
         switch s.tempo {
         case .constant(let t): return t
@@ -140,7 +140,7 @@ public struct TempoMapTiming: Sendable {
 
     /// The section holding bar `bar` (from 0, count-in included) and the bar's first beat within
     /// that section; nil at or beyond the end of the map.
-    public func section(ofBar bar: Int) -> (section: Int, beat: Int)? {
+    package func section(ofBar bar: Int) -> (section: Int, beat: Int)? {
         guard bar >= 0, bar < sectionFirstBars.last! else { return nil }
         var i = 0
         while sectionFirstBars[i + 1] <= bar { i += 1 }
@@ -149,7 +149,7 @@ public struct TempoMapTiming: Sendable {
 
     /// Frames from the map's start to the first beat of bar `bar`; the map's length for the bar
     /// just after the last one; nil beyond.
-    public func start(ofBar bar: Int) -> Double? {
+    package func start(ofBar bar: Int) -> Double? {
         if let (s, beat) = section(ofBar: bar) { return position(section: s, beat: beat) }
         if bar == sectionFirstBars.last! { return length }
         return nil

@@ -4,9 +4,9 @@ import Foundation
 /// 4,096 MB by default (an hour of stereo at 48 kHz is 1,383 MB as float); the environment
 /// variable `SAMPLER_MEMORY_BUDGET_MB` changes it. Long files can stream instead (they then cost
 /// a few seconds of ring each).
-public enum DecodeBudget {
+package enum DecodeBudget {
     /// The budget in bytes.
-    public static var bytes: Int {
+    package static var bytes: Int {
         if let text = ProcessInfo.processInfo.environment["SAMPLER_MEMORY_BUDGET_MB"], let mb = Int(text), mb > 0 {
             return min(mb, 1 << 30) << 20
         }
@@ -14,11 +14,11 @@ public enum DecodeBudget {
     }
 
     /// The budget in whole megabytes, for messages.
-    public static var megabytes: Int { bytes >> 20 }
+    package static var megabytes: Int { bytes >> 20 }
 
     /// What `paths` will take decoded at `sampleRate` (nil: each file's own rate), from their
     /// headers; files that cannot be opened count 0 (loading them reports the error).
-    public static func decodedBytes(of paths: [String], sampleRate: Double?) -> Int {
+    package static func decodedBytes(of paths: [String], sampleRate: Double?) -> Int {
         var total = 0
         for path in Set(paths) {
             guard let file = try? StreamFile(path: path), file.sampleRate > 0 else { continue }
@@ -30,7 +30,7 @@ public enum DecodeBudget {
     }
 
     /// Throws (with `describe`'s message) when `bytes` exceed the budget.
-    public static func check(_ bytes: Int, what: String) throws(SoundFileError) {
+    package static func check(_ bytes: Int, what: String) throws(SoundFileError) {
         guard bytes > Self.bytes else { return }
         throw SoundFileError(file: "", reason: .tooLarge(
             "\(what) need \(Self.mb(bytes)) MB decoded in memory, more than the budget of \(megabytes) MB "

@@ -14,9 +14,9 @@ import Foundation
 /// `@unchecked Sendable` by contract: `readers`, `signalled` and `running` are only touched under
 /// `condition` (as is `thread`, which is only kept, never used), and fill passes are serialized by
 /// `fillLock`.
-public final class DiskStreamer: @unchecked Sendable {
+package final class DiskStreamer: @unchecked Sendable {
     /// Seconds between wake-ups when nothing signals.
-    public let wakeInterval: Double
+    package let wakeInterval: Double
     private let condition = NSCondition()
     private var readers: [StreamReader] = []
     private var signalled = false
@@ -25,7 +25,7 @@ public final class DiskStreamer: @unchecked Sendable {
     private let finished = DispatchSemaphore(value: 0)
     private let fillLock = NSLock()
 
-    public init(wakeInterval: Double = 0.005) {
+    package init(wakeInterval: Double = 0.005) {
         precondition(wakeInterval > 0)
         self.wakeInterval = wakeInterval
     }
@@ -40,7 +40,7 @@ public final class DiskStreamer: @unchecked Sendable {
     }
 
     /// Starts the disk thread (idempotent). Control thread.
-    public func start(name: String = "sampler.disk") {
+    package func start(name: String = "sampler.disk") {
         condition.withLock {
             guard !running else { return }
             running = true
@@ -59,7 +59,7 @@ public final class DiskStreamer: @unchecked Sendable {
     }
 
     /// Stops the disk thread and waits for it (idempotent). Control thread.
-    public func stop() {
+    package func stop() {
         let wasRunning: Bool = condition.withLock {
             let was = running
             running = false
@@ -71,10 +71,10 @@ public final class DiskStreamer: @unchecked Sendable {
     }
 
     /// Whether the disk thread runs.
-    public var isRunning: Bool { condition.withLock { running } }
+    package var isRunning: Bool { condition.withLock { running } }
 
     /// Serves `reader` from now on. Any thread.
-    public func add(_ reader: StreamReader) {
+    package func add(_ reader: StreamReader) {
         reader.streamer = self
         condition.withLock {
             if !readers.contains(where: { $0 === reader }) { readers.append(reader) }
@@ -84,13 +84,13 @@ public final class DiskStreamer: @unchecked Sendable {
     }
 
     /// Stops serving `reader`. Any thread.
-    public func remove(_ reader: StreamReader) {
+    package func remove(_ reader: StreamReader) {
         condition.withLock { readers.removeAll { $0 === reader } }
         fillLock.withLock {}  // a pass in progress finishes with it before the caller frees it
     }
 
     /// Wakes the thread now (a cue is waiting). Any thread.
-    public func wake() {
+    package func wake() {
         condition.withLock {
             signalled = true
             condition.signal()
@@ -98,7 +98,7 @@ public final class DiskStreamer: @unchecked Sendable {
     }
 
     /// Tops every ring up on the calling thread until none takes more. Any thread.
-    public func fillAll() {
+    package func fillAll() {
         while fillPass() {}
     }
 

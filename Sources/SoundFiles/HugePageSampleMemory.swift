@@ -23,9 +23,9 @@ import Locking
 ///
 /// `@unchecked Sendable` by contract: its only mutable state, the arena list, is `Locked` (`arenas`),
 /// and the mappings are created, advised, trimmed and released only with that lock held.
-public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
+package final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
     /// The one instance the loaders use.
-    public static let shared = HugePageSampleMemory()
+    package static let shared = HugePageSampleMemory()
 
     static let hugePage = 2 << 20
     static let page = 4096
@@ -73,9 +73,9 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
 
     private let arenas = Locked<[Arena]>([])
 
-    public init() {}
+    package init() {}
 
-    public func allocateSamples(_ count: Int) -> UnsafeMutablePointer<Float> {
+    package func allocateSamples(_ count: Int) -> UnsafeMutablePointer<Float> {
         let bytes = max(64, (count * MemoryLayout<Float>.stride + 63) & ~63)
         let raw: UnsafeMutableRawPointer = arenas.withLock { arenas in
             let i: Int
@@ -109,7 +109,7 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
         return raw.bindMemory(to: Float.self, capacity: count)
     }
 
-    public func deallocateSamples(_ samples: UnsafeMutablePointer<Float>, count: Int) {
+    package func deallocateSamples(_ samples: UnsafeMutablePointer<Float>, count: Int) {
         let address = Int(bitPattern: UnsafeMutableRawPointer(samples))
         arenas.withLock { arenas in
             guard let i = arenas.firstIndex(where: { address >= $0.address && address < $0.address + $0.size }) else {
@@ -140,7 +140,7 @@ public final class HugePageSampleMemory: SampleMemory, @unchecked Sendable {
     }
 
     /// Bytes currently mapped for samples (arenas in use).
-    public var mappedBytes: Int { arenas.withLock { $0.reduce(0) { $0 + $1.size } } }
+    package var mappedBytes: Int { arenas.withLock { $0.reduce(0) { $0 + $1.size } } }
 
     /// A 2 MB-aligned anonymous mapping of `size` bytes, on ordinary pages until its ranges fill.
     /// Running out of address space or memory here is as fatal as `malloc` failing.

@@ -3,14 +3,14 @@ import CSampleRate
 /// Sample-rate conversion of whole sounds with libsamplerate's best sinc converter.
 ///
 /// Control thread only: it allocates and is far too slow for a real-time callback.
-public enum Resampler {
+package enum Resampler {
     /// Converts planar `channels` from `sourceRate` to `targetRate`.
     ///
     /// Every output channel has exactly `round(frames × targetRate / sourceRate)` frames: the
     /// converter's last frame or two are trimmed or zero-padded so the length never depends on
     /// libsamplerate's rounding. Returns the input unchanged when the rates are equal.
     /// Errors have an empty `file`. Control thread only.
-    public static func resample(
+    package static func resample(
         _ channels: [[Float]], from sourceRate: Double, to targetRate: Double
     ) throws(SoundFileError) -> [[Float]] {
         guard sourceRate > 0, sourceRate.isFinite, targetRate > 0, targetRate.isFinite else {

@@ -2,7 +2,7 @@ import CSndFile
 
 /// The container a writer produces. WAV is the default everywhere; the others exist mostly so
 /// tests and tools can make files of every kind the loader reads.
-public enum SoundFileFormat: Sendable, Equatable {
+package enum SoundFileFormat: Sendable, Equatable {
     case wav
     case aiff
     /// FLAC holds 16- and 24-bit integer samples only.

@@ -10,26 +10,26 @@ import SamplerCore
 /// target rate (48 kHz when there is no target).
 ///
 /// Control thread only.
-public struct SoundFileLoader: Sendable {
+package struct SoundFileLoader: Sendable {
     /// The rate every loaded sound is converted to; `nil` keeps each file's own rate.
-    public var targetSampleRate: Double?
+    package var targetSampleRate: Double?
 
     /// Control thread only.
     /// Called with the file and a one-line message for what was repaired while loading (e.g.
     /// non-finite samples replaced by silence). Default: printed to standard error as
     /// `sampler: warning: FILE: MESSAGE`.
-    public var warn: @Sendable (_ file: String, _ message: String) -> Void = SoundFileLoader.printWarning
+    package var warn: @Sendable (_ file: String, _ message: String) -> Void = SoundFileLoader.printWarning
 
-    public static let printWarning: @Sendable (String, String) -> Void = { file, message in
+    package static let printWarning: @Sendable (String, String) -> Void = { file, message in
         FileHandle.standardError.write(Data("sampler: warning: \(file): \(message)\n".utf8))
     }
 
-    public init(targetSampleRate: Double? = nil) {
+    package init(targetSampleRate: Double? = nil) {
         self.targetSampleRate = targetSampleRate
     }
 
     /// Loads the sound file at `path`. Errors name `path` as given. Control thread only.
-    public func load(path: String) throws(SoundFileError) -> Sound {
+    package func load(path: String) throws(SoundFileError) -> Sound {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw SoundFileError(file: path, reason: .missing)
@@ -47,7 +47,7 @@ public struct SoundFileLoader: Sendable {
 
     /// Loads a sound file held in memory. `name` is only used in errors (and, when `typeHint`
     /// is nil, its extension serves as the hint). Control thread only.
-    public func load(bytes: [UInt8], name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
+    package func load(bytes: [UInt8], name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
         let result: Result<Sound, SoundFileError> = bytes.withUnsafeBytes { buffer in
             Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint) }
         }
@@ -55,7 +55,7 @@ public struct SoundFileLoader: Sendable {
     }
 
     /// Loads a sound file held in memory; see `load(bytes:name:typeHint:)`. Control thread only.
-    public func load(data: Data, name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
+    package func load(data: Data, name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
         let result: Result<Sound, SoundFileError> = data.withUnsafeBytes { buffer in
             Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint) }
         }

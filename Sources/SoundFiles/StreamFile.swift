@@ -9,27 +9,27 @@ import Foundation
 /// Threads: the properties are constants, readable anywhere. `read` serializes itself; the disk
 /// thread calls it.
 ///
-/// `@unchecked Sendable` by contract: the public properties and `handle` are constants; reads through
+/// `@unchecked Sendable` by contract: the package properties and `handle` are constants; reads through
 /// the handle, `handlePosition` and `nonFiniteSamples` happen only under `lock`.
-public final class StreamFile: @unchecked Sendable {
+package final class StreamFile: @unchecked Sendable {
     /// The path as the caller gave it (used in errors).
-    public let path: String
+    package let path: String
     /// Frames of the file, at its own rate.
-    public let frameCount: Int64
-    public let sampleRate: Double
-    public let channelCount: Int
+    package let frameCount: Int64
+    package let sampleRate: Double
+    package let channelCount: Int
 
     private let handle: OpaquePointer
     private let lock = NSLock()
     /// Non-finite samples read so far and replaced by silence (guarded by `lock`).
     private var nonFiniteSamples = 0
     /// Non-finite samples read so far and replaced by silence.
-    public var nonFiniteSampleCount: Int { lock.withLock { nonFiniteSamples } }
+    package var nonFiniteSampleCount: Int { lock.withLock { nonFiniteSamples } }
     /// Where the handle's read position is (saves a seek per sequential read).
     private var handlePosition: Int64 = 0
 
     /// Opens the file at `path` and reads its header. Errors name `path`. Control thread only.
-    public init(path: String) throws(SoundFileError) {
+    package init(path: String) throws(SoundFileError) {
         var isDirectory: ObjCBool = false
         guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
             throw SoundFileError(file: path, reason: .missing)
@@ -63,12 +63,12 @@ public final class StreamFile: @unchecked Sendable {
     deinit { sf_close(handle) }
 
     /// Length in seconds.
-    public var duration: Double { Double(frameCount) / sampleRate }
+    package var duration: Double { Double(frameCount) / sampleRate }
 
     /// Reads up to `count` frames from file frame `frame` into `buffer` (interleaved,
     /// `channelCount` samples per frame) and returns how many were read; fewer only when the file
     /// holds fewer than its header says (or an I/O error). Disk thread.
-    public func read(from frame: Int64, count: Int, into buffer: UnsafeMutablePointer<Float>) -> Int {
+    package func read(from frame: Int64, count: Int, into buffer: UnsafeMutablePointer<Float>) -> Int {
         lock.lock()
         defer { lock.unlock() }
         if frame != handlePosition {

@@ -46,14 +46,14 @@ public struct StreamReaderOptions: Sendable {
 /// `@unchecked Sendable` by contract: the request fields are only touched under `lock`; the writer-side
 /// fields and buffers only by `fill`, one thread at a time (`DiskStreamer` serializes with `fillLock`);
 /// `primedTicket` and `readFailures` are atomics; the streamer it is attached to is under `lock` too.
-public final class StreamReader: @unchecked Sendable {
-    public let file: StreamFile
-    public let ring: StreamRing
-    public let options: StreamReaderOptions
+package final class StreamReader: @unchecked Sendable {
+    package let file: StreamFile
+    package let ring: StreamRing
+    package let options: StreamReaderOptions
     /// Ring rate ÷ file rate.
-    public let ratio: Double
+    package let ratio: Double
     /// One pass through the file at the ring's rate, in frames.
-    public let frameCount: Int64
+    package let frameCount: Int64
 
     // MARK: Control side (under `lock`)
 
@@ -103,7 +103,7 @@ public final class StreamReader: @unchecked Sendable {
 
     /// A reader of `file` into `ring` (whose rate is the playback rate). Idle until `cue`.
     /// Control thread only.
-    public init(file: StreamFile, ring: StreamRing, options: StreamReaderOptions = .init()) throws(SoundFileError) {
+    package init(file: StreamFile, ring: StreamRing, options: StreamReaderOptions = .init()) throws(SoundFileError) {
         precondition(ring.channelCount == file.channelCount, "the ring must have the file's channel count")
         precondition(options.chunkFrames > 0)
         self.file = file
@@ -149,7 +149,7 @@ public final class StreamReader: @unchecked Sendable {
     /// with `loops` more passes after this one (-1 = forever). The ring must not be playing (no
     /// voice on it) until `isPrimed(ticket)`. Returns the ticket of this cue. Any thread.
     @discardableResult
-    public func cue(at position: Int64, loops: Int) -> Int {
+    package func cue(at position: Int64, loops: Int) -> Int {
         let (ticket, streamer): (Int, DiskStreamer?) = lock.withLock {
             lastTicket += 1
             let passes: Int64? = loops < 0 ? nil : Int64(loops) + 1
@@ -164,14 +164,14 @@ public final class StreamReader: @unchecked Sendable {
     }
 
     /// Asks the writer to stop filling (the ring is no longer played). Any thread.
-    public func park() {
+    package func park() {
         lock.withLock { request = .park }
     }
 
     /// Sets the repeats still to come after the pass now playing (-1 = forever). A file end the
     /// writer has already buffered (within one ring of the read position) is not undone: the
     /// change then applies from the pass after it. Any thread.
-    public func setLoops(_ loops: Int) {
+    package func setLoops(_ loops: Int) {
         let streamer: DiskStreamer? = lock.withLock {
             let playing = cuedTimeline.wraps(before: ring.readIndex)
             let passes: Int64? = loops < 0 ? nil : playing + 1 + Int64(loops)
@@ -183,10 +183,10 @@ public final class StreamReader: @unchecked Sendable {
     }
 
     /// Whether the cue `ticket` (or a later one) has its first ring-full written.
-    public func isPrimed(_ ticket: Int) -> Bool { primedTicket.load(ordering: .acquiring) >= ticket }
+    package func isPrimed(_ ticket: Int) -> Bool { primedTicket.load(ordering: .acquiring) >= ticket }
 
     /// Waits (polling every half millisecond) until `isPrimed(ticket)` or `timeout` seconds pass.
-    public func waitUntilPrimed(_ ticket: Int, timeout: Double = 5, idle: () -> Void = { usleep(500) }) -> Bool {
+    package func waitUntilPrimed(_ ticket: Int, timeout: Double = 5, idle: () -> Void = { usleep(500) }) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         while !isPrimed(ticket) {
             if Date() > deadline { return false }
@@ -197,12 +197,12 @@ public final class StreamReader: @unchecked Sendable {
 
     /// The output frame of the file the ring's read index is at (where playback is), by the
     /// last cue. Any thread.
-    public var playbackPosition: Int64 {
+    package var playbackPosition: Int64 {
         lock.withLock { cuedTimeline.filePosition(at: ring.readIndex) }
     }
 
     /// Repeats still to come after the pass playing now (-1 = forever). Any thread.
-    public var remainingLoops: Int {
+    package var remainingLoops: Int {
         lock.withLock {
             guard let passes = cuedPasses else { return -1 }
             return Int(max(0, passes - 1 - cuedTimeline.wraps(before: ring.readIndex)))
@@ -211,10 +211,10 @@ public final class StreamReader: @unchecked Sendable {
 
     /// Frames the file could not provide (shorter than its header said, read errors), written as
     /// silence so the stream stays in time.
-    public var readFailureCount: Int { readFailures.load(ordering: .relaxed) }
+    package var readFailureCount: Int { readFailures.load(ordering: .relaxed) }
 
     /// Frames in the ring not yet played.
-    public var bufferedFrames: Int { Int(max(0, ring.writeIndex - ring.readIndex)) }
+    package var bufferedFrames: Int { Int(max(0, ring.writeIndex - ring.readIndex)) }
 
     // MARK: Writer side
 
@@ -223,7 +223,7 @@ public final class StreamReader: @unchecked Sendable {
     /// first skips what the render thread passed, so the stream stays in time. Returns the
     /// frames written. One writer thread at a time.
     @discardableResult
-    public func fill(maxFrames: Int) -> Int {
+    package func fill(maxFrames: Int) -> Int {
         applyRequests()
         guard phase == .filling else { return 0 }
         if ring.skipToRead() > 0 { resynchronize() }

@@ -9,19 +9,19 @@
 /// take one, and never drift.
 ///
 /// Plain values; any thread.
-public struct StreamTimeline: Equatable, Sendable {
+package struct StreamTimeline: Equatable, Sendable {
     /// Frames of the file at its own rate.
-    public let sourceFrameCount: Int64
+    package let sourceFrameCount: Int64
     /// Playback rate ÷ file rate.
-    public let ratio: Double
+    package let ratio: Double
     /// One pass at the playback rate: `round(sourceFrameCount × ratio)`, at least 1.
-    public let frameCount: Int64
+    package let frameCount: Int64
     /// The cue position: an output frame of the file, `0 ..< frameCount`.
-    public let startPosition: Int64
+    package let startPosition: Int64
     /// The file frame reading starts on (the cue position at the file's rate, rounded).
-    public let sourceStart: Int64
+    package let sourceStart: Int64
 
-    public init(sourceFrameCount: Int64, ratio: Double, startPosition: Int64) {
+    package init(sourceFrameCount: Int64, ratio: Double, startPosition: Int64) {
         precondition(sourceFrameCount > 0 && ratio > 0)
         self.sourceFrameCount = sourceFrameCount
         self.ratio = ratio
@@ -35,12 +35,12 @@ public struct StreamTimeline: Equatable, Sendable {
     }
 
     /// Frames of one pass at the playback rate.
-    public static func frameCount(sourceFrames: Int64, ratio: Double) -> Int64 {
+    package static func frameCount(sourceFrames: Int64, ratio: Double) -> Int64 {
         ratio == 1 ? sourceFrames : max(1, Int64((Double(sourceFrames) * ratio).rounded()))
     }
 
     /// The stream frame where the k-th wrap (k ≥ 1) happens: the first frame of pass k + 1.
-    public func wrapFrame(_ k: Int64) -> Int64 {
+    package func wrapFrame(_ k: Int64) -> Int64 {
         precondition(k >= 1)
         if ratio == 1 { return k * sourceFrameCount - sourceStart }
         let exact = (Double(k) * Double(sourceFrameCount) - Double(sourceStart)) * ratio
@@ -49,7 +49,7 @@ public struct StreamTimeline: Equatable, Sendable {
     }
 
     /// Wraps at or before stream frame `j`: 0 in the first (partial) pass.
-    public func wraps(before j: Int64) -> Int64 {
+    package func wraps(before j: Int64) -> Int64 {
         var k: Int64
         if ratio == 1 {
             k = (j + sourceStart) / sourceFrameCount
@@ -63,7 +63,7 @@ public struct StreamTimeline: Equatable, Sendable {
     }
 
     /// The output frame of the file that stream frame `j` plays.
-    public func filePosition(at j: Int64) -> Int64 {
+    package func filePosition(at j: Int64) -> Int64 {
         let k = wraps(before: j)
         let position = k == 0 ? startPosition + j : j - wrapFrame(k)
         return min(max(0, position), frameCount - 1)
@@ -71,7 +71,7 @@ public struct StreamTimeline: Equatable, Sendable {
 
     /// Where reading must resume (pass index from 0, and file frame) so that the next frame
     /// written is stream frame `j`: after an underrun, or to restart the resampler.
-    public func sourceLocation(at j: Int64) -> (pass: Int64, frame: Int64) {
+    package func sourceLocation(at j: Int64) -> (pass: Int64, frame: Int64) {
         if ratio == 1 {
             let t = sourceStart + j
             return (t / sourceFrameCount, t % sourceFrameCount)

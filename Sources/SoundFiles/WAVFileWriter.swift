@@ -9,19 +9,19 @@ import Foundation
 /// `@unchecked Sendable` by contract: one thread uses a writer at a time, and a hand-over between
 /// threads is ordered by the caller (`LivePlayback` hands it to the record tap's thread and
 /// closes it only after `RecordTap.stop()` has joined that thread).
-public final class WAVFileWriter: @unchecked Sendable {
-    public let path: String
-    public let sampleRate: Int
-    public let channelCount: Int
+package final class WAVFileWriter: @unchecked Sendable {
+    package let path: String
+    package let sampleRate: Int
+    package let channelCount: Int
     /// Frames written so far.
-    public private(set) var frameCount = 0
+    package private(set) var frameCount = 0
 
     private var handle: OpaquePointer?
     private var scratch: UnsafeMutablePointer<Float>
     private var scratchFrames = 0
 
     /// Creates (or truncates) the file at `path`. Control thread only.
-    public init(
+    package init(
         path: String, sampleRate: Int, channelCount: Int,
         format: WAVSampleFormat = .float32, container: SoundFileFormat = .wav
     ) throws(SoundFileError) {
@@ -66,7 +66,7 @@ public final class WAVFileWriter: @unchecked Sendable {
 
     /// Appends `frameCount` frames of a mono or stereo file. For a mono file `right` is ignored;
     /// for a stereo file a `nil` `right` repeats `left`. Control thread only.
-    public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int) throws(SoundFileError) {
+    package func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, frameCount: Int) throws(SoundFileError) {
         guard channelCount <= 2 else {
             throw SoundFileError(file: path, reason: .writeFailed(
                 "write(left:right:) takes 1 or 2 channels; the file has \(channelCount)"))
@@ -85,7 +85,7 @@ public final class WAVFileWriter: @unchecked Sendable {
 
     /// Appends `frameCount` frames of interleaved samples (`channelCount` per frame).
     /// Control thread only.
-    public func write(interleaved samples: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {
+    package func write(interleaved samples: UnsafePointer<Float>, frameCount: Int) throws(SoundFileError) {
         guard let handle else {
             throw SoundFileError(file: path, reason: .writeFailed("the writer is closed"))
         }
@@ -99,7 +99,7 @@ public final class WAVFileWriter: @unchecked Sendable {
 
     /// Finishes the header and closes the file. Safe to call more than once; `deinit` calls it.
     /// Control thread only.
-    public func close() {
+    package func close() {
         guard let handle else { return }
         sf_close(handle)
         self.handle = nil
@@ -107,7 +107,7 @@ public final class WAVFileWriter: @unchecked Sendable {
 
     /// Writes planar `channels` (all the same length; zero frames makes a valid empty file) to
     /// `path` in one go. Control thread only.
-    public static func write(
+    package static func write(
         path: String, channels: [[Float]], sampleRate: Int,
         format: WAVSampleFormat = .float32, container: SoundFileFormat = .wav
     ) throws(SoundFileError) {

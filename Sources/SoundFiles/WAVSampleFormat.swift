@@ -1,7 +1,7 @@
 import CSndFile
 
 /// How samples are stored in a written file.
-public enum WAVSampleFormat: Sendable, Equatable {
+package enum WAVSampleFormat: Sendable, Equatable {
     /// 32-bit IEEE float: lossless for the engine's samples, and keeps values beyond ±1.
     case float32
     /// 16-bit integer; values beyond ±1 are clipped.

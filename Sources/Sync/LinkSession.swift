@@ -21,9 +21,9 @@ import SamplerCore
 /// several threads are serialized by a lock.
 // @unchecked Sendable: the Link instance is used only under `lock`; Link's own threads (discovery,
 // measurement) touch only Link's internal state, which Link guards itself.
-public final class LinkSession: @unchecked Sendable {
+package final class LinkSession: @unchecked Sendable {
     /// Whether this build has Link.
-    public static var isAvailable: Bool {
+    package static var isAvailable: Bool {
         #if SAMPLER_LINK
         true
         #else
@@ -38,7 +38,7 @@ public final class LinkSession: @unchecked Sendable {
 
     /// Joins (or founds) the session on the local network, proposing `tempo` when alone.
     /// - Parameter startStopSync: share start and stop with peers that also do.
-    public init(tempo: Double, startStopSync: Bool = true) throws {
+    package init(tempo: Double, startStopSync: Bool = true) throws {
         #if SAMPLER_LINK
         guard tempo.isFinite, tempo >= 20, tempo <= 999 else { throw SamplerError("--link: Link's tempo range is 20 to 999 bpm, got \(tempo)") }
         guard let made = sampler_link_create(tempo) else { throw SamplerError("--link: Ableton Link could not start") }
@@ -58,7 +58,7 @@ public final class LinkSession: @unchecked Sendable {
     }
 
     /// Other Link applications in the session.
-    public var peerCount: Int {
+    package var peerCount: Int {
         #if SAMPLER_LINK
         lock.withLock { sampler_link_peer_count(link) }
         #else
@@ -67,7 +67,7 @@ public final class LinkSession: @unchecked Sendable {
     }
 
     /// Link's clock now (microseconds).
-    public var hostTimeNow: Int64 {
+    package var hostTimeNow: Int64 {
         #if SAMPLER_LINK
         lock.withLock { sampler_link_clock_micros(link) }
         #else
@@ -77,7 +77,7 @@ public final class LinkSession: @unchecked Sendable {
 
     /// The session's timeline now, with its beat at host time `reference`, for bars of `quantum`
     /// beats.
-    public func timeline(quantum: Double, reference: Int64) -> LinkTimeline {
+    package func timeline(quantum: Double, reference: Int64) -> LinkTimeline {
         #if SAMPLER_LINK
         lock.withLock {
             guard let state = sampler_link_capture(link) else { return LinkTimeline(tempo: 120, quantum: quantum, referenceTime: reference, beatAtReference: 0, isPlaying: false, playingChangeTime: reference) }
@@ -104,7 +104,7 @@ public final class LinkSession: @unchecked Sendable {
     #endif
 
     /// Commits a new tempo to the session from host time `time` (the beat there stays).
-    public func setTempo(_ bpm: Double, atHostTime time: Int64) {
+    package func setTempo(_ bpm: Double, atHostTime time: Int64) {
         #if SAMPLER_LINK
         let bpm = min(999, max(20, bpm))
         change { sampler_link_state_set_tempo($0, bpm, time) }
@@ -114,7 +114,7 @@ public final class LinkSession: @unchecked Sendable {
     /// Starts the session playing at host time `time`, asking for beat 0 (a bar's first beat)
     /// there; with peers, Link keeps the session's phase and moves the start to where it fits.
     /// Nothing happens when the session already plays.
-    public func start(atHostTime time: Int64, quantum: Double) {
+    package func start(atHostTime time: Int64, quantum: Double) {
         #if SAMPLER_LINK
         change { state in
             guard !sampler_link_state_is_playing(state) else { return }
@@ -124,7 +124,7 @@ public final class LinkSession: @unchecked Sendable {
     }
 
     /// Stops the session at host time `time`.
-    public func stop(atHostTime time: Int64) {
+    package func stop(atHostTime time: Int64) {
         #if SAMPLER_LINK
         change { sampler_link_state_set_is_playing($0, false, time) }
         #endif

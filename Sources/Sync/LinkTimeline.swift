@@ -2,19 +2,19 @@
 /// at a reference host time (Link's timeline is linear between changes), and the session's
 /// start/stop state. Beats count quarter notes, as Link's peers (Live, most apps) do; a bar is
 /// `quantum` beats. A value: any thread.
-public struct LinkTimeline: Sendable, Equatable {
+package struct LinkTimeline: Sendable, Equatable {
     /// Beats per minute.
-    public var tempo: Double
+    package var tempo: Double
     /// Beats per bar: the phase Link keeps aligned between peers.
-    public var quantum: Double
+    package var quantum: Double
     /// A host time (microseconds on JACK's and Link's clock, CLOCK_MONOTONIC_RAW) and its beat.
-    public var referenceTime: Int64
-    public var beatAtReference: Double
+    package var referenceTime: Int64
+    package var beatAtReference: Double
     /// Whether the session plays (start/stop sync), and since (or from) which host time.
-    public var isPlaying: Bool
-    public var playingChangeTime: Int64
+    package var isPlaying: Bool
+    package var playingChangeTime: Int64
 
-    public init(tempo: Double, quantum: Double, referenceTime: Int64, beatAtReference: Double, isPlaying: Bool,
+    package init(tempo: Double, quantum: Double, referenceTime: Int64, beatAtReference: Double, isPlaying: Bool,
                 playingChangeTime: Int64) {
         self.tempo = tempo
         self.quantum = quantum
@@ -25,12 +25,12 @@ public struct LinkTimeline: Sendable, Equatable {
     }
 
     /// The beat at host time `microseconds`.
-    public func beat(atHostTime microseconds: Int64) -> Double {
+    package func beat(atHostTime microseconds: Int64) -> Double {
         beatAtReference + Double(microseconds - referenceTime) * tempo / 60e6
     }
 
     /// The host time of `beat`, in microseconds (not rounded).
-    public func hostTime(atBeat beat: Double) -> Double {
+    package func hostTime(atBeat beat: Double) -> Double {
         Double(referenceTime) + (beat - beatAtReference) * 60e6 / tempo
     }
 }

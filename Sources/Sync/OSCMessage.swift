@@ -1,5 +1,5 @@
 /// One argument of an OSC message.
-public enum OSCArgument: Equatable, Sendable, CustomStringConvertible {
+package enum OSCArgument: Equatable, Sendable, CustomStringConvertible {
     case int(Int32)
     case int64(Int64)
     case float(Float)
@@ -9,7 +9,7 @@ public enum OSCArgument: Equatable, Sendable, CustomStringConvertible {
     case other(Character)
 
     /// The value of a numeric argument (liblo's i, h, f, d; true/false as 1/0).
-    public var number: Double? {
+    package var number: Double? {
         switch self {
         case .int(let v): Double(v)
         case .int64(let v): Double(v)
@@ -19,11 +19,11 @@ public enum OSCArgument: Equatable, Sendable, CustomStringConvertible {
         }
     }
 
-    public var text: String? {
+    package var text: String? {
         if case .string(let s) = self { s } else { nil }
     }
 
-    public var description: String {
+    package var description: String {
         switch self {
         case .int(let v): "\(v)"
         case .int64(let v): "\(v)"
@@ -36,20 +36,20 @@ public enum OSCArgument: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// An OSC message as received.
-public struct OSCMessage: Sendable, CustomStringConvertible {
+package struct OSCMessage: Sendable, CustomStringConvertible {
     /// The address pattern, e.g. "/klick/metro/start".
-    public var path: String
-    public var arguments: [OSCArgument]
+    package var path: String
+    package var arguments: [OSCArgument]
     /// When it is due, as host time in microseconds on the audio device's clock (JACK's): its
     /// bundle's timetag converted when it arrived. nil: as soon as possible (not in a bundle, or
     /// in a bundle stamped "immediately").
-    public var hostTime: UInt64?
+    package var hostTime: UInt64?
     /// The bundle's timetag as microseconds since 1970 (nil: immediately).
-    public var unixMicroseconds: Int64?
+    package var unixMicroseconds: Int64?
     /// The sender, as an OSC URL ("osc.udp://127.0.0.1:57120/"): where replies go by default.
-    public var source: String
+    package var source: String
 
-    public init(path: String, arguments: [OSCArgument] = [], hostTime: UInt64? = nil, unixMicroseconds: Int64? = nil,
+    package init(path: String, arguments: [OSCArgument] = [], hostTime: UInt64? = nil, unixMicroseconds: Int64? = nil,
                 source: String = "") {
         self.path = path
         self.arguments = arguments
@@ -59,7 +59,7 @@ public struct OSCMessage: Sendable, CustomStringConvertible {
     }
 
     /// The type tags of the arguments, e.g. "if".
-    public var types: String {
+    package var types: String {
         String(arguments.map { a -> Character in
             switch a {
             case .int: "i"
@@ -72,5 +72,5 @@ public struct OSCMessage: Sendable, CustomStringConvertible {
         })
     }
 
-    public var description: String { "\(path) ,\(types) \(arguments.map(\.description).joined(separator: " "))" }
+    package var description: String { "\(path) ,\(types) \(arguments.map(\.description).joined(separator: " "))" }
 }

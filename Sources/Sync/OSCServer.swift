@@ -3,9 +3,9 @@ import Glibc
 import Locking
 
 /// Why an OSC server could not start.
-public struct OSCError: Error, CustomStringConvertible, Sendable {
-    public var description: String
-    public init(_ description: String) { self.description = description }
+package struct OSCError: Error, CustomStringConvertible, Sendable {
+    package var description: String
+    package init(_ description: String) { self.description = description }
 }
 
 /// Receives OSC messages over UDP on one port, through liblo's server thread, and keeps them
@@ -24,17 +24,17 @@ public struct OSCError: Error, CustomStringConvertible, Sendable {
 /// `init` before liblo's thread starts and never change; liblo's server is only touched by its
 /// thread, except `lo_send_message_from` (a `sendto` on its socket, safe beside its `recvfrom`)
 /// and `lo_server_thread_free` in `close`, after which nothing touches it (`closed` is a `Locked`).
-public final class OSCServer: @unchecked Sendable {
+package final class OSCServer: @unchecked Sendable {
     private let thread: lo_server_thread
     /// The UDP port it listens on.
-    public let port: Int
+    package let port: Int
     private let hostNow: @Sendable () -> UInt64
     private let queue = Locked<[OSCMessage]>([])
     private let closed = Locked(false)
 
     /// Listens on UDP `port` ("0" or nil: a free port, see `port`). `hostNow` reads the device's
     /// host clock in microseconds (JACK's `jack_get_time`).
-    public init(port: String?, hostNow: @escaping @Sendable () -> UInt64) throws(OSCError) {
+    package init(port: String?, hostNow: @escaping @Sendable () -> UInt64) throws(OSCError) {
         let requested = port ?? "0"
         let made = requested == "0" ? lo_server_thread_new_with_proto(nil, LO_UDP, { _, _, _ in })
             : lo_server_thread_new_with_proto(requested, LO_UDP, { _, _, _ in })
@@ -64,7 +64,7 @@ public final class OSCServer: @unchecked Sendable {
 
     /// Stops liblo's thread and closes the port. Idempotent; not from a handler (there is none
     /// of the user's: messages are taken on a control thread).
-    public func close() {
+    package func close() {
         let wasOpen = closed.withLock { c in
             defer { c = true }
             return !c
@@ -73,7 +73,7 @@ public final class OSCServer: @unchecked Sendable {
     }
 
     /// The messages received since the previous call, in order.
-    public func take() -> [OSCMessage] {
+    package func take() -> [OSCMessage] {
         queue.withLock { q in
             defer { q = [] }
             return q
@@ -83,7 +83,7 @@ public final class OSCServer: @unchecked Sendable {
     /// Sends a plain message to `url` ("osc.udp://host:port/") from this server's port.
     /// Returns false when the address is not valid or the send failed.
     @discardableResult
-    public func send(_ path: String, _ arguments: [OSCArgument], to url: String) -> Bool {
+    package func send(_ path: String, _ arguments: [OSCArgument], to url: String) -> Bool {
         guard closed.withLock({ !$0 }), let address = lo_address_new_from_url(url) else { return false }
         defer { lo_address_free(address) }
         let message = lo_message_new()
@@ -103,7 +103,7 @@ public final class OSCServer: @unchecked Sendable {
 
     /// The URL replies go to when a message names a return address: an OSC URL as it is, or a
     /// bare port number for this machine (klick's rule).
-    public static func replyURL(_ address: String) -> String? {
+    package static func replyURL(_ address: String) -> String? {
         if !address.isEmpty && address.allSatisfy(\.isNumber) { return "osc.udp://127.0.0.1:\(address)/" }
         return address.hasPrefix("osc.") ? address : nil
     }

@@ -8,24 +8,24 @@ import Glibc
 /// JACK2 ≥ 1.9.13), which drifts against the wall clock and has no fixed offset to it, so the
 /// offset is sampled afresh for every message: a wall-clock reading on each side of a host-clock
 /// reading, their mean taken as simultaneous with it.
-public enum OSCTime {
+package enum OSCTime {
     /// Seconds from 1900-01-01 to 1970-01-01.
-    public static let ntpToUnixSeconds: Int64 = 2_208_988_800
+    package static let ntpToUnixSeconds: Int64 = 2_208_988_800
 
     /// Microseconds since 1970 of the timetag `seconds`.`fraction` (rounded to the nearest).
-    public static func unixMicroseconds(seconds: UInt32, fraction: UInt32) -> Int64 {
+    package static func unixMicroseconds(seconds: UInt32, fraction: UInt32) -> Int64 {
         (Int64(seconds) - ntpToUnixSeconds) * 1_000_000 + Int64((UInt64(fraction) * 1_000_000 + (1 << 31)) >> 32)
     }
 
     /// The timetag of `microseconds` since 1970 (at or after 1970).
-    public static func timetag(unixMicroseconds microseconds: Int64) -> (seconds: UInt32, fraction: UInt32) {
+    package static func timetag(unixMicroseconds microseconds: Int64) -> (seconds: UInt32, fraction: UInt32) {
         let seconds = microseconds / 1_000_000, rest = microseconds % 1_000_000
         let fraction = (UInt64(rest) << 32 + 500_000) / 1_000_000
         return (UInt32(truncatingIfNeeded: seconds + ntpToUnixSeconds), UInt32(min(fraction, UInt64(UInt32.max))))
     }
 
     /// The wall clock now, in microseconds since 1970.
-    public static func realtimeMicroseconds() -> Int64 {
+    package static func realtimeMicroseconds() -> Int64 {
         var ts = timespec()
         clock_gettime(CLOCK_REALTIME, &ts)
         return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
@@ -35,7 +35,7 @@ public enum OSCTime {
     /// `microseconds` since 1970. Any thread.
     /// Of three samplings it keeps the tightest (a thread preempted between two readings would
     /// make that one wide and off by up to half its width).
-    public static func hostTime(unixMicroseconds microseconds: Int64, hostNow: () -> UInt64) -> UInt64 {
+    package static func hostTime(unixMicroseconds microseconds: Int64, hostNow: () -> UInt64) -> UInt64 {
         var best: (width: Int64, offset: Int64) = (.max, 0)
         for _ in 0..<3 {
             let before = realtimeMicroseconds()
