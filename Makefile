@@ -5,7 +5,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build run test bench samples clean sanitize tsan asan ubsan fuzz soak ci
+.PHONY: all deps test-deps build run test bench samples clean sanitize tsan asan ubsan fuzz soak ci docs
 
 all: build
 
@@ -92,6 +92,10 @@ bench:
 
 samples:
 	scripts/make-samples.sh
+
+# Redraws the module graph in docs/architecture.md from Package.swift (`make test` checks it).
+docs:
+	@scripts/module-graph.py
 
 clean:
 	rm -rf .build out

@@ -7,7 +7,7 @@ set -euo pipefail
 packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev liblo-dev sox)
 for arg in "$@"; do
     case "$arg" in
-        test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux) ;;
+        test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3) ;;
         link) packages+=(ableton-link-dev libasio-dev) ;;
     esac
 done

@@ -1,4 +1,4 @@
-/// The limits a patch file is held to (stated in the README; each is an error naming the JSON
+/// The limits a patch file is held to (stated in docs/reliability.md; each is an error naming the JSON
 /// path when exceeded). They keep a hostile or mistaken file from making the program allocate
 /// without bound; every one is far above what a real patch or kit needs.
 package enum PatchLimits {

@@ -1,6 +1,6 @@
 import SamplerCore
 
-/// What a session could not play as asked (see the device-timeline invariant in the README).
+/// What a session could not play as asked (see the device-timeline invariant in docs/timing.md).
 public struct LostAudio: Equatable, Sendable {
     /// Stretches of device frames the server skipped the client for, and their frames: each is
     /// a silent gap in the output, with every voice advanced over it.

@@ -13,7 +13,6 @@ public final class JACKServer: @unchecked Sendable {
     public let period: Int
     private let process = Process()
     private static let counter = LockedCounter()
-    private static let starting = NSLock()
 
     public let synchronous: Bool
 
@@ -30,10 +29,11 @@ public final class JACKServer: @unchecked Sendable {
             + (cycleMicroseconds.map { ["-w", "\($0)"] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
-        // One server starts at a time in this process: two jackd started at the same instant
-        // (tests run in parallel by a plain `swift test`) sometimes left one that never answered
-        // (4 of 16 runs of two live suites side by side; 0 of 5 one after the other).
-        let wait = try JACKServer.starting.withLock { () throws -> Int32 in
+        // One server starts at a time on this machine: two jackd started at the same instant
+        // sometimes left one that never answered (4 of 16 runs of two live suites side by side;
+        // 0 of 5 one after the other). `make test` runs two test processes side by side, so the
+        // lock is a file lock, which excludes threads of this process and other processes alike.
+        let wait = try withStartLock { () throws -> Int32 in
             try process.run()
             // jack_wait blocks until the server answers (or 10 s pass).
             return try run("/usr/bin/jack_wait", ["-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": self.name])
@@ -72,6 +72,19 @@ public final class JACKServer: @unchecked Sendable {
     }
 
     deinit { stop() }
+}
+
+/// Runs `body` holding an exclusive `flock` on a file shared by every test process of this user
+/// (each call opens the file anew, so threads of one process exclude each other too).
+private func withStartLock<T>(_ body: () throws -> T) throws -> T {
+    let path = FileManager.default.temporaryDirectory.appendingPathComponent("sampler-tests-jackd-start-\(getuid()).lock").path
+    let fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+    guard fd >= 0 else { throw TestFailure("cannot open the server start lock \(path): errno \(errno)") }
+    defer { close(fd) }
+    while flock(fd, LOCK_EX) != 0 {
+        guard errno == EINTR else { throw TestFailure("cannot lock \(path): errno \(errno)") }
+    }
+    return try body()
 }
 
 public struct TestFailure: Error, CustomStringConvertible {
