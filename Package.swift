@@ -34,9 +34,11 @@ let package = Package(
         // ThreadSanitizer, which Synchronization.Mutex is not on Linux).
         .target(name: "Locking"),
         .target(name: "SamplerCore", dependencies: ["LockFree", .product(name: "RealModule", package: "swift-numerics")]),
-        .target(name: "SoundFiles", dependencies: ["SamplerCore", "Locking", "CSndFile", "CSampleRate"]),
-        .target(name: "Patches", dependencies: ["SamplerCore"]),
-        .target(name: "Scheduling", dependencies: ["SamplerCore"]),
+        .target(name: "SoundFiles", dependencies: ["SamplerCore", "SafeFiles", "Locking", "CSndFile", "CSampleRate"]),
+        // Reading files a user, a message or a patch names: regular files only, with a size limit.
+        .target(name: "SafeFiles"),
+        .target(name: "Patches", dependencies: ["SamplerCore", "SafeFiles"]),
+        .target(name: "Scheduling", dependencies: ["SamplerCore", "SafeFiles"]),
         .target(name: "JACKBackend", dependencies: ["SamplerCore", "LockFree", "Locking", "CJACK"]),
         // liblo (Debian liblo-dev), for OSC over UDP.
         .systemLibrary(name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
@@ -55,7 +57,7 @@ let package = Package(
         // The metronome: controller, keys, klick's OSC, Link, MIDI clock.
         .target(name: "MetronomeKit", dependencies: ["ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Scheduling", "JACKBackend"]),
         // Hydrogen import: drumkit.xml and .h2song in, the patch model out.
-        .target(name: "Hydrogen", dependencies: ["Patches", "SamplerCore"]),
+        .target(name: "Hydrogen", dependencies: ["Patches", "SamplerCore", "SafeFiles"]),
 
         // The command line: thin commands over the product modules.
         .executableTarget(name: "sampler", dependencies: [
@@ -95,6 +97,8 @@ let package = Package(
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
+        .testTarget(name: "SyncTests", dependencies: ["Sync", "SamplerCore"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport", "Locking"]),
         .testTarget(name: "DrumPlayerTests", dependencies: ["DrumPlayer", "ProgramHost", "Patches", "Scheduling", "SoundFiles", "JACKTestSupport"]),

@@ -18,7 +18,11 @@ import Sync
 /// | `/sampler/query` (`,s address`) | replies `/sampler/instrument ,is index id` for each instrument, then `/sampler/state ,hdi frame sampleRate voices` |
 ///
 /// A message in a bundle acts on the device frame of the bundle's timetag; an untimed message,
-/// or one whose time has passed, as soon as possible. Replies go to the address a message
+/// or one whose time has passed, as soon as possible. A timetag more than an hour ahead, or one
+/// arriving while 1,024 timed messages wait for their frames, is refused with
+/// `/sampler/error ,ss path reason`. `/sampler/load` reads only a regular patch file (under
+/// `--osc-root` when given), and its errors never quote the file: a message may do no more than
+/// the command line could. Replies go to the address a message
 /// names (an OSC URL or a port on this machine), else to its sender. Each trigger and stop is
 /// printed with its frame.
 ///
@@ -34,14 +38,20 @@ final class PatchOSC {
     /// Sounds of replaced patches, unregistered half a second after the render thread has
     /// swapped the instruments (`after` is set when that is first seen).
     private var retired: [(sounds: [SoundID], after: Frame?)] = []
+    /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
+    let root: String?
+    private let timed = OSCTimedLimit()
 
-    init(server: OSCServer, canLoad: Bool, log: @escaping (String) -> Void) {
+    init(server: OSCServer, canLoad: Bool, root: String? = nil, log: @escaping (String) -> Void) {
         self.server = server
         self.canLoad = canLoad
+        self.root = root
         self.log = log
     }
 
-    func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, frameAt: (UInt64) -> Frame) {
+    /// `hostNow`: the device's host clock now (microseconds); `frameAt` maps host times to frames.
+    func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, hostNow: UInt64,
+              frameAt: (UInt64) -> Frame) {
         if let i = retired.indices.first(where: { retired[$0].after == nil }), engine.instrumentsReplaced {
             retired[i].after = engine.renderedFrame + Frame(sampleRate / 2)
         }
@@ -49,10 +59,19 @@ final class PatchOSC {
             for id in first.sounds { engine.unregister(id) }
             retired.removeFirst()
         }
+        let dropped = server.takeDroppedCount()
+        if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
         for m in server.take() {
             let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
-            let (at, when) = m.scheduledFrame(engine: engine, sampleRate: sampleRate, frameAt: frameAt)
             let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
+            let at: Frame, when: String
+            switch m.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
+            case .at(let frame, let how): (at, when) = (frame, how)
+            case .refused(let why):
+                warn(m, why)
+                server.send("/sampler/error", [.string(m.path), .string(why)], to: replyTo)
+                continue
+            }
             switch (m.path, m.types) {
             case ("/sampler/ping", ""), ("/sampler/ping", "s"):
                 server.send("/sampler/pong", [], to: replyTo)
@@ -116,7 +135,14 @@ final class PatchOSC {
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
         guard canLoad else { throw SamplerError("load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)") }
         let kit: Patch
-        do { kit = try PatchLoader.load(path: path) } catch { throw SamplerError("\(error)") }
+        do { kit = try PatchLoader.load(path: path, root: root) } catch {
+            // A message's sender may not be able to read the file: say what kind of problem it
+            // is, never what the file holds (`sampler validate` shows that to whoever may read it).
+            if error.path.isEmpty && error.message.hasPrefix("cannot read the file") || error.message.hasPrefix("the file is") {
+                throw SamplerError("\(error)")
+            }
+            throw SamplerError("\(path): not a valid patch (`sampler validate \(path)` says where and why)")
+        }
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         guard voices <= engine.configuration.maxPlayers else {
             throw SamplerError("\(path): \(voices) voices in all; this sampler has \(engine.configuration.maxPlayers) players (start it with the patch)")
@@ -127,7 +153,10 @@ final class PatchOSC {
         guard engine.instrumentsReplaced else { throw SamplerError("the previous load has not been swapped in yet: send it again") }
         var options = PatchStreamingOptions()
         options.threshold = nil
-        let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options)
+        let loaded: LoadedPatch
+        do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options) } catch {
+            throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
+        }
         guard engine.replaceInstruments(loaded.definitions, at: at) else {
             for id in loaded.soundIDs { engine.unregister(id) }
             throw SamplerError("the command queue is full: send it again")

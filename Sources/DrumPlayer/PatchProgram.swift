@@ -36,6 +36,8 @@ package struct PatchProgram: LiveProgram {
         var origin: Frame?
         var loaded: LoadedPatch?
         var oscPort: String?
+        var oscHost = "127.0.0.1"
+        var oscRoot: String?
         var osc: PatchOSC?
         var client: JACKClient?
         var linkEnabled = false
@@ -54,8 +56,13 @@ package struct PatchProgram: LiveProgram {
     ///   - oscPort: listen for the sampler's OSC messages (`/sampler/trigger`, `/sampler/stop`, …,
     ///     see `PatchOSC`) on this UDP port, live ("0": any free one; the port is printed). A
     ///     patch without patterns then waits for triggers instead of playing every instrument.
+    ///   - oscHost: the address the OSC port listens on: 127.0.0.1 (this machine only) unless
+    ///     the user opens it to a network on purpose ("0.0.0.0": every IPv4 interface).
+    ///   - oscRoot: `/sampler/load` reads only patch files under this directory (nil: any the
+    ///     process may read).
     package init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
-                streaming: PatchStreamingOptions = .init(), oscPort: String? = nil, link: Bool = false) throws {
+                streaming: PatchStreamingOptions = .init(), oscPort: String? = nil, oscHost: String = "127.0.0.1",
+                oscRoot: String? = nil, link: Bool = false) throws {
         self.kit = kit
         self.streaming = streaming
         func tempoOf(_ entry: Song.Entry?) -> Double { tempo ?? entry?.tempo ?? kit.tempo }
@@ -88,6 +95,8 @@ package struct PatchProgram: LiveProgram {
             selectionName = "every instrument once"
         }
         session.oscPort = oscPort
+        session.oscHost = oscHost
+        session.oscRoot = oscRoot
         if link && sections.isEmpty {
             throw SamplerError("\(kit.file): --link plays a song or a pattern in time with the session, and the patch has neither")
         }
@@ -120,9 +129,11 @@ package struct PatchProgram: LiveProgram {
         }
         if let port = session.oscPort {
             let server: OSCServer
-            do { server = try OSCServer(port: port, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
-            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty) { print($0); fflush(nil) }
-            print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port)")
+            do { server = try OSCServer(host: session.oscHost, port: port, hostNow: { JACKClient.hostClockNow }) } catch {
+                throw SamplerError("--osc-port: \(error)")
+            }
+            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty, root: session.oscRoot) { print($0); fflush(nil) }
+            print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port) of \(server.host)")
             fflush(nil)
         }
     }
@@ -141,7 +152,8 @@ package struct PatchProgram: LiveProgram {
             if link.producedBefore < horizon { feeder.feed(engine, before: horizon) }
         }
         if let osc = session.osc, let loaded = session.loaded, let client = session.client {
-            osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, frameAt: { client.frame(atHostTime: $0) })
+            osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, hostNow: client.hostTimeNow,
+                     frameAt: { client.frame(atHostTime: $0) })
         }
         return true
     }

@@ -1,4 +1,5 @@
 import Foundation
+import SafeFiles
 import SamplerCore
 #if canImport(FoundationXML)
 import FoundationXML
@@ -25,18 +26,17 @@ package enum HydrogenKitImporter {
         try importKit(data: readFile(path, what: "a drumkit.xml"), path: path)
     }
 
-    /// The bytes of a Hydrogen file (`what` names its kind in the size error), at most 16 MB.
-    /// Read here, not by XMLParser(contentsOf:): that one goes through CoreFoundation's URL
-    /// loading, which prints a warning of its own to stderr when the file is missing.
+    /// The bytes of a Hydrogen file (`what` names its kind in the size error), at most 16 MB, read
+    /// through `FileGate` (a regular file only). Read here, not by XMLParser(contentsOf:): that one
+    /// goes through CoreFoundation's URL loading, which prints a warning of its own to stderr when
+    /// the file is missing.
     static func readFile(_ path: String, what: String) throws -> Data {
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > 16 << 20 {
-            throw SamplerError("\(path): the file is \(size >> 20) MB; \(what) is at most 16 MB")
-        }
         do {
-            return try Data(contentsOf: URL(fileURLWithPath: path))
+            return Data(try FileGate.read(path, limit: 16 << 20))
+        } catch .tooLarge(let size) {
+            throw SamplerError("\(path): the file is \(size >> 20) MB; \(what) is at most 16 MB")
         } catch {
-            let reason = FileManager.default.fileExists(atPath: path) ? "permission denied or not a file" : "no such file"
-            throw SamplerError("\(path): cannot read the file (\(reason))")
+            throw SamplerError("\(path): cannot read the file (\(error.reason))")
         }
     }
 

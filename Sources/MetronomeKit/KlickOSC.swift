@@ -31,7 +31,12 @@ final class KlickOSC {
     /// Every message handled, with the frame it acted on, is printed (standard output).
     let log: (String) -> Void
 
-    init(server: OSCServer, controller: MetronomeController, mapFile: String?, log: @escaping (String) -> Void) {
+    /// The directory `/klick/map/load_file` may read from (nil: anywhere the process may read).
+    private let root: String?
+    private let timed = OSCTimedLimit()
+
+    init(server: OSCServer, controller: MetronomeController, mapFile: String?, root: String? = nil, log: @escaping (String) -> Void) {
+        self.root = root
         self.server = server
         self.log = log
         let map = controller.map
@@ -48,10 +53,20 @@ final class KlickOSC {
 
     /// Handles the messages received since the last tick. `frame`: the engine's rendered frame;
     /// `frameAt` maps a host time to a device frame. Returns false on `/klick/quit`.
-    func tick(controller: MetronomeController, engine: Engine, frame: Frame, sampleRate: Double,
+    func tick(controller: MetronomeController, engine: Engine, frame: Frame, sampleRate: Double, hostNow: UInt64,
               frameAt: (UInt64) -> Frame) -> Bool {
+        let dropped = server.takeDroppedCount()
+        if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
         for message in server.take() {
-            let (at, when) = message.scheduledFrame(engine: engine, sampleRate: sampleRate, frameAt: frameAt)
+            let at: Frame, when: String
+            switch message.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
+            case .at(let f, let how): (at, when) = (f, how)
+            case .refused(let why):
+                warn(message, why)
+                let replyTo = message.arguments.first?.text.flatMap(OSCServer.replyURL) ?? message.source
+                server.send("/klick/error", [.string(message.path), .string(why)], to: replyTo)
+                continue
+            }
             if !handle(message, at: at, when: when, controller: controller, engine: engine, frame: frame, sampleRate: sampleRate) {
                 return false
             }
@@ -146,8 +161,7 @@ final class KlickOSC {
         case ("/klick/map/load_file", "s"):
             let path = m.arguments[0].text!
             do {
-                let text = try String(contentsOfFile: path, encoding: .utf8)
-                let map = try TempoMap(parsing: text, file: path)
+                let map = try TempoMap(contentsOfFile: path, root: root)
                 stop(controller, engine: engine, at: at)
                 loadedMap = map
                 mapFile = path
@@ -156,7 +170,11 @@ final class KlickOSC {
                 ack("\(path)")
                 notify("/klick/map/filename", [.string(path)])
             } catch {
-                warn(m, "\(error)")
+                // The sender may not be able to read the file: the error names its line, never
+                // what the line holds.
+                let why = "\(error.withoutQuotedInput)"
+                warn(m, why)
+                reply("/klick/error", [.string(m.path), .string(why)])
             }
         case ("/klick/map/query", ""), ("/klick/map/query", "s"):
             queryMap(reply)

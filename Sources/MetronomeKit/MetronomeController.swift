@@ -50,6 +50,10 @@ final class MetronomeController {
 
     /// The UDP port for klick's OSC interface ("0": any free one); nil: no OSC.
     var oscPort: String?
+    /// The address the OSC port listens on (127.0.0.1: this machine only).
+    var oscHost = "127.0.0.1"
+    /// `/klick/map/load_file` reads only files under this directory (nil: any the process may read).
+    var oscRoot: String?
     private(set) var osc: KlickOSC?
     /// The live client, for host time → device frame (OSC timetags).
     var client: JACKClient?
@@ -107,9 +111,11 @@ final class MetronomeController {
         }
         if let oscPort {
             let server: OSCServer
-            do { server = try OSCServer(port: oscPort, hostNow: { JACKClient.hostClockNow }) } catch { throw SamplerError("--osc-port: \(error)") }
-            osc = KlickOSC(server: server, controller: self, mapFile: settings.mapFile) { print($0); fflush(nil) }
-            print("OSC: klick's interface on UDP port \(server.port) (waiting for /klick/metro/start)")
+            do { server = try OSCServer(host: oscHost, port: oscPort, hostNow: { JACKClient.hostClockNow }) } catch {
+                throw SamplerError("--osc-port: \(error)")
+            }
+            osc = KlickOSC(server: server, controller: self, mapFile: settings.mapFile, root: oscRoot) { print($0); fflush(nil) }
+            print("OSC: klick's interface on UDP port \(server.port) of \(server.host) (waiting for /klick/metro/start)")
             fflush(nil)
             keepsRunningAtEnd = true
         }
@@ -197,7 +203,7 @@ final class MetronomeController {
             if !handle(key, engine: engine, feeder: &feeder, frame: frame) { return false }
         }
         if let osc, let client {
-            guard osc.tick(controller: self, engine: engine, frame: frame, sampleRate: sampleRate,
+            guard osc.tick(controller: self, engine: engine, frame: frame, sampleRate: sampleRate, hostNow: client.hostTimeNow,
                            frameAt: { client.frame(atHostTime: $0) }) else { return false }
         }
         if transport != nil {

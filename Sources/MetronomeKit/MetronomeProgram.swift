@@ -26,11 +26,14 @@ package struct MetronomeProgram: LiveProgram {
     ///     session's tempo and bar phase (a bar of the meter is the quantum), start and stop
     ///     shared; tempo keys and OSC tempo changes go to the session. Needs a constant tempo.
     package init(settings: MetronomeSettings, transport: MetronomeTransportMode = .off, serverName: String? = nil,
-                clientName: String = "sampler", interactive: Bool = false, oscPort: String? = nil, link: Bool = false) {
+                clientName: String = "sampler", interactive: Bool = false, oscPort: String? = nil, oscHost: String = "127.0.0.1", oscRoot: String? = nil,
+                link: Bool = false) {
         self.settings = settings
         controller = MetronomeController(settings: settings, transportMode: transport, serverName: serverName,
                                          clientName: clientName, interactive: interactive)
         controller.oscPort = oscPort
+        controller.oscHost = oscHost
+        controller.oscRoot = oscRoot
         controller.linkEnabled = link
     }
 

@@ -83,14 +83,7 @@ package struct MetronomeRequest {
         var map: TempoMap
         var title: String
         if let mapFile {
-            let text: String
-            if let size = (try? FileManager.default.attributesOfItem(atPath: mapFile))?[.size] as? Int, size > 1 << 20 {
-                throw SamplerError("\(mapFile): the file is \(size >> 10) KB; a tempo map is at most 1 MB")
-            }
-            do { text = try String(contentsOfFile: mapFile, encoding: .utf8) } catch {
-                throw SamplerError("\(mapFile): cannot read the tempo map (\(FileManager.default.fileExists(atPath: mapFile) ? "not readable UTF-8 text" : "no such file"))")
-            }
-            map = try TempoMap(parsing: text, file: mapFile)
+            map = try TempoMap(contentsOfFile: mapFile)
             if let label { map = try map.starting(atLabel: label) }
             title = mapFile + (label.map { " from \($0)" } ?? "")
         } else {

@@ -1,4 +1,5 @@
 import Foundation
+import SafeFiles
 
 /// Reads patch files. Control thread only.
 package enum PatchLoader {
@@ -10,19 +11,20 @@ package enum PatchLoader {
 
     /// Reads and decodes the patch file at `path`, of any supported version, into the one model.
     /// Relative sound paths resolve against the directory that holds the file; errors name the
-    /// file as `path` is written.
-    package static func load(path: String) throws(PatchError) -> Patch {
-        if let size = (try? FileManager.default.attributesOfItem(atPath: path))?[.size] as? Int, size > maximumFileSize {
-            throw PatchError(file: path, message: "the file is \(size >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
-        }
-        let data: Data
+    /// file as `path` is written. Only a regular file is read (through `FileGate`: a FIFO or a
+    /// device is refused without blocking), at most `maximumFileSize` bytes; with `root`, only
+    /// one under that directory.
+    package static func load(path: String, root: String? = nil) throws(PatchError) -> Patch {
+        let bytes: [UInt8]
         do {
-            data = try Data(contentsOf: URL(fileURLWithPath: path))
+            bytes = try FileGate.read(path, limit: maximumFileSize, root: root)
+        } catch .tooLarge(let size) {
+            throw PatchError(file: path, message: "the file is \(size >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
         } catch {
-            throw PatchError(file: path, message: "cannot read the file (\(reason(error)))")
+            throw PatchError(file: path, message: "cannot read the file (\(error.reason))")
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try decode(data, file: path, baseDirectory: directory)
+        return try decode(Data(bytes), file: path, baseDirectory: directory)
     }
 
     /// Decodes a patch of any supported version from `data`. `file` names it in errors; relative
@@ -53,21 +55,5 @@ package enum PatchLoader {
                 file: file, path: "version",
                 message: "unsupported version \(version) (this build reads versions 1 and 2)")
         }
-    }
-
-    /// Why a read failed, in a few lower-case words.
-    private static func reason(_ error: any Error) -> String {
-        let nsError = error as NSError
-        let underlying = (nsError.userInfo[NSUnderlyingErrorKey] as? any Error).map { $0 as NSError }
-        if let underlying, underlying.domain == NSPOSIXErrorDomain {
-            switch underlying.code {
-            case Int(ENOENT), Int(ENOTDIR): return "no such file"
-            case Int(EACCES): return "permission denied"
-            case Int(EISDIR): return "it is a directory"
-            default: break
-            }
-        }
-        let text = (underlying ?? nsError).localizedDescription
-        return text.prefix(1).lowercased() + text.dropFirst()
     }
 }

@@ -1,3 +1,5 @@
+import SafeFiles
+
 /// klick's tempo-map file format, read unchanged:
 ///
 ///     [label:] bars [meter] tempo[-tempo2 | ,tempo2,...] [pattern] [volume]   # comment
@@ -231,5 +233,41 @@ package enum TempoSpec: Equatable, Sendable {
         switch self {
         case .constant(let t), .trainer(let t, _, _): t
         }
+    }
+}
+
+extension TempoMap {
+    /// The largest tempo map file read: 1 MB.
+    package static let maximumFileSize = 1 << 20
+
+    /// Reads and parses the tempo map file at `path` through `FileGate`: a regular file of at most
+    /// 1 MB (with `root`, one under that directory). Errors name the file, and the line and
+    /// column of a parse error. Control thread only.
+    package init(contentsOfFile path: String, root: String? = nil) throws(TempoMapError) {
+        let bytes: [UInt8]
+        do {
+            bytes = try FileGate.read(path, limit: Self.maximumFileSize, root: root)
+        } catch .tooLarge(let size) {
+            throw TempoMapError("the file is \(size >> 10) KB; a tempo map is at most 1 MB", file: path)
+        } catch {
+            throw TempoMapError("cannot read the tempo map (\(error.reason))", file: path)
+        }
+        guard let text = String(validating: bytes, as: UTF8.self) else {
+            throw TempoMapError("cannot read the tempo map (not readable UTF-8 text)", file: path)
+        }
+        try self.init(parsing: text, file: path)
+    }
+}
+
+extension TempoMapError {
+    /// The error without the piece of the file it quotes (`got "…"`): for a reply to a message,
+    /// which may name a file the sender could not otherwise read.
+    package var withoutQuotedInput: TempoMapError {
+        var copy = self
+        let marker = Array(", got \"".utf8), bytes = Array(message.utf8)
+        if bytes.count >= marker.count, let cut = (0...(bytes.count - marker.count)).first(where: { bytes[$0..<$0 + marker.count].elementsEqual(marker) }) {
+            copy.message = String(decoding: bytes[..<cut], as: UTF8.self)
+        }
+        return copy
     }
 }

@@ -1,4 +1,5 @@
 import CSndFile
+import SafeFiles
 
 /// Why a sound file could not be read or written, with the file it concerns.
 ///
@@ -58,5 +59,20 @@ extension SoundFileError {
     /// failing at the same moment on different threads may see each other's message.
     static func libsndfileMessage(_ handle: OpaquePointer?) -> String {
         String(cString: sf_strerror(handle))
+    }
+}
+
+extension SoundFileError {
+    /// A descriptor of the regular file at `path` (through `FileGate`), or the error naming it.
+    static func openGated(_ path: String) throws(SoundFileError) -> Int32 {
+        do {
+            return try FileGate.open(path)
+        } catch .unreadable("no such file") {
+            throw SoundFileError(file: path, reason: .missing)
+        } catch .notRegular("a directory") {
+            throw SoundFileError(file: path, reason: .notReadable("it is a directory"))
+        } catch {
+            throw SoundFileError(file: path, reason: .notReadable(error.reason))
+        }
     }
 }

@@ -28,20 +28,13 @@ package struct SoundFileLoader: Sendable {
         self.targetSampleRate = targetSampleRate
     }
 
-    /// Loads the sound file at `path`. Errors name `path` as given. Control thread only.
+    /// Loads the sound file at `path`: a regular file only (through `FileGate`: a FIFO or a device
+    /// is refused without blocking). Errors name `path` as given. Control thread only.
     package func load(path: String) throws(SoundFileError) -> Sound {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw SoundFileError(file: path, reason: .missing)
-        }
-        guard !isDirectory.boolValue else {
-            throw SoundFileError(file: path, reason: .notReadable("it is a directory"))
-        }
-        guard FileManager.default.isReadableFile(atPath: path) else {
-            throw SoundFileError(file: path, reason: .notReadable("permission denied"))
-        }
+        let fd = try SoundFileError.openGated(path)
+        defer { close(fd) }
         return try decode(file: path, typeHint: nil) { info in
-            sf_open(path, Int32(SFM_READ), info)
+            sf_open_fd(fd, Int32(SFM_READ), info, 0)
         }
     }
 

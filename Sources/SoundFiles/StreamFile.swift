@@ -30,13 +30,9 @@ package final class StreamFile: @unchecked Sendable {
 
     /// Opens the file at `path` and reads its header. Errors name `path`. Control thread only.
     package init(path: String) throws(SoundFileError) {
-        var isDirectory: ObjCBool = false
-        guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) else {
-            throw SoundFileError(file: path, reason: .missing)
-        }
-        guard !isDirectory.boolValue else { throw SoundFileError(file: path, reason: .notReadable("it is a directory")) }
+        let fd = try SoundFileError.openGated(path)
         var info = SF_INFO()
-        guard let handle = sf_open(path, Int32(SFM_READ), &info) else {
+        guard let handle = sf_open_fd(fd, Int32(SFM_READ), &info, 1) else {
             let message = SoundFileError.libsndfileMessage(nil)
             let system = sf_error(nil) == Int32(SF_ERR_SYSTEM)
             throw SoundFileError(file: path, reason: system ? .notReadable(message) : .notAudio(message))

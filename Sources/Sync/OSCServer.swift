@@ -1,4 +1,5 @@
 import CLiblo
+import Foundation
 import Glibc
 import Locking
 
@@ -8,84 +9,123 @@ package struct OSCError: Error, CustomStringConvertible, Sendable {
     package init(_ description: String) { self.description = description }
 }
 
-/// Receives OSC messages over UDP on one port, through liblo's server thread, and keeps them
-/// for a control thread to take; sends replies from the same port (as klick does, so a client
-/// sees them come from the address it sends to).
+/// Receives OSC messages over UDP on one address and port, and keeps them for a control thread to
+/// take; sends replies from the same socket (as klick does, so a client sees them come from the
+/// address it sends to).
 ///
-/// liblo's own queue of future bundles is switched off: a bundle's messages are handed over as
-/// soon as they arrive, each with its timetag converted to host time on the device's clock
-/// (`hostNow`), and the program schedules them on their exact frame instead of liblo waking
-/// up for them on its 10 ms poll.
+/// It listens on 127.0.0.1 unless told otherwise: a message can start, stop and load what the
+/// command line could, so opening it to a network is the user's choice (`--osc-host`). The socket
+/// is the server's own (liblo 0.31 binds every interface and cannot be told one address); each
+/// datagram is handed to `OSCPacket`, which walks bundles and lets liblo parse the messages.
 ///
-/// Threads: `take`, `send` and `close` from any control thread; the handler runs on liblo's
-/// thread and only converts and queues.
+/// A bundle's messages are handed over as soon as they arrive, each with its timetag converted to
+/// host time on the device's clock (`hostNow`), and the program schedules them on their exact
+/// frame. At most `maximumQueued` messages wait to be taken; more are dropped and counted.
 ///
-/// `@unchecked Sendable` by contract: `queue` is a `Locked`; `thread` and `port` are set in
-/// `init` before liblo's thread starts and never change; liblo's server is only touched by its
-/// thread, except `lo_send_message_from` (a `sendto` on its socket, safe beside its `recvfrom`)
-/// and `lo_server_thread_free` in `close`, after which nothing touches it (`closed` is a `Locked`).
+/// Threads: `take`, `send` and `close` from any control thread; the receiving thread only parses,
+/// converts and queues.
+///
+/// `@unchecked Sendable` by contract: `socket`, `port` and `host` are set in `init` before the
+/// receiving thread starts and never change; the queue and counters are `Locked`; the receiving
+/// thread touches the socket only with `poll`/`recvfrom`, the control side only with `sendto`
+/// (each safe beside the other), and `close` closes the socket after the thread has ended.
 package final class OSCServer: @unchecked Sendable {
-    private let thread: lo_server_thread
     /// The UDP port it listens on.
     package let port: Int
-    private let hostNow: @Sendable () -> UInt64
-    private let queue = Locked<[OSCMessage]>([])
-    private let closed = Locked(false)
+    /// The address it listens on ("127.0.0.1" unless asked otherwise).
+    package let host: String
+    /// The most messages kept for the control thread between two `take`s.
+    package static let maximumQueued = 1024
 
-    /// Listens on UDP `port` ("0" or nil: a free port, see `port`). `hostNow` reads the device's
-    /// host clock in microseconds (JACK's `jack_get_time`).
-    package init(port: String?, hostNow: @escaping @Sendable () -> UInt64) throws(OSCError) {
+    private let socket: Int32
+    /// What the receiving thread shares with the control side. The thread holds this, not the
+    /// server, so a server its owner lets go of is closed by its deinit.
+    private let inbox: Inbox
+    private let closed = Locked(false)
+    private let finished = DispatchSemaphore(value: 0)
+
+    /// `@unchecked Sendable` by contract: `hostNow` is fixed; `queue` and `droppedCount` are `Locked`.
+    private final class Inbox: @unchecked Sendable {
+        let hostNow: @Sendable () -> UInt64
+        let queue = Locked<[OSCMessage]>([])
+        let droppedCount = Locked(0)
+        init(hostNow: @escaping @Sendable () -> UInt64) { self.hostNow = hostNow }
+    }
+
+    /// Listens on UDP `port` ("0" or nil: a free port, see `port`) at `host` (an IPv4 or IPv6
+    /// address; "0.0.0.0" or "::" for every interface). `hostNow` reads the device's host clock in
+    /// microseconds (JACK's `jack_get_time`). Control thread.
+    package init(host: String = "127.0.0.1", port: String?, hostNow: @escaping @Sendable () -> UInt64) throws(OSCError) {
         let requested = port ?? "0"
-        let made = requested == "0" ? lo_server_thread_new_with_proto(nil, LO_UDP, { _, _, _ in })
-            : lo_server_thread_new_with_proto(requested, LO_UDP, { _, _, _ in })
-        guard let thread = made else {
-            throw OSCError("cannot listen for OSC on UDP port \(requested) (in use, or not a port number)")
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, requested, &hints, &found) == 0, let info = found else {
+            throw OSCError("cannot listen for OSC on \(host) port \(requested) (not a numeric address and port)")
         }
-        self.thread = thread
-        self.port = Int(lo_server_thread_get_port(thread))
-        self.hostNow = hostNow
-        let server = lo_server_thread_get_server(thread)
-        lo_server_enable_queue(server, 0, 1)
-        let handler: lo_method_handler = { path, types, argv, argc, message, user in
-            guard let user, let path else { return 1 }
-            // No retain here: a release on liblo's thread could run deinit there, and deinit
-            // joins that thread. The owner keeps the server alive until `close()` has joined it.
-            Unmanaged<OSCServer>.fromOpaque(user)._withUnsafeGuaranteedRef {
-                $0.receive(path: String(cString: path), types: types, argv: argv, count: Int(argc), message: message)
-            }
-            return 0
+        defer { freeaddrinfo(found) }
+        let fd = Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+        guard fd >= 0 else { throw OSCError("cannot open a UDP socket for OSC (\(String(cString: strerror(errno))))") }
+        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw OSCError("cannot listen for OSC on UDP \(host) port \(requested) (\(reason.lowercased()))")
         }
-        lo_server_thread_add_method(thread, nil, nil, handler, Unmanaged.passUnretained(self).toOpaque())
-        // On failure deinit frees the thread (every property is set by now).
-        guard lo_server_thread_start(thread) >= 0 else { throw OSCError("cannot start the OSC server thread") }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        socket = fd
+        self.host = host
+        self.port = Int(Self.endpoint(of: bound)?.port ?? 0)
+        inbox = Inbox(hostNow: hostNow)
+        let thread = Thread { [socket, inbox, closed, finished] in
+            Self.receiveLoop(socket: socket, inbox: inbox, closed: closed)
+            finished.signal()
+        }
+        thread.name = "sampler.osc"
+        thread.start()
     }
 
     deinit { close() }
 
-    /// Stops liblo's thread and closes the port. Idempotent; not from a handler (there is none
-    /// of the user's: messages are taken on a control thread).
+    /// Stops the receiving thread (within 100 ms) and closes the socket. Idempotent; waits outside
+    /// any lock.
     package func close() {
         let wasOpen = closed.withLock { c in
             defer { c = true }
             return !c
         }
-        if wasOpen { lo_server_thread_free(thread) }
+        guard wasOpen else { return }
+        finished.wait()
+        Glibc.close(socket)
     }
 
     /// The messages received since the previous call, in order.
     package func take() -> [OSCMessage] {
-        queue.withLock { q in
+        inbox.queue.withLock { q in
             defer { q = [] }
             return q
         }
     }
 
-    /// Sends a plain message to `url` ("osc.udp://host:port/") from this server's port.
+    /// Messages dropped since the previous call: the queue was full, or a packet was malformed.
+    package func takeDroppedCount() -> Int {
+        inbox.droppedCount.withLock { d in
+            defer { d = 0 }
+            return d
+        }
+    }
+
+    /// Sends a plain message to `url` ("osc.udp://host:port/") from this server's socket.
     /// Returns false when the address is not valid or the send failed.
     @discardableResult
     package func send(_ path: String, _ arguments: [OSCArgument], to url: String) -> Bool {
         guard closed.withLock({ !$0 }), let address = lo_address_new_from_url(url) else { return false }
         defer { lo_address_free(address) }
+        guard let hostName = lo_address_get_hostname(address), let service = lo_address_get_port(address) else { return false }
         let message = lo_message_new()
         defer { lo_message_free(message) }
         for argument in arguments {
@@ -98,7 +138,21 @@ package final class OSCServer: @unchecked Sendable {
             case .other: continue
             }
         }
-        return lo_send_message_from(address, lo_server_thread_get_server(thread), path, message) >= 0
+        var size = 0
+        guard let bytes = lo_message_serialise(message, path, nil, &size) else { return false }
+        defer { free(bytes) }
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICSERV
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(hostName, service, &hints, &found) == 0 else { return false }
+        defer { freeaddrinfo(found) }
+        var entry = found
+        while let e = entry {
+            if sendto(socket, bytes, size, Int32(MSG_NOSIGNAL), e.pointee.ai_addr, e.pointee.ai_addrlen) == size { return true }
+            entry = e.pointee.ai_next
+        }
+        return false
     }
 
     /// The URL replies go to when a message names a return address: an OSC URL as it is, or a
@@ -108,39 +162,65 @@ package final class OSCServer: @unchecked Sendable {
         return address.hasPrefix("osc.") ? address : nil
     }
 
-    /// On liblo's thread: reads the arguments, converts the timetag, queues the message.
-    private func receive(path: String, types: UnsafePointer<CChar>?, argv: UnsafeMutablePointer<UnsafeMutablePointer<lo_arg>?>?,
-                         count: Int, message: lo_message?) {
-        var arguments: [OSCArgument] = []
-        if let types, let argv {
-            for i in 0..<count {
-                guard let arg = argv[i] else { continue }
-                switch UInt8(bitPattern: types[i]) {
-                case UInt8(ascii: "i"): arguments.append(.int(arg.pointee.i))
-                case UInt8(ascii: "h"): arguments.append(.int64(arg.pointee.h))
-                case UInt8(ascii: "f"): arguments.append(.float(arg.pointee.f))
-                case UInt8(ascii: "d"): arguments.append(.double(arg.pointee.d))
-                case UInt8(ascii: "s"), UInt8(ascii: "S"):
-                    arguments.append(.string(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self))))
-                case UInt8(ascii: "T"): arguments.append(.int(1))
-                case UInt8(ascii: "F"): arguments.append(.int(0))
-                case let t: arguments.append(.other(Character(Unicode.Scalar(t))))
+    /// On the receiving thread: reads datagrams until `close`.
+    private static func receiveLoop(socket: Int32, inbox: Inbox, closed: Locked<Bool>) {
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: OSCPacket.maximumSize + 1, alignment: 8)
+        defer { buffer.deallocate() }
+        while !closed.withLock({ $0 }) {
+            var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
+            guard poll(&poller, 1, 100) > 0 else { continue }
+            var from = sockaddr_storage()
+            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+            let n = withUnsafeMutablePointer(to: &from) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    recvfrom(socket, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
                 }
             }
-        }
-        var received = OSCMessage(path: path, arguments: arguments)
-        if let message {
-            let tag = lo_message_get_timestamp(message)
-            if !(tag.sec == 0 && tag.frac <= 1) {
-                let unix = OSCTime.unixMicroseconds(seconds: tag.sec, fraction: tag.frac)
-                received.unixMicroseconds = unix
-                received.hostTime = OSCTime.hostTime(unixMicroseconds: unix, hostNow: hostNow)
+            guard n > 0 else { continue }
+            let source = endpoint(of: from).map { "osc.udp://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)/" } ?? ""
+            let messages = received(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), source: source, hostNow: inbox.hostNow)
+            let refused = inbox.queue.withLock { q -> Int in
+                let room = max(0, maximumQueued - q.count)
+                q.append(contentsOf: messages.messages.prefix(room))
+                return messages.messages.count - min(room, messages.messages.count)
             }
-            if let source = lo_message_get_source(message), let url = lo_address_get_url(source) {
-                received.source = String(cString: url)
-                free(url)
+            let lost = refused + (messages.dropped == nil ? 0 : 1)
+            if lost > 0 { inbox.droppedCount.withLock { $0 += lost } }
+        }
+    }
+
+    /// The messages of one datagram, with their timetags as host times, and why part of it was
+    /// dropped (nil: none was). Pure but for `hostNow`; the fuzz target drives it.
+    package static func received(_ packet: UnsafeRawBufferPointer, source: String,
+                                 hostNow: () -> UInt64) -> (messages: [OSCMessage], dropped: String?) {
+        let (elements, dropped) = OSCPacket.parse(packet)
+        var messages: [OSCMessage] = []
+        messages.reserveCapacity(elements.count)
+        for element in elements {
+            var message = OSCMessage(path: element.path, arguments: element.arguments, source: source)
+            if let tag = element.timetag {
+                let unix = OSCTime.unixMicroseconds(seconds: tag.seconds, fraction: tag.fraction)
+                message.unixMicroseconds = unix
+                message.hostTime = OSCTime.hostTime(unixMicroseconds: unix, hostNow: hostNow)
+            }
+            messages.append(message)
+        }
+        return (messages, dropped)
+    }
+
+    /// The numeric host and the port of a socket address (IPv4 or IPv6).
+    private static func endpoint(of storage: sockaddr_storage) -> (host: String, port: UInt16)? {
+        var storage = storage
+        var host = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+        var service = [CChar](repeating: 0, count: Int(NI_MAXSERV))
+        let length = socklen_t(storage.ss_family == sa_family_t(AF_INET6) ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+        let status = withUnsafePointer(to: &storage) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                getnameinfo($0, length, &host, socklen_t(host.count), &service, socklen_t(service.count), NI_NUMERICHOST | NI_NUMERICSERV)
             }
         }
-        queue.withLock { $0.append(received) }
+        func text(_ c: [CChar]) -> String { String(decoding: c.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) }
+        guard status == 0, let port = UInt16(text(service)) else { return nil }
+        return (text(host), port)
     }
 }

@@ -86,6 +86,8 @@ struct Metronome: ParsableCommand {
     @Option(help: "Listen for klick's OSC messages on this UDP port (0: any free port, printed), as klick -o does: /klick/metro/start and stop, /klick/simple/set_tempo, set_meter and tap, /klick/map/load_file, the queries and register_client; a message in a bundle acts on the device frame of its timetag. The clicks wait for /klick/metro/start.")
     var oscPort: String?
 
+    @OptionGroup var oscAccess: OSCAccessOptions
+
     @Flag(help: "Join an Ableton Link session (a Link build: make build LINK=1): tempo, bar phase (a bar of --meter is the quantum) and start/stop from it; tempo keys and OSC tempo changes go to the session. Link finds peers on every network interface: see README (Ableton Link) to keep it on one machine.")
     var link = false
 
@@ -138,6 +140,7 @@ struct Metronome: ParsableCommand {
             if mode != .off { throw ValidationError("--osc-port starts and stops the metronome itself: leave out --transport") }
             if render != nil { throw ValidationError("--osc-port listens while playing live: leave it out with --render") }
         }
+        try oscAccess.validate(port: oscPort)
         if link {
             if !MetronomeProgram.isLinkAvailable {
                 throw ValidationError("--link: this build has no Ableton Link (it is GPL-licensed and opt-in: build with `make build LINK=1`; README: Ableton Link)")
@@ -192,7 +195,8 @@ struct Metronome: ParsableCommand {
     private func playLive(_ settings: MetronomeSettings) throws {
         let interactive = !quiet && (isatty(STDIN_FILENO) != 0 || keysFromStdin)
         let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: jack.name,
-                                       interactive: interactive, oscPort: oscPort, link: link)
+                                       interactive: interactive, oscPort: oscPort, oscHost: oscAccess.oscHost,
+                                       oscRoot: oscAccess.oscRoot, link: link)
         defer { program.finish() }
         var options = LivePlayback.Options()
         jack.apply(to: &options)

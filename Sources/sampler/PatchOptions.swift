@@ -26,8 +26,8 @@ struct PatchOptions: ParsableArguments {
         if pattern != nil && song { throw ValidationError("--pattern and --song cannot be used together") }
     }
 
-    func makeProgram(oscPort: String? = nil, link: Bool = false) throws -> any LiveProgram {
+    func makeProgram(oscPort: String? = nil, oscHost: String = "127.0.0.1", oscRoot: String? = nil, link: Bool = false) throws -> any LiveProgram {
         let selection: PatchSelection = song ? .song : pattern.map { .pattern($0) } ?? .automatic
-        return try PatchProgram(path: patch, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, link: link)
+        return try PatchProgram(path: patch, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, oscHost: oscHost, oscRoot: oscRoot, link: link)
     }
 }

@@ -25,6 +25,8 @@ struct Play: ParsableCommand {
     @Option(help: "Listen for OSC on this UDP port (0: any free port, printed): /sampler/trigger ID [VELOCITY], /sampler/stop, /sampler/query, /sampler/ping; a message in a bundle acts on the device frame of its timetag. A patch without patterns then plays only what is triggered.")
     var oscPort: String?
 
+    @OptionGroup var oscAccess: OSCAccessOptions
+
     @Flag(help: "Join an Ableton Link session (a Link build: make build LINK=1): the song or pattern plays at the session's tempo from one of its bars (the first pattern's bar is the quantum), starts and stops with it and follows its tempo and phase. See README (Ableton Link) to keep Link on one machine.")
     var link = false
 
@@ -39,6 +41,7 @@ struct Play: ParsableCommand {
         if let oscPort, !(oscPort.allSatisfy(\.isNumber) && (Int(oscPort).map { (0...65535).contains($0) } ?? false)) {
             throw ValidationError("--osc-port must be a UDP port number (0 to 65535), got \"\(oscPort)\"")
         }
+        try oscAccess.validate(port: oscPort)
         if link {
             if !PatchProgram.isLinkAvailable {
                 throw ValidationError("--link: this build has no Ableton Link (it is GPL-licensed and opt-in: build with `make build LINK=1`; README: Ableton Link)")
@@ -49,7 +52,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
-        let program = try patchOptions.makeProgram(oscPort: oscPort, link: link)
+        let program = try patchOptions.makeProgram(oscPort: oscPort, oscHost: oscAccess.oscHost, oscRoot: oscAccess.oscRoot, link: link)
         var options = LivePlayback.Options()
         jack.apply(to: &options)
         options.duration = duration

@@ -70,7 +70,7 @@ import Sync
         #expect(throws: TempoMapError("the meter's note value must be 1 to 256, got 0", file: file, line: 3, column: 14)) {
             try r.makeSettings()
         }
-        #expect(throws: SamplerError("/nonexistent/x.map: cannot read the tempo map (no such file)")) {
+        #expect(throws: TempoMapError("cannot read the tempo map (no such file)", file: "/nonexistent/x.map")) {
             try request { $0.mapFile = "/nonexistent/x.map" }.makeSettings()
         }
     }
