@@ -33,46 +33,58 @@ build:
 run: build
 	@scripts/run-demo.sh
 
-# Three runs of the same test build: the unit tests; the allocation tests alone (their counter
-# sees every thread of the process); the live JACK tests one at a time (they run in real time on
-# dummy servers and should not compete for the 2 cores).
+# Three stages of the same test build: the unit tests (in parallel, with the module graph's
+# check and SamplerKit's offline suites); the allocation tests alone (their counter sees every
+# thread of the process); the live JACK tests, in three processes side by side, each running its
+# suites one at a time on private dummy servers, then the wall-clock ones alone
+# (scripts/live-tests.sh; docs/testing.md).
 test: export SAMPLER_LINK = 1
 test: test-deps
 	@scripts/clear-stale-jack.sh
+	@scripts/module-graph.py --check
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip AllocationTests --skip IntegrationTests --skip SamplerKitTests
+	$(SWIFT) test --skip-build --skip AllocationTests --skip IntegrationTests --skip 'SamplerKitTests\.(?!(ManualDeviceTests|CheckedLockTests)(/|$$))'
 	$(SWIFT) test --skip-build --filter AllocationTests --no-parallel
-	$(SWIFT) test --skip-build --filter 'IntegrationTests|SamplerKitTests' --no-parallel
+	@SWIFT="$(SWIFT)" scripts/live-tests.sh
 
-# Sanitizers (issues 14 and 15), each in a build folder of its own. ThreadSanitizer runs the
-# tests that do not open a JACK client in-process: JACK2 cancels its process thread with
+# Sanitizers (issues 14 and 15), over the tests that exercise threads (ThreadSanitizer) and
+# memory (AddressSanitizer, with UndefinedBehaviorSanitizer on the C targets in the same build),
+# not every pure unit test again: docs/testing.md lists what each covers. ThreadSanitizer runs
+# only tests that do not open a JACK client in-process: JACK2 cancels its process thread with
 # pthread_cancel when a client closes, inside a blocking call, and TSan then aborts the process
 # ("thread finished with ignores enabled"). The live SamplerKit tests run without it (with the
 # 8-thread stress test in `make test`).
-UNIT_TESTS = SamplerCoreTests|SoundFilesTests|PatchesTests|SchedulingTests|JACKBackendTests
-KIT_OFFLINE_TESTS = ManualDeviceTests|DrumKitRenderTests|MetronomeControllerTests|MetronomeOptionsTests|MetronomeRenderTests|PatchStreamingTests
+# Threads: the SPSC ring, stream rings and the disk thread, the session's event thread on a
+# manual device, the checked lock, streamed patches, the OSC server's receiving thread, sound
+# recycling between control and render sides.
+TSAN_TESTS = \.(SPSCRingTests|StreamRingTests|StreamReaderTests|SoundRecyclingTests|ManualDeviceTests|CheckedLockTests|PatchStreamingTests|OSCServerTests)(/|$$)
+# Memory: everything that reads bytes or unsafe pointers: the engine's rings, voices and mixer,
+# decoding and resampling, the JSON parser, the file gate, OSC packets through liblo, the JACK
+# backend's clock, and the offline renders of kits and streamed patches.
+ASAN_TESTS = ^(SamplerCoreTests|SoundFilesTests|PatchesTests|SafeFilesTests|SyncTests|JACKBackendTests)\.|\.(ManualDeviceTests|PatchStreamingTests|DrumKitRenderTests)(/|$$)
 # SAMPLER_SANITIZER tells the tests that count resident memory that a sanitizer's shadow memory
 # and quarantine are in the count: they do not run there (they run in `make test`).
-sanitize: tsan asan ubsan
+sanitize: tsan asan
 
 tsan: deps
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
 	SAMPLER_SANITIZER=thread TSAN_OPTIONS=halt_on_error=1 $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan \
-	    --filter '$(UNIT_TESTS)|$(KIT_OFFLINE_TESTS)'
-
-asan: deps
-	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
-	SAMPLER_SANITIZER=address ASAN_OPTIONS=detect_leaks=0 $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan \
-	    --filter '$(UNIT_TESTS)|$(KIT_OFFLINE_TESTS)'
+	    --filter '$(TSAN_TESTS)'
 
 # swiftc has no -sanitize=undefined on Linux (Swift code traps on overflow and out-of-bounds
 # access in every build anyway): UBSan instruments the C targets (the JACK shim, the C libraries'
-# callers), and links its runtime through clang.
+# callers), and links its runtime through clang, in the AddressSanitizer build (one build for both).
 UBSAN_FLAGS = -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined -Xswiftc -Xclang-linker -Xswiftc -fsanitize=undefined
+asan: deps
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan $(UBSAN_FLAGS)
+	SAMPLER_SANITIZER=address ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	    $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter '$(ASAN_TESTS)'
+
+# UndefinedBehaviorSanitizer alone (`make asan` runs it too).
 ubsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-ubsan $(UBSAN_FLAGS)
 	SAMPLER_SANITIZER=undefined UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(SWIFT) test --skip-build --scratch-path .build-ubsan \
-	    --filter '$(UNIT_TESTS)|$(KIT_OFFLINE_TESTS)'
+	    --filter '$(ASAN_TESTS)'
 
 # libFuzzer targets for every parser (issue 15): the JSON/patch decoder, tempo maps, Hydrogen
 # kits, sound decoding from memory, MIDI bytes into the engine. FUZZ_SECONDS per target

@@ -138,6 +138,8 @@ if ProcessInfo.processInfo.environment["SAMPLER_LINK"] == "1" {
 // `--sanitize=fuzzer --sanitize=address` when SAMPLER_FUZZ=1.
 if ProcessInfo.processInfo.environment["SAMPLER_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
-        name: "sampler-fuzz", dependencies: ["Patches", "SamplerCore", "Hydrogen", "ProgramHost", "Scheduling", "SoundFiles"],
+        name: "sampler-fuzz", dependencies: [
+            "Patches", "SamplerCore", "Hydrogen", "ProgramHost", "Scheduling", "SoundFiles", "Sync", "MetronomeKit", "DrumPlayer",
+        ],
         path: "Fuzz/SamplerFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }

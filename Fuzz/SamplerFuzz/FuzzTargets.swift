@@ -1,21 +1,24 @@
 // sampler-fuzz: libFuzzer targets for every parser a user's input reaches. One binary; the
-// target is chosen by FUZZ_TARGET (json, tempo, hydrogen, sound, midi). Built only by
+// target is chosen by FUZZ_TARGET (json, tempo, hydrogen, sound, midi, osc). Built only by
 // `make fuzz` (SAMPLER_FUZZ=1 swift build -c release --sanitize=fuzzer --sanitize=address), which
 // runs each target on its seed corpus in Fuzz/corpus/TARGET.
+import DrumPlayer
 import Foundation
+import Hydrogen
+import MetronomeKit
 import Patches
 import SamplerCore
-import Hydrogen
 import Scheduling
 import SoundFiles
+import Sync
 
 enum FuzzTarget: String {
-    case json, tempo, hydrogen, sound, midi
+    case json, tempo, hydrogen, sound, midi, osc
 }
 
 let target: FuzzTarget = {
     guard let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"], let t = FuzzTarget(rawValue: name) else {
-        FileHandle.standardError.write(Data("sampler-fuzz: set FUZZ_TARGET to json, tempo, hydrogen, sound or midi\n".utf8))
+        FileHandle.standardError.write(Data("sampler-fuzz: set FUZZ_TARGET to json, tempo, hydrogen, sound, midi or osc\n".utf8))
         exit(2)
     }
     return t
@@ -95,6 +98,61 @@ func fuzzMIDI(_ data: Data) {
     midiEngine.drainEvents { _ in }
 }
 
+/// OSC datagrams: the bundle walker and liblo's message parser (`OSCServer.received`), then both
+/// dispatchers, klick's namespace (`KlickOSC`) and the sampler's (`PatchOSC`), on offline engines
+/// rendered a period per input. Files a message names are read only under the fixture's own
+/// directory (`--osc-root`); replies go nowhere unless a message names a port on this machine.
+final class OSCFixture {
+    let directory: String
+    let server: OSCServer
+    let metronomeEngine = Engine(configuration: .init(maxPlayers: Metronome.playerCount))
+    let patchEngine = Engine(configuration: .init(maxPlayers: 64))
+    let controller: MetronomeController
+    let klick: KlickOSC
+    let patchOSC: PatchOSC
+    let kit: Patch
+    let loaded: LoadedPatch
+    var frame: Frame = 0
+
+    init() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("sampler-fuzz-osc-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try WAVFileWriter.write(path: directory + "/click.wav", channels: [[1, 0.5, 0.25, 0.125]], sampleRate: 48000)
+        let patch = #"{"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]}"#
+        try patch.write(toFile: directory + "/kit.json", atomically: true, encoding: .utf8)
+        try "4 120\n8 7/8 97.3 X.x.x.x\n".write(toFile: directory + "/song.map", atomically: true, encoding: .utf8)
+        kit = try PatchLoader.load(path: directory + "/kit.json")
+        loaded = try LoadedPatch(kit, engine: patchEngine, sampleRate: 48000)
+        server = try OSCServer(port: "0", hostNow: { 1_000_000_000 })
+        var request = MetronomeRequest()
+        request.tempo = "120"
+        let settings = try request.makeSettings()
+        controller = MetronomeController(settings: settings, transportMode: .off, serverName: nil, clientName: "", interactive: false)
+        try controller.prepare(engine: metronomeEngine, sampleRate: 48000)
+        controller.start(origin: 0)
+        klick = KlickOSC(server: server, controller: controller, mapFile: nil, root: directory) { _ in }
+        patchOSC = PatchOSC(server: server, canLoad: true, root: directory) { _ in }
+    }
+
+    func run(_ data: Data) {
+        let messages = data.withUnsafeBytes { OSCServer.received($0, source: "", hostNow: { 1_000_000_000 }).messages }
+        let frameAt: (UInt64) -> Frame = { Frame(min($0, 1 << 50) / 1000) * 48 }
+        let now = UInt64(frame / 48) * 1000 + 1_000_000_000
+        _ = klick.dispatch(messages, controller: controller, engine: metronomeEngine, frame: frame, sampleRate: 48000,
+                           hostNow: now, frameAt: frameAt)
+        patchOSC.dispatch(messages, kit: kit, loaded: loaded, engine: patchEngine, sampleRate: 48000, hostNow: now, frameAt: frameAt)
+        for engine in [metronomeEngine, patchEngine] {
+            engine.render(frameCount: 256, periodStart: frame, left: left, right: right)
+            for k in 0..<256 where !(left[k].isFinite && right[k].isFinite) { fatalError("non-finite output") }
+            engine.drainEvents { _ in }
+        }
+        frame += 256
+    }
+}
+nonisolated(unsafe) let oscFixture: OSCFixture = {
+    do { return try OSCFixture() } catch { fatalError("sampler-fuzz: the OSC fixture could not be set up: \(error)") }
+}()
+
 @_cdecl("LLVMFuzzerTestOneInput")
 public func fuzzOne(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     let data = Data(bytes: start, count: count)
@@ -104,6 +162,7 @@ public func fuzzOne(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     case .hydrogen: fuzzHydrogen(data)
     case .sound: fuzzSound(data)
     case .midi: fuzzMIDI(data)
+    case .osc: oscFixture.run(data)
     }
     return 0
 }

@@ -27,7 +27,7 @@ import Sync
 /// printed with its frame.
 ///
 /// Control thread only (the playback's), each tick.
-final class PatchOSC {
+package final class PatchOSC {
     let server: OSCServer
     private let log: (String) -> Void
     /// Whether `/sampler/load` may replace the instruments (a program playing only what OSC
@@ -42,7 +42,7 @@ final class PatchOSC {
     let root: String?
     private let timed = OSCTimedLimit()
 
-    init(server: OSCServer, canLoad: Bool, root: String? = nil, log: @escaping (String) -> Void) {
+    package init(server: OSCServer, canLoad: Bool, root: String? = nil, log: @escaping (String) -> Void) {
         self.server = server
         self.canLoad = canLoad
         self.root = root
@@ -61,7 +61,15 @@ final class PatchOSC {
         }
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
-        for m in server.take() {
+        dispatch(server.take(), kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate, hostNow: hostNow,
+                 frameAt: frameAt)
+    }
+
+    /// Handles `messages` (what `tick` takes from the server; the fuzz target's own) for the
+    /// program's `programKit` as loaded. Control thread only.
+    package func dispatch(_ messages: [OSCMessage], kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine,
+                          sampleRate: Double, hostNow: UInt64, frameAt: (UInt64) -> Frame) {
+        for m in messages {
             let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
             let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
             let at: Frame, when: String

@@ -17,7 +17,7 @@ import Sync
 /// preroll are not supported (a line on standard error says so).
 ///
 /// Control thread only (the metronome's), each tick.
-final class KlickOSC {
+package final class KlickOSC {
     let server: OSCServer
     private var clients: [String] = []
     private var type: String
@@ -35,7 +35,7 @@ final class KlickOSC {
     private let root: String?
     private let timed = OSCTimedLimit()
 
-    init(server: OSCServer, controller: MetronomeController, mapFile: String?, root: String? = nil, log: @escaping (String) -> Void) {
+    package init(server: OSCServer, controller: MetronomeController, mapFile: String?, root: String? = nil, log: @escaping (String) -> Void) {
         self.root = root
         self.server = server
         self.log = log
@@ -57,7 +57,15 @@ final class KlickOSC {
               frameAt: (UInt64) -> Frame) -> Bool {
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
-        for message in server.take() {
+        return dispatch(server.take(), controller: controller, engine: engine, frame: frame, sampleRate: sampleRate,
+                        hostNow: hostNow, frameAt: frameAt)
+    }
+
+    /// Handles `messages` (what `tick` takes from the server; the fuzz target's own). Returns
+    /// false on `/klick/quit`. Control thread only.
+    package func dispatch(_ messages: [OSCMessage], controller: MetronomeController, engine: Engine, frame: Frame, sampleRate: Double,
+                          hostNow: UInt64, frameAt: (UInt64) -> Frame) -> Bool {
+        for message in messages {
             let at: Frame, when: String
             switch message.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
             case .at(let f, let how): (at, when) = (f, how)

@@ -19,7 +19,7 @@ package enum MetronomeTransportMode: String, CaseIterable, Sendable {
 /// The control side of a live metronome: the clicks being played (a `MetronomeTrack`), what was
 /// sent to the engine and can still be cancelled, keys, and the JACK transport. Shared by the
 /// program's copies and the feeder's source. Control thread only.
-final class MetronomeController {
+package final class MetronomeController {
     let settings: MetronomeSettings
     let transportMode: MetronomeTransportMode
     let serverName: String?
@@ -67,7 +67,7 @@ final class MetronomeController {
     /// The tempo last committed to the session, until the session shows it (or a second passes).
     var linkPendingTempo: (bpm: Double, until: Frame)?
 
-    init(settings: MetronomeSettings, transportMode: MetronomeTransportMode, serverName: String?, clientName: String,
+    package init(settings: MetronomeSettings, transportMode: MetronomeTransportMode, serverName: String?, clientName: String,
          interactive: Bool) {
         self.settings = settings
         self.transportMode = transportMode
@@ -86,7 +86,7 @@ final class MetronomeController {
         osc?.server.close()
     }
 
-    func prepare(engine: Engine, sampleRate: Double) throws {
+    package func prepare(engine: Engine, sampleRate: Double) throws {
         let timing = TempoMapTiming(map: settings.map, sampleRate: sampleRate)
         self.timing = timing
         instrument = try MetronomeInstrument(settings: settings, sampleRate: sampleRate, engine: engine)
@@ -131,7 +131,7 @@ final class MetronomeController {
     }
 
     /// Called once the engine runs: without transport the music starts on `origin`.
-    func start(origin: Frame) {
+    package func start(origin: Frame) {
         // Under OSC control the clicks wait for /klick/metro/start, as klick's do.
         guard transport == nil, osc == nil else { return }
         if let link {

@@ -25,10 +25,11 @@ package struct OSCError: Error, CustomStringConvertible, Sendable {
 /// Threads: `take`, `send` and `close` from any control thread; the receiving thread only parses,
 /// converts and queues.
 ///
-/// `@unchecked Sendable` by contract: `socket`, `port` and `host` are set in `init` before the
+/// `@unchecked Sendable` by contract: `sockets`, `port` and `host` are set in `init` before the
 /// receiving thread starts and never change; the queue and counters are `Locked`; the receiving
-/// thread touches the socket only with `poll`/`recvfrom`, the control side only with `sendto`
-/// (each safe beside the other), and `close` closes the socket after the thread has ended.
+/// thread touches the sockets only with `poll`/`recvfrom`, the control side only with `sendto`
+/// and `getsockname` (each safe beside the others), and `close` closes the sockets after the
+/// thread has ended.
 package final class OSCServer: @unchecked Sendable {
     /// The UDP port it listens on.
     package let port: Int
@@ -37,7 +38,8 @@ package final class OSCServer: @unchecked Sendable {
     /// The most messages kept for the control thread between two `take`s.
     package static let maximumQueued = 1024
 
-    private let socket: Int32
+    /// The bound sockets: one, or IPv4's and IPv6's loopback for the default host.
+    private let sockets: [Int32]
     /// What the receiving thread shares with the control side. The thread holds this, not the
     /// server, so a server its owner lets go of is closed by its deinit.
     private let inbox: Inbox
@@ -57,41 +59,56 @@ package final class OSCServer: @unchecked Sendable {
     /// microseconds (JACK's `jack_get_time`). Control thread.
     package init(host: String = "127.0.0.1", port: String?, hostNow: @escaping @Sendable () -> UInt64) throws(OSCError) {
         let requested = port ?? "0"
-        var hints = addrinfo()
-        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
-        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
-        var found: UnsafeMutablePointer<addrinfo>?
-        guard getaddrinfo(host, requested, &hints, &found) == 0, let info = found else {
-            throw OSCError("cannot listen for OSC on \(host) port \(requested) (not a numeric address and port)")
-        }
-        defer { freeaddrinfo(found) }
-        let fd = Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
-        guard fd >= 0 else { throw OSCError("cannot open a UDP socket for OSC (\(String(cString: strerror(errno))))") }
-        guard bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
-            let reason = String(cString: strerror(errno))
-            Glibc.close(fd)
-            throw OSCError("cannot listen for OSC on UDP \(host) port \(requested) (\(reason.lowercased()))")
-        }
-        var bound = sockaddr_storage()
-        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-        _ = withUnsafeMutablePointer(to: &bound) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-        }
-        socket = fd
+        let first = try Self.bind(host: host, port: requested)
+        var sockets = [first.socket]
+        // "127.0.0.1" means this machine: IPv6's loopback too (where "localhost" may resolve to
+        // ::1 first), on the same port, when the machine has it.
+        if host == "127.0.0.1", let six = try? Self.bind(host: "::1", port: String(first.port)) { sockets.append(six.socket) }
+        self.sockets = sockets
         self.host = host
-        self.port = Int(Self.endpoint(of: bound)?.port ?? 0)
+        self.port = Int(first.port)
         inbox = Inbox(hostNow: hostNow)
-        let thread = Thread { [socket, inbox, closed, finished] in
-            Self.receiveLoop(socket: socket, inbox: inbox, closed: closed)
+        let thread = Thread { [sockets, inbox, closed, finished] in
+            Self.receiveLoop(sockets: sockets, inbox: inbox, closed: closed)
             finished.signal()
         }
         thread.name = "sampler.osc"
         thread.start()
     }
 
+    /// A UDP socket bound to `host`:`port`, and the port it got.
+    private static func bind(host: String, port: String) throws(OSCError) -> (socket: Int32, port: UInt16) {
+        var hints = addrinfo()
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV | AI_PASSIVE
+        hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
+        var found: UnsafeMutablePointer<addrinfo>?
+        guard getaddrinfo(host, port, &hints, &found) == 0, let info = found else {
+            throw OSCError("cannot listen for OSC on \(host) port \(port) (not a numeric address and port)")
+        }
+        defer { freeaddrinfo(found) }
+        let fd = Glibc.socket(info.pointee.ai_family, info.pointee.ai_socktype | Int32(SOCK_CLOEXEC.rawValue), info.pointee.ai_protocol)
+        guard fd >= 0 else { throw OSCError("cannot open a UDP socket for OSC (\(String(cString: strerror(errno))))") }
+        if info.pointee.ai_family == AF_INET6 {
+            // An IPv6 address means that address only, not IPv4 as well.
+            var on: Int32 = 1
+            setsockopt(fd, Int32(IPPROTO_IPV6), IPV6_V6ONLY, &on, socklen_t(MemoryLayout<Int32>.size))
+        }
+        guard Glibc.bind(fd, info.pointee.ai_addr, info.pointee.ai_addrlen) == 0 else {
+            let reason = String(cString: strerror(errno))
+            Glibc.close(fd)
+            throw OSCError("cannot listen for OSC on UDP \(host) port \(port) (\(reason.lowercased()))")
+        }
+        var bound = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &bound) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+        }
+        return (fd, endpoint(of: bound)?.port ?? 0)
+    }
+
     deinit { close() }
 
-    /// Stops the receiving thread (within 100 ms) and closes the socket. Idempotent; waits outside
+    /// Stops the receiving thread (within 100 ms) and closes the sockets. Idempotent; waits outside
     /// any lock.
     package func close() {
         let wasOpen = closed.withLock { c in
@@ -100,7 +117,7 @@ package final class OSCServer: @unchecked Sendable {
         }
         guard wasOpen else { return }
         finished.wait()
-        Glibc.close(socket)
+        for socket in sockets { Glibc.close(socket) }
     }
 
     /// The messages received since the previous call, in order.
@@ -149,7 +166,10 @@ package final class OSCServer: @unchecked Sendable {
         defer { freeaddrinfo(found) }
         var entry = found
         while let e = entry {
-            if sendto(socket, bytes, size, Int32(MSG_NOSIGNAL), e.pointee.ai_addr, e.pointee.ai_addrlen) == size { return true }
+            // From the socket of the destination's family (the one the sender reached, for a reply).
+            for socket in sockets where Self.family(of: socket) == e.pointee.ai_family {
+                if sendto(socket, bytes, size, Int32(MSG_NOSIGNAL), e.pointee.ai_addr, e.pointee.ai_addrlen) == size { return true }
+            }
             entry = e.pointee.ai_next
         }
         return false
@@ -163,30 +183,37 @@ package final class OSCServer: @unchecked Sendable {
     }
 
     /// On the receiving thread: reads datagrams until `close`.
-    private static func receiveLoop(socket: Int32, inbox: Inbox, closed: Locked<Bool>) {
+    private static func receiveLoop(sockets: [Int32], inbox: Inbox, closed: Locked<Bool>) {
         let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: OSCPacket.maximumSize + 1, alignment: 8)
         defer { buffer.deallocate() }
+        var pollers = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         while !closed.withLock({ $0 }) {
-            var poller = pollfd(fd: socket, events: Int16(POLLIN), revents: 0)
-            guard poll(&poller, 1, 100) > 0 else { continue }
-            var from = sockaddr_storage()
-            var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
-            let n = withUnsafeMutablePointer(to: &from) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
-                    recvfrom(socket, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
-                }
+            guard poll(&pollers, nfds_t(pollers.count), 100) > 0 else { continue }
+            for p in pollers where p.revents & Int16(POLLIN) != 0 {
+                receiveOne(socket: p.fd, buffer: buffer, inbox: inbox)
             }
-            guard n > 0 else { continue }
-            let source = endpoint(of: from).map { "osc.udp://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)/" } ?? ""
-            let messages = received(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), source: source, hostNow: inbox.hostNow)
-            let refused = inbox.queue.withLock { q -> Int in
-                let room = max(0, maximumQueued - q.count)
-                q.append(contentsOf: messages.messages.prefix(room))
-                return messages.messages.count - min(room, messages.messages.count)
-            }
-            let lost = refused + (messages.dropped == nil ? 0 : 1)
-            if lost > 0 { inbox.droppedCount.withLock { $0 += lost } }
         }
+    }
+
+    /// Reads one datagram from `socket` and queues its messages.
+    private static func receiveOne(socket: Int32, buffer: UnsafeMutableRawBufferPointer, inbox: Inbox) {
+        var from = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        let n = withUnsafeMutablePointer(to: &from) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                recvfrom(socket, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
+            }
+        }
+        guard n > 0 else { return }
+        let source = endpoint(of: from).map { "osc.udp://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)/" } ?? ""
+        let messages = received(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), source: source, hostNow: inbox.hostNow)
+        let refused = inbox.queue.withLock { q -> Int in
+            let room = max(0, maximumQueued - q.count)
+            q.append(contentsOf: messages.messages.prefix(room))
+            return messages.messages.count - min(room, messages.messages.count)
+        }
+        let lost = refused + (messages.dropped == nil ? 0 : 1)
+        if lost > 0 { inbox.droppedCount.withLock { $0 += lost } }
     }
 
     /// The messages of one datagram, with their timetags as host times, and why part of it was
@@ -206,6 +233,14 @@ package final class OSCServer: @unchecked Sendable {
             messages.append(message)
         }
         return (messages, dropped)
+    }
+
+    /// The address family a socket was opened with.
+    private static func family(of socket: Int32) -> Int32 {
+        var storage = sockaddr_storage()
+        var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
+        _ = withUnsafeMutablePointer(to: &storage) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(socket, $0, &length) } }
+        return Int32(storage.ss_family)
     }
 
     /// The numeric host and the port of a socket address (IPv4 or IPv6).

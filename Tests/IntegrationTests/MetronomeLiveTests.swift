@@ -70,15 +70,17 @@ func grid(from first: Frame, bpm: Double, in window: Range<Frame>, rate: Double 
         c.onsets(channel: channel, threshold: 0.02, quietGap: 1000).filter { window.contains($0) }
     }
 
-    @Test func threeMetronomesForAMinuteHaveNoOnsetError() throws {
+    /// 20 s each: a metronome that adds rounded intervals is a frame off within a few clicks
+    /// (jack_metro repeats a truncated period), so a longer capture adds nothing.
+    @Test func threeMetronomesFor20SecondsHaveNoOnsetError() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
         let tempos = [113.0, 120.0, 97.3]
         let metronomes = try tempos.enumerated().map { i, bpm in
-            try MetronomeProcess(["\(bpm)", "--server", server.name, "--name", "metro\(i)", "--no-connect", "--duration", "63"])
+            try MetronomeProcess(["\(bpm)", "--server", server.name, "--name", "metro\(i)", "--no-connect", "--duration", "23"])
         }
         for m in metronomes { #expect(m.waitUntilPlaying()) }
-        let seconds = 60
+        let seconds = 20
         let capture = try CaptureProcess(server: server, ports: (0..<3).map { "metro\($0):out_L" }, frames: 48000 * seconds)
         let recording = try capture.finish()
         let window = (recording.firstFrame + 2000)..<(recording.firstFrame + Frame(recording.channels[0].count) - 16)
@@ -91,7 +93,7 @@ func grid(from first: Frame, bpm: Double, in window: Range<Frame>, rate: Double 
             let first = try #require(firstBeatFrame(result.stdout), "\(result.stdout)")
             let expected = grid(from: first, bpm: tempos[i], in: window)
             let got = onsets(recording, channel: i, in: window)
-            #expect(expected.count >= Int(tempos[i] * 0.98))
+            #expect(expected.count >= Int(tempos[i] / 3 * 0.98))
             #expect(got == expected, "\(tempos[i]) bpm: \(got.count) onsets captured, \(expected.count) expected")
             let errors = zip(got, expected).map { abs($0 - $1) }
             #expect(errors.max() == 0, "\(tempos[i]) bpm: largest onset error \(errors.max() ?? -1) frames")

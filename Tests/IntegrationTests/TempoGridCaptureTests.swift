@@ -53,12 +53,14 @@ import Testing
         }
     }
 
-    @Test func aMinuteAtThreeTemposHasNoOnsetError() throws {
+    /// 20 s at each tempo: a grid built by adding rounded intervals is off by a frame within a
+    /// few clicks (jack_metro's truncated period: one frame a click), so length adds nothing.
+    @Test func twentySecondsAtThreeTemposHaveNoOnsetError() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
         let players = try [120.0, 113.0, 97.3].map { try GridPlayer(server: server, bpm: $0) }
         defer { players.forEach { $0.finish() } }
-        let seconds = 61
+        let seconds = 21
         let capture = try CaptureProcess(server: server, ports: players.map { $0.client.outputPortNames[0] },
                                          frames: 48000 * seconds)
         #expect(waitUntil(timeout: 5) { players.allSatisfy { $0.engine.periodCount > 0 } })
@@ -77,7 +79,7 @@ import Testing
                 expected.append(f)
                 k += 1
             }
-            #expect(expected.count >= Int(p.bpm * 0.98))
+            #expect(expected.count >= Int(p.bpm / 3 * 0.98))
             #expect(onsets == expected, "\(p.bpm) bpm: \(onsets.count) onsets captured, \(expected.count) expected")
             let errors = zip(onsets, expected).map { abs($0 - $1) }
             #expect(errors.max() ?? 0 == 0, "\(p.bpm) bpm: largest onset error \(errors.max() ?? -1) frames")

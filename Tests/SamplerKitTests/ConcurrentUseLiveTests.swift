@@ -58,7 +58,7 @@ func callEverythingAtRandom(session: AudioSession, players: [AudioPlayer], node:
     @Test func eightThreadsCallingEverythingAtRandom() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
-        let seconds = 60.0
+        let seconds = 30.0
         let session = try session(on: server, name: "stress")
         let sound = try markerSound(frames: 4800)
         let players = try (0..<4).map { _ in try AudioPlayer(sound: sound, session: session) }
