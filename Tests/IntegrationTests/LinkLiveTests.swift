@@ -73,15 +73,17 @@ import Testing
         /// B's onsets that peak higher than its others (a pattern's louder first step).
         var accentsB: [Bool] = []
         var bStarted = 0.0, changed = 0.0
+        /// Stretches of frames each witness did not get ([start, end)): JACK skipped it there.
+        var lostA: [Range<Int64>] = [], lostB: [Range<Int64>] = []
     }
 
     func playSession(bArguments: [String], bPort: String, keysToA: Bool) throws -> Session {
         #expect(LinkSession.isAvailable, "the tests are built with SAMPLER_LINK=1 (make test does it)")
         let namespace = try LinkNamespace()
         defer { namespace.stop() }
-        let serverA = try JACKServer(period: 256)
+        let serverA = try JACKServer(period: 256, synchronous: false)
         defer { serverA.stop() }
-        let serverB = try JACKServer(period: 256)
+        let serverB = try JACKServer(period: 256, synchronous: false)
         defer { serverB.stop() }
         let rate = 48000.0
 
@@ -108,7 +110,18 @@ import Testing
         let resultA = a.finish(), resultB = b.finish()
         #expect(resultA.status == 0, "\(resultA.output)")
         #expect(resultB.status == 0, "\(resultB.output)")
-        #expect(recordedA.lostFrames == 0 && recordedB.lostFrames == 0)
+        // Skipped cycles are allowed (and reported), not a tenth of the run.
+        print("Link: the witnesses lost \(recordedA.lostFrames) and \(recordedB.lostFrames) frames")
+        #expect(recordedA.lostFrames < recordedA.channels[0].count / 10 && recordedB.lostFrames < recordedB.channels[0].count / 10)
+        func lost(_ c: Capture) -> [Range<Int64>] {
+            var gaps: [Range<Int64>] = []
+            var expected = c.firstFrame
+            for p in c.periods {
+                if p.start > expected { gaps.append(expected..<p.start) }
+                expected = max(expected, p.start + Int64(p.count))
+            }
+            return gaps
+        }
 
         // Onsets on one host-clock axis (µs), by each witness's stamps of the periods holding
         // them (JACK's cycle times on the clock Link uses).
@@ -121,6 +134,8 @@ import Testing
             let middle = ((peaks.max() ?? 0) + (peaks.min() ?? 0)) / 2
             return peaks.map { $0 > middle }
         }
+        session.lostA = lost(recordedA)
+        session.lostB = lost(recordedB)
         session.beatsA = try beats(recordedA)
         session.accentsA = accents(recordedA, session.beatsA)
         session.beatsB = try beats(recordedB)
@@ -134,13 +149,31 @@ import Testing
         let bar = 2_000_000.0  // a 4/4 bar at 120 bpm, µs
         // B joins within its first second; the tempo change reaches both within a bar.
         let settled = { (t: Double) in t > s.bStarted + 1_000_000 && !(t > s.changed && t < s.changed + bar) }
+        // Where a witness missed cycles, on the host clock (µs), widened by 30 ms: a beat there may
+        // be hidden or its onset cut. Those beats, and intervals across such a stretch, are left out.
+        func windows(_ lost: [Range<Int64>], _ beats: [(frame: Int64, time: Double)]) -> [ClosedRange<Double>] {
+            lost.compactMap { gap in
+                guard let near = beats.min(by: { abs($0.frame - gap.lowerBound) < abs($1.frame - gap.lowerBound) }) else { return nil }
+                let start = near.time + Double(gap.lowerBound - near.frame) * 1e6 / 48000
+                let end = near.time + Double(gap.upperBound - near.frame) * 1e6 / 48000
+                return (start - 30_000)...(end + 30_000)
+            }
+        }
+        let unreliable = windows(s.lostA, s.beatsA) + windows(s.lostB, s.beatsB)
+        let clear = { (t: Double) in !unreliable.contains { $0.contains(t) } }
+        // An interval is measured when both its beats are clear of a missed stretch; one longer
+        // than 1.3 beats with a missed stretch inside may hide a beat, and is left out too.
+        let clearBetween = { (a: Double, b: Double) in
+            clear(a) && clear(b) && !(b - a > 650_000 && unreliable.contains { $0.lowerBound < b && $0.upperBound > a })
+        }
+        if !unreliable.isEmpty { print("Link (\(label)): \(unreliable.count) stretches a witness missed are left out") }
         var differences: [Double] = []
-        for (_, t) in s.beatsB where settled(t) {
+        for (_, t) in s.beatsB where settled(t) && clear(t) {
             let nearest = try #require(s.beatsA.min { abs($0.time - t) < abs($1.time - t) })
             differences.append(t - nearest.time)
         }
         let sorted = differences.map(abs).sorted()
-        try #require(sorted.count >= 15, "\(s.beatsB.count) beats of B")
+        try #require(sorted.count >= 12, "\(s.beatsB.count) beats of B")
         print(String(format: "Link (%@): %d beats of B against A's: |difference| median %.0f µs, 90th %.0f µs, max %.0f µs (signed %@)",
                      label, sorted.count, sorted[sorted.count / 2], sorted[sorted.count * 9 / 10], sorted.last ?? .nan,
                      differences.map { String(format: "%+.0f", $0) }.joined(separator: " ")))
@@ -154,12 +187,12 @@ import Testing
         // by up to 0.25 ms (a beat already sent when the clock moved plays where it was sent).
         for (name, beats) in [("A", s.beatsA), ("B", s.beatsB)] {
             var before: [Double] = [], after: [Double] = [], frames: [Int64] = []
-            for (x, y) in zip(beats, beats.dropFirst()) {
+            for (x, y) in zip(beats, beats.dropFirst()) where clearBetween(x.time, y.time) {
                 if x.time > s.bStarted + 1_000_000 && y.time < s.changed { before.append(y.time - x.time); frames.append(y.frame - x.frame) }
                 if x.time > s.changed + bar { after.append(y.time - x.time); frames.append(y.frame - x.frame) }
             }
             print("Link (\(label)): \(name)'s beats: \(before.map { String(format: "%.0f", $0) }) µs at 120, \(after.map { String(format: "%.0f", $0) }) µs at 130; frames \(frames)")
-            #expect(before.count >= 8 && after.count >= 4, "\(name): \(before) \(after)")
+            #expect(before.count >= 6 && after.count >= 4, "\(name): \(before) \(after)")
             #expect(before.allSatisfy { abs($0 - 500_000) <= 1000 }, "\(name) at 120 bpm: \(before)")
             #expect(after.allSatisfy { abs($0 - 60e6 / 130) <= 1000 }, "\(name) at 130 bpm: \(after)")
             // The new tempo reached this peer within a bar of the keys.
