@@ -86,14 +86,17 @@ package enum OSCPacket {
         return Element(path: path, arguments: arguments, timetag: timetag)
     }
 
+    /// One argument read with a load of its own size: `lo_arg` is a union as large as its largest
+    /// member, and liblo allocates only what each argument holds (reading `.pointee` whole reads
+    /// past a 4-byte int).
     private static func argument(type: UInt8, _ arg: UnsafeMutablePointer<lo_arg>) -> OSCArgument {
-        switch type {
-        case UInt8(ascii: "i"): .int(arg.pointee.i)
-        case UInt8(ascii: "h"): .int64(arg.pointee.h)
-        case UInt8(ascii: "f"): .float(arg.pointee.f)
-        case UInt8(ascii: "d"): .double(arg.pointee.d)
-        case UInt8(ascii: "s"), UInt8(ascii: "S"):
-            .string(String(cString: UnsafeRawPointer(arg).assumingMemoryBound(to: CChar.self)))
+        let raw = UnsafeRawPointer(arg)
+        return switch type {
+        case UInt8(ascii: "i"): .int(raw.loadUnaligned(as: Int32.self))
+        case UInt8(ascii: "h"): .int64(raw.loadUnaligned(as: Int64.self))
+        case UInt8(ascii: "f"): .float(raw.loadUnaligned(as: Float.self))
+        case UInt8(ascii: "d"): .double(raw.loadUnaligned(as: Double.self))
+        case UInt8(ascii: "s"), UInt8(ascii: "S"): .string(String(cString: raw.assumingMemoryBound(to: CChar.self)))
         case UInt8(ascii: "T"): .int(1)
         case UInt8(ascii: "F"): .int(0)
         case let t: .other(Character(Unicode.Scalar(t)))

@@ -140,9 +140,9 @@ package final class OSCServer: @unchecked Sendable {
     /// Returns false when the address is not valid or the send failed.
     @discardableResult
     package func send(_ path: String, _ arguments: [OSCArgument], to url: String) -> Bool {
-        guard closed.withLock({ !$0 }), let address = lo_address_new_from_url(url) else { return false }
-        defer { lo_address_free(address) }
-        guard let hostName = lo_address_get_hostname(address), let service = lo_address_get_port(address) else { return false }
+        // The URL is read here, not by liblo: lo_address_new_from_url reads past the end of a
+        // malformed one (found by the OSC fuzz target), and a reply address comes from a message.
+        guard closed.withLock({ !$0 }), let (hostName, service) = Self.udpEndpoint(url) else { return false }
         let message = lo_message_new()
         defer { lo_message_free(message) }
         for argument in arguments {
@@ -175,11 +175,39 @@ package final class OSCServer: @unchecked Sendable {
         return false
     }
 
-    /// The URL replies go to when a message names a return address: an OSC URL as it is, or a
-    /// bare port number for this machine (klick's rule).
+    /// The URL replies go to when a message names a return address: an OSC UDP URL
+    /// ("osc.udp://host:port/") as it is, or a bare port number for this machine (klick's rule);
+    /// nil for anything else.
     package static func replyURL(_ address: String) -> String? {
-        if !address.isEmpty && address.allSatisfy(\.isNumber) { return "osc.udp://127.0.0.1:\(address)/" }
-        return address.hasPrefix("osc.") ? address : nil
+        if !address.isEmpty && address.utf8.count <= 5 && address.allSatisfy(\.isASCII) && address.allSatisfy(\.isNumber),
+           let port = Int(address), (1...65535).contains(port) {
+            return "osc.udp://127.0.0.1:\(port)/"
+        }
+        return udpEndpoint(address) == nil ? nil : address
+    }
+
+    /// The host and port of "osc.udp://host:port/" (an IPv6 host in brackets; anything after the
+    /// port's slash ignored), or nil when it is not one: letters, digits, '.', '-', ':' only.
+    package static func udpEndpoint(_ url: String) -> (host: String, port: String)? {
+        let scheme = "osc.udp://"
+        guard url.utf8.count <= 300, url.hasPrefix(scheme) else { return nil }
+        var rest = Substring(url.dropFirst(scheme.count))
+        if let slash = rest.firstIndex(of: "/") { rest = rest[..<slash] }
+        let host: Substring, port: Substring
+        if rest.hasPrefix("[") {
+            guard let close = rest.firstIndex(of: "]"), rest[rest.index(after: close)...].hasPrefix(":") else { return nil }
+            host = rest[rest.index(after: rest.startIndex)..<close]
+            port = rest[rest.index(close, offsetBy: 2)...]
+        } else {
+            guard let colon = rest.lastIndex(of: ":") else { return nil }
+            host = rest[..<colon]
+            port = rest[rest.index(after: colon)...]
+        }
+        let hostCharacters = host.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || $0 == "." || $0 == "-" || $0 == ":") }
+        guard !host.isEmpty, hostCharacters, let number = Int(port), (1...65535).contains(number), port.allSatisfy(\.isNumber) else {
+            return nil
+        }
+        return (String(host), String(port))
     }
 
     /// On the receiving thread: reads datagrams until `close`.
