@@ -112,7 +112,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Hydrogen", "Sync", "JACKBackend", "JACKTestSupport",
+            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Hydrogen", "Sync", "JACKBackend", "JACKTestSupport", "Locking",
         ]),
     ],
     swiftLanguageModes: [.v6],

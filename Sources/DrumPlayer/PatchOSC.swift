@@ -69,6 +69,8 @@ package final class PatchOSC {
     /// program's `programKit` as loaded. Control thread only.
     package func dispatch(_ messages: [OSCMessage], kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine,
                           sampleRate: Double, hostNow: UInt64, frameAt: (UInt64) -> Frame) {
+        var refused = 0
+        defer { if refused > 3 { log("osc: \(refused - 3) more messages refused") } }
         for m in messages {
             let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
             let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
@@ -76,7 +78,9 @@ package final class PatchOSC {
             switch m.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
             case .at(let frame, let how): (at, when) = (frame, how)
             case .refused(let why):
-                warn(m, why)
+                // A flood of refusals is counted, not printed line by line.
+                refused += 1
+                if refused <= 3 { warn(m, why) }
                 server.send("/sampler/error", [.string(m.path), .string(why)], to: replyTo)
                 continue
             }

@@ -65,12 +65,16 @@ package final class KlickOSC {
     /// false on `/klick/quit`. Control thread only.
     package func dispatch(_ messages: [OSCMessage], controller: MetronomeController, engine: Engine, frame: Frame, sampleRate: Double,
                           hostNow: UInt64, frameAt: (UInt64) -> Frame) -> Bool {
+        var refused = 0
+        defer { if refused > 3 { log("osc: \(refused - 3) more messages refused") } }
         for message in messages {
             let at: Frame, when: String
             switch message.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
             case .at(let f, let how): (at, when) = (f, how)
             case .refused(let why):
-                warn(message, why)
+                // A flood of refusals is counted, not printed line by line.
+                refused += 1
+                if refused <= 3 { warn(message, why) }
                 let replyTo = message.arguments.first?.text.flatMap(OSCServer.replyURL) ?? message.source
                 server.send("/klick/error", [.string(message.path), .string(why)], to: replyTo)
                 continue

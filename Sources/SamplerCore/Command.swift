@@ -234,8 +234,18 @@ extension Command {
     /// `rateRange` (start, setRate), a finite non-negative gain (start, setGain, trigger), finite
     /// pan factors, non-negative fade lengths and positions. Checked by `Engine.send` on the
     /// control thread.
+    /// The largest magnitude of a command's frame and position: 2^53 frames.
+    public static let frameLimit: Frame = 1 << 53
+
     public var isValid: Bool {
-        // A cancel's position is a frame threshold on the device clock (any value).
+        // Frames and positions beyond ±2^53 (over 5,900 years at 48 kHz) are refused: the render
+        // thread adds and subtracts them, and must never trap on overflow (a late seek to
+        // Frame.max, a start at Frame.min + 1). `immediately` (Frame.min) is a frame of its own,
+        // and so is a cancel's "from every frame" (Frame.min).
+        let limit = Command.frameLimit
+        if frame != Command.immediately && (frame < -limit || frame > limit) { return false }
+        if !(kind == .cancelPending && position == .min) && (position < -limit || position > limit) { return false }
+        // A cancel's position is a frame threshold on the device clock (any value within the limit).
         if fadeFrames < 0 || (position < 0 && kind != .cancelPending) || loops < -1 { return false }
         if !(level.isFinite && level >= 0) { return false }
         if !(pan.monoLeft.isFinite && pan.monoRight.isFinite && pan.stereoLeft.isFinite && pan.stereoRight.isFinite) { return false }

@@ -1,6 +1,9 @@
 import Foundation
+import Glibc
 import JACKTestSupport
+import Locking
 import SoundFiles
+import Sync
 import Testing
 
 /// The OSC ports are safe by default (issue 35): loopback unless asked, files through the gate,
@@ -70,15 +73,16 @@ import Testing
         }
     }
 
-    /// A timetag two hours ahead is refused with an error reply; the program plays on.
-    @Test func aTimetagHoursAheadIsRefusedWithAnErrorReply() throws {
+    /// A timetag 13 hours ahead is refused with an error reply, not run at once; the program plays on.
+    @Test func aTimetag13HoursAheadIsRefusedWithAnErrorReply() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
         let kit = try osc.clickKit(#"[{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]"#)
         let (process, out, port) = try osc.startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
                                                          "--server", server.name, "--name", "oschorizon", "--no-connect", "--quiet"])
         defer { if process.isRunning { process.terminate() } }
-        let reply = try osc.send(["--port", port, "--in-ms", "7200000", "--replies", "1", "/sampler/trigger", "s:kick"])
+        // 13 hours: beyond 2^31 frames at 48 kHz, where JACK's 32-bit conversion would wrap.
+        let reply = try osc.send(["--port", port, "--in-ms", "46800000", "--replies", "1", "/sampler/trigger", "s:kick"])
         #expect(reply.contains { $0.hasPrefix("reply /sampler/error ,ss /sampler/trigger") && $0.contains("one hour") }, "\(reply)")
         #expect(try osc.send(["--port", port, "--replies", "1", "/sampler/ping"]).contains("reply /sampler/pong , "))
         process.terminate()
@@ -97,5 +101,112 @@ import Testing
         #expect(root.output.contains("--osc-root must be an existing directory"), "\(root.output)")
         let alone = try BackgroundProgram(sampler, ["metronome", "120", "--osc-host", "0.0.0.0"], timeout: 10).finish()
         #expect(alone.output.contains("--osc-host and --osc-root need --osc-port"), "\(alone.output)")
+    }
+
+    /// `/klick/map/load_file` naming /dev/zero, a FIFO, a 5 MB file, a directory and a missing
+    /// file: each an error reply at once, and the clicks stay on their grid meanwhile.
+    @Test func loadsOfWhatIsNotATempoMapAreErrorRepliesAndTheClicksStayOnTheGrid() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let dir = try temporaryDirectory()
+        let fifo = dir.appendingPathComponent("fifo.map").path
+        #expect(mkfifo(fifo, 0o600) == 0)
+        let big = dir.appendingPathComponent("big.map").path
+        try String(repeating: "8 120\n", count: 5 << 20 / 6).write(toFile: big, atomically: true, encoding: .utf8)
+        let (process, out, port) = try osc.startWithOSC(["metronome", "120", "--osc-port", "0", "--duration", "20", "--server", server.name,
+                                                         "--name", "oscgrid", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        // Drained meanwhile, so that the program never waits on a full pipe.
+        let reader = Thread { _ = out.fileHandleForReading.readDataToEndOfFile() }
+        reader.start()
+        _ = try osc.send(["--port", port, "/klick/metro/start"])
+        let capture = try CaptureProcess(server: server, ports: ["oscgrid:out_L"], frames: 48000 * 4)
+        for (path, reason) in [("/dev/zero", "device"), (fifo, "FIFO"), (big, "at most 1 MB"), (dir.path, "directory"),
+                               (dir.appendingPathComponent("none.map").path, "no such file")] {
+            let started = Date()
+            let reply = try osc.send(["--port", port, "--replies", "1", "/klick/map/load_file", "s:\(path)"])
+            let seconds = Date().timeIntervalSince(started)
+            print(String(format: "load_file %@: replied in %.3f s (the sender's start included)", path, seconds))
+            #expect(reply.contains { $0.contains("/klick/error") && $0.contains(reason) }, "\(path): \(reply)")
+            #expect(seconds < 3, "\(path): \(seconds) s")
+        }
+        let recording = try capture.finish()
+        process.terminate()
+        process.waitUntilExit()
+        let onsets = recording.onsets(channel: 0, threshold: 0.02, quietGap: 1000)
+        #expect(onsets.count >= 7, "\(onsets)")
+        let intervals = zip(onsets, onsets.dropFirst()).map { $1 - $0 }
+        #expect(intervals.allSatisfy { $0 == 24000 }, "the clicks left their grid: \(intervals)")
+    }
+
+    /// 100,000 timed triggers sent as fast as a socket can: past 1,024 waiting the sender hears
+    /// "the queue is full", MIDI notes sent meanwhile play on their frames, memory stays flat.
+    @Test func aFloodOfTimedTriggersIsRefusedPastTheBoundAndMIDIStillPlays() throws {
+        let period: Int64 = 256
+        let server = try JACKServer(period: Int(period))
+        defer { server.stop() }
+        let kit = try osc.clickKit(#"[{"id": "kick", "layers": [{"samples": ["click.wav"]}], "midiNote": 36}]"#)
+        let capture = try CaptureProcess(server: server, ports: ["l", "r"], frames: 48000 * 4, name: "floodcap", connect: false)
+        let (process, out, port) = try osc.startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "30", "--server", server.name,
+                                                         "--name", "flood", "--connect", "floodcap:in_0,floodcap:in_1", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        let output = Locked<Data?>(nil)
+        let reader = Thread { let d = out.fileHandleForReading.readDataToEndOfFile(); output.withLock { $0 = d } }
+        reader.start()
+        func rss() -> Int {
+            let status = (try? String(contentsOfFile: "/proc/\(process.processIdentifier)/status", encoding: .utf8)) ?? ""
+            let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+            return Int(line.split(separator: " ", omittingEmptySubsequences: true).dropFirst().first ?? "") ?? 0
+        }
+        let rssBefore = rss()
+
+        // A socket of the test's own: sends the flood, hears the replies.
+        let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+        defer { close(fd) }
+        var local = sockaddr_in()
+        local.sin_family = sa_family_t(AF_INET)
+        local.sin_addr.s_addr = inet_addr("127.0.0.1")
+        _ = withUnsafePointer(to: &local) { $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) } }
+        _ = fcntl(fd, F_SETFL, O_NONBLOCK)
+        var target = local
+        target.sin_port = UInt16(Int(port)!).bigEndian
+        let tag = OSCTime.timetag(unixMicroseconds: OSCTime.realtimeMicroseconds() + 600_000_000)  // ten minutes ahead
+        let packet = OSCPacketBytes.bundle(seconds: tag.seconds, fraction: tag.fraction, [OSCPacketBytes.message("/sampler/trigger", int: 0)])
+        var full = 0
+        var buffer = [UInt8](repeating: 0, count: 2048)
+        func readReplies() {
+            while true {
+                let n = recv(fd, &buffer, buffer.count, 0)
+                guard n > 0 else { return }
+                if String(decoding: buffer[0..<n], as: UTF8.self).contains("the queue is full") { full += 1 }
+            }
+        }
+        for k in 0..<100_000 {
+            _ = withUnsafePointer(to: &target) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, packet, packet.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+            }
+            if k % 500 == 0 { readReplies() }
+        }
+        #expect(waitUntil(timeout: 10) { readReplies(); return full > 0 }, "no \"queue is full\" reply")
+
+        // MIDI notes after the flood: the engine's schedule holds the 1,024 admitted triggers,
+        // and still has room for them.
+        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),
+                                           ["--server", server.name, "--to", "flood:midi_in", "--offsets", "0,100,255", "--notes", "36,36,36",
+                                            "--velocity", "127"], timeout: 20)
+        let sent = sender.finish()
+        #expect(sent.status == 0, "\(sent.output)")
+        let recording = try capture.finish()
+        let rssAfter = rss()
+        process.terminate()
+        process.waitUntilExit()
+        #expect(waitUntil(timeout: 10) { output.withLock { $0 != nil } })
+        let text = String(decoding: output.withLock { $0 } ?? Data(), as: UTF8.self)
+        print("flood: \(full) \"queue is full\" replies heard; RSS \(rssBefore) → \(rssAfter) kB")
+        #expect(text.contains("more messages refused"), "\(text.suffix(2000))")
+        let notes = sent.output.split(separator: "\n").filter { $0.hasPrefix("sent ") }.map { Int64($0.split(separator: " ")[3])! }
+        #expect(notes.count == 3)
+        #expect(recording.onsets(channel: 0) == notes.map { $0 + period }, "MIDI notes left their frames")
+        #expect(rssAfter - rssBefore < 4096, "RSS grew from \(rssBefore) to \(rssAfter) kB")
     }
 }

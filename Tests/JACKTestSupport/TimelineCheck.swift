@@ -90,3 +90,27 @@ public func firstDifference(_ a: [Float], _ b: [Float]) -> Int? {
     if a.count != b.count { return min(a.count, b.count) }
     return a.indices.first { a[$0] != b[$0] }
 }
+
+/// OSC datagrams built byte by byte (for tests that send without liblo).
+public enum OSCPacketBytes {
+    /// An OSC string: the bytes, a NUL, padded to four.
+    public static func padded(_ s: String) -> [UInt8] {
+        var b = Array(s.utf8) + [0]
+        while b.count % 4 != 0 { b.append(0) }
+        return b
+    }
+
+    /// `path` with no argument, or one int32.
+    public static func message(_ path: String, int: Int32? = nil) -> [UInt8] {
+        var b = padded(path) + padded(int == nil ? "," : ",i")
+        if let int { b += withUnsafeBytes(of: int.bigEndian) { Array($0) } }
+        return b
+    }
+
+    /// A bundle of `elements` stamped `seconds`.`fraction` (NTP).
+    public static func bundle(seconds: UInt32, fraction: UInt32 = 0, _ elements: [[UInt8]]) -> [UInt8] {
+        var b = padded("#bundle") + withUnsafeBytes(of: seconds.bigEndian) { Array($0) } + withUnsafeBytes(of: fraction.bigEndian) { Array($0) }
+        for e in elements { b += withUnsafeBytes(of: UInt32(e.count).bigEndian) { Array($0) } + e }
+        return b
+    }
+}
