@@ -28,8 +28,12 @@ import Testing
         return try #require(Int64(line.split(separator: " ").last!), "\(line)")
     }
 
+    /// On an asynchronous server, which keeps its clock: a synchronous one waits for a late
+    /// client and its frames fall behind the host clock timetags are mapped on (seen here: 6 and
+    /// 13 ms off 1.5 and 3.2 s later). What it skips is a gap in the witness's recording; the
+    /// clicks beside a gap are left out.
     @Test func timedStartAndStopPlayOnTheFramesOfTheirTimetags() throws {
-        let server = try JACKServer(period: 256)
+        let server = try JACKServer(period: 256, synchronous: false)
         defer { server.stop() }
         let process = Process(), out = Pipe()
         process.executableURL = productsDirectory.appendingPathComponent("sampler")
@@ -63,13 +67,14 @@ import Testing
         process.waitUntilExit()
         let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(process.terminationStatus == 0, "\(output)")
-        #expect(recorded.lostFrames == 0)
+        #expect(recorded.lostFrames < recorded.channels[0].count / 10)
         let first = try frame(of: "/klick/metro/start", in: output)
         let stop = try frame(of: "/klick/metro/stop", in: output)
         #expect(output.contains("/klick/metro/start on its timetag"), "\(output)")
         // Every click on the 120 bpm grid from the start's frame, none from the stop's on.
-        let onsets = recorded.onsets(channel: 0, quietGap: 1000)
-        let expected = stride(from: first, to: stop, by: 24000).map { $0 }
+        let onsets = recorded.onsets(channel: 0, quietGap: 1000).filter { recorded.isClear(around: $0) }
+        let expected = stride(from: first, to: stop, by: 24000).filter { recorded.isClear(around: $0) }
+        #expect(expected.count >= 2)
         #expect(onsets == expected, "onsets \(onsets), expected \(expected)")
         // The frames are those of the timetags: by the witness's wall clock, within 2 ms (measured: a few hundred µs idle, about 1 ms under load).
         // The witness's wall time of a frame, from its first period's host stamp (a server that
@@ -120,8 +125,9 @@ import Testing
 
     /// The sampler's own namespace on a patch without patterns: triggers in timed bundles play on
     /// the frames of their timetags, queries are answered.
+    /// On an asynchronous server, as `timedStartAndStopPlayOnTheFramesOfTheirTimetags`.
     @Test func timedTriggersPlayOnTheFramesOfTheirTimetags() throws {
-        let server = try JACKServer(period: 256)
+        let server = try JACKServer(period: 256, synchronous: false)
         defer { server.stop() }
         let kit = try clickKit(#"[{"id": "kick", "layers": [{"samples": ["click.wav"]}], "pan": -1},"#
                                + #" {"id": "snare", "layers": [{"samples": ["click.wav"]}], "pan": 1}]"#)
@@ -144,9 +150,10 @@ import Testing
         #expect(frames.count == 3, "\(output)")
         guard frames.count == 3 else { return }
         #expect(output.split(separator: "\n").filter { $0.contains("on its timetag") }.count == 3, "\(output)")
-        #expect(recorded.lostFrames == 0)
-        #expect(recorded.onsets(channel: 0) == [frames[0], frames[2]])
-        #expect(recorded.onsets(channel: 1) == [frames[1]])
+        #expect(recorded.lostFrames < recorded.channels[0].count / 10)
+        let clear = { (f: Int64) in recorded.isClear(around: f) }
+        #expect(recorded.onsets(channel: 0).filter(clear) == [frames[0], frames[2]].filter(clear))
+        #expect(recorded.onsets(channel: 1).filter(clear) == [frames[1]].filter(clear))
         let wallMinusHost = wallMinusHostMicroseconds()
         for (frame, stamp) in zip(frames, [kick1, snare, kick2]) {
             let error = try #require(recorded.wallMicroseconds(ofFrame: frame, wallMinusHost: wallMinusHost)) - Double(stamp)

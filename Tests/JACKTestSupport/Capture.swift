@@ -56,6 +56,18 @@ public struct Capture {
         return covered.filter { !$0 }.count
     }
 
+    /// Whether every frame within `margin` of `frame` was recorded (no period JACK skipped the
+    /// witness for lies there): an onset there is where the recording says it is.
+    public func isClear(around frame: Int64, margin: Int64 = 2048) -> Bool {
+        var next = frame - margin
+        for p in periods.sorted(by: { $0.start < $1.start }) where p.start + Int64(p.count) > next {
+            if p.start > next { return false }
+            next = p.start + Int64(p.count)
+            if next > frame + margin { return true }
+        }
+        return false
+    }
+
     /// Absolute device frames where a sound begins in `channel`: the first sample whose magnitude
     /// exceeds `threshold` after at least `quietGap` samples at or below it.
     public func onsets(channel: Int, threshold: Float = 0.02, quietGap: Int = 8) -> [Int64] {
