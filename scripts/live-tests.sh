@@ -30,9 +30,13 @@ group2=(PlayerNodeLiveTests PlayerNodeHourTests ConcurrentUseLiveTests AudioFile
 alone=(OSCLiveTests LinkLiveTests)
 # Group 3 is every other live suite, so that a new one runs without being listed here.
 
+# Each group's output is kept too, so that the failures can be listed again at the end (where a
+# CI log shown by its tail has them).
+logs="$(mktemp -d)"
+trap 'rm -rf "$logs"' EXIT
 run_group() {
     local tag="$1"; shift
-    "$bin" --testing-library swift-testing --no-parallel "$@" 2>&1 | sed -u "s/^/[live $tag] /"
+    "$bin" --testing-library swift-testing --no-parallel "$@" 2>&1 | sed -u "s/^/[live $tag] /" | tee "$logs/$tag"
 }
 args1=(--filter "$(suites "${group1[@]}")")
 args2=(--filter "$(suites "${group2[@]}")")
@@ -55,5 +59,9 @@ fi
 parallel=$(( $(date +%s) - start ))
 run_group 4 "${args4[@]}"; s4=$?
 result() { [ "$1" -eq 0 ] && echo passed || echo "FAILED (status $1)"; }
+if grep -q "✘" "$logs"/* 2>/dev/null; then
+    echo "live tests: what failed, again:"
+    grep -h "✘" "$logs"/* | grep -v "Test run with\|^\[live [0-9]\] .\{0,12\}Suite " | cut -c1-600
+fi
 echo "live tests in $(( $(date +%s) - start )) s (side by side $parallel s): group 1 $(result $s1), group 2 $(result $s2), group 3 $(result $s3), alone (OSC, Link) $(result $s4)"
 [ "$s1" -eq 0 ] && [ "$s2" -eq 0 ] && [ "$s3" -eq 0 ] && [ "$s4" -eq 0 ]

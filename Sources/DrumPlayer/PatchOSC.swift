@@ -17,7 +17,8 @@ import Sync
 /// | `/sampler/ping` (`,s address`) | replies `/sampler/pong` |
 /// | `/sampler/query` (`,s address`) | replies `/sampler/instrument ,is index id` for each instrument, then `/sampler/state ,hdi frame sampleRate voices` |
 ///
-/// A message in a bundle acts on the device frame of the bundle's timetag; an untimed message,
+/// A message in a bundle acts on the device frame of the bundle's timetag (held until it is
+/// near, then mapped to its frame: `OSCTimedQueue`); an untimed message,
 /// or one whose time has passed, as soon as possible. A timetag more than an hour ahead, or one
 /// arriving while 1,024 timed messages wait for their frames, is refused with
 /// `/sampler/error ,ss path reason`. `/sampler/load` reads only a regular patch file (under
@@ -40,7 +41,7 @@ package final class PatchOSC {
     private var retired: [(sounds: [SoundID], after: Frame?)] = []
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
     let root: String?
-    private let timed = OSCTimedLimit()
+    private let timed = OSCTimedQueue()
 
     package init(server: OSCServer, canLoad: Bool, root: String? = nil, log: @escaping (String) -> Void) {
         self.server = server
@@ -61,7 +62,8 @@ package final class PatchOSC {
         }
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
-        dispatch(server.take(), kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate, hostNow: hostNow,
+        let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
+        dispatch(due + server.take(), kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate, hostNow: hostNow,
                  frameAt: frameAt)
     }
 
@@ -77,6 +79,7 @@ package final class PatchOSC {
             let at: Frame, when: String
             switch m.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
             case .at(let frame, let how): (at, when) = (frame, how)
+            case .held: continue
             case .refused(let why):
                 // A flood of refusals is counted, not printed line by line.
                 refused += 1

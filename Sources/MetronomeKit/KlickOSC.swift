@@ -33,7 +33,7 @@ package final class KlickOSC {
 
     /// The directory `/klick/map/load_file` may read from (nil: anywhere the process may read).
     private let root: String?
-    private let timed = OSCTimedLimit()
+    private let timed = OSCTimedQueue()
 
     package init(server: OSCServer, controller: MetronomeController, mapFile: String?, root: String? = nil, log: @escaping (String) -> Void) {
         self.root = root
@@ -57,7 +57,8 @@ package final class KlickOSC {
               frameAt: (UInt64) -> Frame) -> Bool {
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
-        return dispatch(server.take(), controller: controller, engine: engine, frame: frame, sampleRate: sampleRate,
+        let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
+        return dispatch(due + server.take(), controller: controller, engine: engine, frame: frame, sampleRate: sampleRate,
                         hostNow: hostNow, frameAt: frameAt)
     }
 
@@ -71,6 +72,7 @@ package final class KlickOSC {
             let at: Frame, when: String
             switch message.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
             case .at(let f, let how): (at, when) = (f, how)
+            case .held: continue
             case .refused(let why):
                 // A flood of refusals is counted, not printed line by line.
                 refused += 1

@@ -120,6 +120,9 @@ package final class OSCServer: @unchecked Sendable {
         for socket in sockets { Glibc.close(socket) }
     }
 
+    /// The device's host clock this server converts timetags with (microseconds). Any thread.
+    package var hostClock: @Sendable () -> UInt64 { inbox.hostNow }
+
     /// The messages received since the previous call, in order.
     package func take() -> [OSCMessage] {
         inbox.queue.withLock { q in

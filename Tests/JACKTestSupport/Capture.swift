@@ -84,14 +84,35 @@ public struct Capture {
         return result
     }
 
-    /// The wall-clock time (µs since 1970) at which device frame `frame` would have played had
-    /// the server kept time since the recording began: the first recorded period's host-clock
-    /// stamp, the nominal rate from there, and `wallMinusHost` (`wallMinusHostMicroseconds()`).
-    /// A dummy server starved of CPU loses time; a frame mapped from a time before such a loss
-    /// is judged by the clock as it ran then, not as it ran later.
+    /// The wall-clock time (µs since 1970) at which device frame `frame` was played: the host
+    /// stamps of the recorded period holding it (`hostMicroseconds`) and `wallMinusHost`
+    /// (`wallMinusHostMicroseconds()`). nil when no recorded period holds it.
     public func wallMicroseconds(ofFrame frame: Int64, wallMinusHost: Double) -> Double? {
-        guard let first = periods.first, let stamp = periodHostTimes.first, stamp.start >= 0 else { return nil }
-        return Double(stamp.start) + Double(frame - first.start) * 1_000_000 / sampleRate + wallMinusHost
+        hostMicroseconds(ofFrame: frame).map { $0 + wallMinusHost }
+    }
+
+    /// Whether the server kept time over the `seconds` before `frame`: every two recorded periods
+    /// there have host stamps as far apart as their frames at the nominal rate, to within
+    /// `tolerance` µs. A dummy server starved of CPU loses time (JACK's timed driver takes a new
+    /// anchor after a late cycle, and its clock restarts from the late wake-up), and every frame
+    /// after the loss plays that much later on the wall clock: a frame chosen for a time before
+    /// the loss is played after it by the device, not the sampler. False when fewer than two
+    /// recorded periods lie there (nothing to judge by).
+    public func keptTime(before frame: Int64, seconds: Double, tolerance: Double = 500) -> Bool {
+        let from = frame - Int64(seconds * sampleRate)
+        var previous: (frame: Int64, host: Int64)?
+        var pairs = 0
+        for (i, p) in periods.enumerated() where i < periodHostTimes.count && p.start + Int64(p.count) > from && p.start <= frame {
+            let host = periodHostTimes[i].start
+            guard host >= 0 else { continue }
+            if let previous {
+                let expected = Double(p.start - previous.frame) * 1_000_000 / sampleRate
+                if abs(Double(host - previous.host) - expected) > tolerance { return false }
+                pairs += 1
+            }
+            previous = (p.start, host)
+        }
+        return pairs > 0
     }
 
     /// The sample at absolute device frame `frame` (0 outside the recording).
