@@ -98,11 +98,12 @@ import Testing
         #expect(judged > 0, "the server lost time before both the start and the stop: nothing to judge")
     }
 
-    /// Starts `sampler` with `arguments` (which hold --osc-port 0) and reads its OSC port.
-    func startWithOSC(_ arguments: [String]) throws -> (process: Process, output: Pipe, port: String) {
+    /// Starts `sampler` with `arguments` (which hold --osc-port 0), inside `namespace` when one
+    /// is given, and reads its OSC port.
+    func startWithOSC(_ arguments: [String], namespace: LinkNamespace? = nil) throws -> (process: Process, output: Pipe, port: String) {
         let process = Process(), out = Pipe()
-        process.executableURL = productsDirectory.appendingPathComponent("sampler")
-        process.arguments = arguments
+        let sampler = productsDirectory.appendingPathComponent("sampler")
+        (process.executableURL, process.arguments) = namespace?.command(sampler, arguments) ?? (sampler, arguments)
         process.standardOutput = out
         process.standardError = out
         try process.run()

@@ -38,6 +38,37 @@ import Testing
         }
     }
 
+    /// From another host: `sampler` in a network namespace of its own, a sender in a second one
+    /// joined to it by a veth pair (10.77.0.1 here, 10.77.0.2 there). By default the port
+    /// answers on loopback and not from the other host; with `--osc-host 0.0.0.0` the other
+    /// host is answered too (the same path, so the first "no" is the port's, not the network's).
+    @Test func theOSCPortIsNotReachableFromAnotherHostUnlessAskedFor() throws {
+        let here = try LinkNamespace()
+        defer { here.stop() }
+        let other = try here.joined(address: "10.77.0.1/24", peerAddress: "10.77.0.2/24")
+        defer { other.stop() }
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        /// Whether a ping from inside `namespace` to `host` is answered within `timeout` seconds.
+        func pinged(from namespace: LinkNamespace, host: String, port: String, timeout: Double) throws -> Bool {
+            let (tool, args) = namespace.command(productsDirectory.appendingPathComponent("sampler-osc-send"),
+                                                 ["--host", host, "--port", port, "--replies", "1", "--timeout", "\(timeout)", "/klick/ping"])
+            let result = try runTool(tool, args, timeout: timeout + 10)
+            return result.status == 0 && result.stdout.contains("reply /klick/pong")
+        }
+        for (extra, reachable) in [([String](), false), (["--osc-host", "0.0.0.0"], true)] {
+            let (process, _, port) = try osc.startWithOSC(["metronome", "120", "--osc-port", "0", "--duration", "20", "--server", server.name,
+                                                           "--name", "oscremote", "--no-connect", "--quiet"] + extra, namespace: here)
+            defer { if process.isRunning { process.terminate() } }
+            #expect(try pinged(from: here, host: "127.0.0.1", port: port, timeout: 5), "\(extra): not answered on loopback")
+            // Unanswered is a wait: one second, after the answered pings above came in milliseconds.
+            #expect(try pinged(from: other, host: "10.77.0.1", port: port, timeout: reachable ? 5 : 1) == reachable,
+                    "--osc-port with \(extra): another host's ping was \(reachable ? "not " : "")answered")
+            process.terminate()
+            process.waitUntilExit()
+        }
+    }
+
     /// `/klick/map/load_file` reads through the gate: a FIFO is refused at once (the metronome
     /// still answers), a file that is not a tempo map is named by its line, never quoted, and a
     /// file outside --osc-root is refused.

@@ -7,21 +7,28 @@ import Foundation
 ///
 /// Made by a holder process (`unshare --net`, as root; `unshare --map-current-user --net`
 /// otherwise, where unprivileged user namespaces are allowed) and entered with `nsenter`; stopped
-/// by the holder's PID in `stop()` (and deinit).
+/// by the holder's PID in `stop()` (and deinit). `joined(address:peerAddress:)` makes a second
+/// one with a veth pair between the two: two hosts on a network of their own (the OSC port's
+/// reachability test, issue 35).
+///
+/// `@unchecked Sendable` by contract: the holder is started in init and only stopped after.
 public final class LinkNamespace: @unchecked Sendable {
     private let holder = Process()
     private let asRoot = geteuid() == 0
 
-    public init() throws {
+    /// A new namespace; with `parent`, made from inside that one's (and its user namespace, when
+    /// not root), so that the two can be joined.
+    public init(inside parent: LinkNamespace? = nil) throws {
         let out = Pipe(), err = Pipe()
-        holder.executableURL = URL(fileURLWithPath: "/usr/bin/unshare")
         // The holder is named after this process, so that `scripts/clear-stale-jack.sh` can stop
         // one left behind by a test process that crashed.
-        holder.arguments = (asRoot ? ["--net"] : ["--map-current-user", "--net"]) + ["--", "/bin/bash", "-c", """
+        let unshare = URL(fileURLWithPath: "/usr/bin/unshare")
+        let arguments = (asRoot || parent != nil ? ["--net"] : ["--map-current-user", "--net"]) + ["--", "/bin/bash", "-c", """
             PATH=/usr/sbin:/sbin:$PATH
             ip link set lo up && ip link set lo multicast on && ip route add 224.0.0.0/4 dev lo && echo ready && \
             exec -a sampler-link-namespace-holder-\(getpid()) sleep 100000
             """]
+        (holder.executableURL, holder.arguments) = parent?.command(unshare, arguments) ?? (unshare, arguments)
         holder.standardOutput = out
         holder.standardError = err
         try holder.run()
@@ -41,6 +48,28 @@ public final class LinkNamespace: @unchecked Sendable {
     public func command(_ executable: URL, _ arguments: [String]) -> (URL, [String]) {
         (URL(fileURLWithPath: "/usr/bin/nsenter"),
          ["--target", "\(pid)"] + (asRoot ? ["--net"] : ["--user", "--net", "--preserve-credentials"]) + ["--", executable.path] + arguments)
+    }
+
+    /// Runs `script` with bash inside the namespace (iproute2 on its PATH); throws with its
+    /// output when it fails.
+    public func shell(_ script: String) throws {
+        let (tool, args) = command(URL(fileURLWithPath: "/bin/bash"), ["-c", "PATH=/usr/sbin:/sbin:$PATH; " + script])
+        let result = try runTool(tool, args, timeout: 10)
+        guard result.status == 0 else { throw TestFailure("in the namespace, \(script): \(result.stdout)\(result.stderr)") }
+    }
+
+    /// A second namespace joined to this one by a veth pair: this end `address`, the other
+    /// `peerAddress` (CIDR: "10.77.0.1/24"). The caller stops it.
+    public func joined(address: String, peerAddress: String) throws -> LinkNamespace {
+        let peer = try LinkNamespace(inside: self)
+        do {
+            try shell("ip link add sveth0 type veth peer name sveth1 netns \(peer.pid) && ip addr add \(address) dev sveth0 && ip link set sveth0 up")
+            try peer.shell("ip addr add \(peerAddress) dev sveth1 && ip link set sveth1 up")
+        } catch {
+            peer.stop()
+            throw error
+        }
+        return peer
     }
 
     /// The interfaces inside the namespace (`ip -o link`), one name each.
