@@ -36,9 +36,6 @@ package final class PatchOSC {
     let canLoad: Bool
     /// The patch loaded over OSC, if any, in place of the program's.
     private var replaced: (kit: Patch, loaded: LoadedPatch)?
-    /// Sounds of replaced patches, unregistered half a second after the render thread has
-    /// swapped the instruments (`after` is set when that is first seen).
-    private var retired: [(sounds: [SoundID], after: Frame?)] = []
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
     let root: String?
     private let timed = OSCTimedQueue()
@@ -53,13 +50,6 @@ package final class PatchOSC {
     /// `hostNow`: the device's host clock now (microseconds); `frameAt` maps host times to frames.
     func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, hostNow: UInt64,
               frameAt: (UInt64) -> Frame) {
-        if let i = retired.indices.first(where: { retired[$0].after == nil }), engine.instrumentsReplaced {
-            retired[i].after = engine.renderedFrame + Frame(sampleRate / 2)
-        }
-        while let first = retired.first, let after = first.after, engine.renderedFrame > after {
-            for id in first.sounds { engine.unregister(id) }
-            retired.removeFirst()
-        }
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
         let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
@@ -177,8 +167,9 @@ package final class PatchOSC {
             throw SamplerError("the command queue is full: send it again")
         }
         _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
-        // The old sounds go once no voice or fade can read them: half a second after the swap.
-        retired.append((old.soundIDs, nil))
+        // The old sounds go once the render thread confirms that nothing refers to them: its
+        // instruments until the swap, the voices the stop fades out (`Engine.unregister`).
+        for id in old.soundIDs { engine.unregister(id) }
         replaced = (kit, loaded)
         return kit.instruments.count
     }

@@ -82,6 +82,9 @@ public struct Command: BitwiseCopyable, Sendable {
         case setInstrumentMix
         /// Swap in the instruments `Engine.replaceInstruments` prepared, on the command's frame.
         case replaceInstruments
+        /// Confirm, once nothing refers to sound `sound` any more, request `position` (see
+        /// `Engine.requestUnreferenced`). Acts when the render thread receives it.
+        case confirmUnreferenced
     }
 
     /// The frame meaning "as soon as possible": never reported as late.

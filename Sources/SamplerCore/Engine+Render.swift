@@ -47,6 +47,7 @@ extension Engine {
         // last line of defence, counted).
         let repaired = Mixing.replaceNonFinite(left, count: frameCount) + Mixing.replaceNonFinite(right, count: frameCount)
         if repaired > 0 { nonFiniteOutputCounter.add(repaired, ordering: .relaxed) }
+        confirmUnreferencedSounds()
         periodStartCounter.store(start, ordering: .releasing)
         renderedFrameCounter.store(timeline.pointee.nextFrame, ordering: .releasing)
         periodCounter.add(1, ordering: .releasing)
@@ -103,6 +104,12 @@ extension Engine {
             // Cancels act when they arrive, on what was sent before them, not on their frame.
             if case .cancelPending = command.kind {
                 schedule.removeAll(forPlayer: command.player, from: command.position, triggers: command.loops == 1)
+                continue
+            }
+            // A request about a sound acts when it arrives: every command sent before it is in
+            // the schedule already (see `confirmUnreferencedSounds`).
+            if case .confirmUnreferenced = command.kind {
+                ownership.note(slot: command.sound, sequence: command.position)
                 continue
             }
             if case .reset = command.kind {
@@ -284,7 +291,7 @@ extension Engine {
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments:
+        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced:
             break
         }
     }

@@ -49,11 +49,16 @@ public final class Engine: @unchecked Sendable {
     private var registered: [Sound?] = []
     private var registrations: [Int] = []
     private var registeredStreams: [StreamRing] = []
-    /// Slots whose last registration was withdrawn, and the period count at that moment: one is
-    /// reused (and its sound released) once the render thread has finished two more periods, so
-    /// nothing it read in the period under way can be freed beneath it.
-    private var retired: [(slot: Int, period: Int)] = []
+    /// Slots whose last registration was withdrawn, each with the request sent for it (see
+    /// `requestUnreferenced`): one is reused, and its sound released, only once the render
+    /// thread has confirmed that no voice, tail, waiting command or instrument refers to it.
+    private var retired: [UnreferencedRequest] = []
     private var freeSlots: [Int] = []
+    /// Requests the command queue had no room for, sent again on the next call that can.
+    private var unsentRequests: [UnreferencedRequest] = []
+    private var lastRequestSequence: Int64 = 0
+    /// The render thread's side of those requests (see `Engine+Ownership.swift`).
+    let ownership: UnsafeOwnership
 
     let renderedFrameCounter = Atomic<Int64>(0)
     let periodStartCounter = Atomic<Int64>(0)
@@ -122,6 +127,7 @@ public final class Engine: @unchecked Sendable {
         midiOutputCountStorage.initialize(to: 0)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
+        ownership = .allocate(slots: configuration.maxSounds)
     }
 
     deinit {
@@ -146,6 +152,7 @@ public final class Engine: @unchecked Sendable {
         schedule.deallocate()
         midiOutput.deallocate()
         midiOutputCountStorage.deallocate()
+        ownership.deallocate()
     }
 
     /// Voices on whole cache lines (see `Voice`).
@@ -175,24 +182,57 @@ public final class Engine: @unchecked Sendable {
         return SoundID(rawValue: Int32(index))
     }
 
-    /// Withdraws one registration of `id`; with the last one, the slot is freed for reuse (and
-    /// the sound released) once the render thread can no longer be reading it. Call only when no
-    /// voice is playing it and no command naming it is still waiting for its frame (cancel them
-    /// first: the cancel and stop commands sent before this call reach the render thread before
-    /// the slot is reused). Streams are not unregistered. Control thread only.
+    /// Withdraws one registration of `id`. With the last one the engine asks the render thread
+    /// to confirm that nothing refers to the sound any more, and keeps it alive until it has:
+    /// a voice still playing it (a loop, a paused voice, a declick tail), a start still waiting
+    /// for its frame, an instrument naming it all keep it. Only then is the slot reused and the
+    /// sound released: never on a frame the control side predicts. Send no command naming `id`
+    /// after this call (stop what plays it first, or it plays to its end). Streams are not
+    /// unregistered (see `requestUnreferenced`). Control thread only.
     public func unregister(_ id: SoundID) {
         let index = Int(id.rawValue)
         guard index >= 0, index < registrations.count, registrations[index] > 0, registered[index] != nil else { return }
         registrations[index] -= 1
-        if registrations[index] == 0 { retired.append((index, periodCount)) }
+        if registrations[index] == 0 { retired.append(requestUnreferenced(id)) }
         reclaimRetiredSlots()
+    }
+
+    /// Asks the render thread to confirm that nothing refers to sound `id`: no voice or tail
+    /// playing or paused on it, no start naming it waiting for its frame, no instrument naming
+    /// it. The confirmation covers every command sent before this call (they reach the render
+    /// thread first); `isUnreferenced` tells when it has come. A stream's ring is reused this
+    /// way (the ring stays registered). Control thread only, as `send`.
+    public func requestUnreferenced(_ id: SoundID) -> UnreferencedRequest {
+        lastRequestSequence += 1
+        let request = UnreferencedRequest(sound: id, sequence: lastRequestSequence)
+        sendUnsentRequests()
+        if !unsentRequests.isEmpty || !commands.push(request.command) { unsentRequests.append(request) }
+        return request
+    }
+
+    /// Whether the render thread has confirmed `request`: nothing it renders refers to the sound
+    /// any more, so its memory may be freed or its ring refilled. Control thread only.
+    public func isUnreferenced(_ request: UnreferencedRequest) -> Bool {
+        sendUnsentRequests()
+        return ownership.confirmed(slot: Int(request.sound.rawValue)) >= request.sequence
+    }
+
+    /// Sounds whose last registration was withdrawn and that the render thread has not yet
+    /// released (a voice, command or instrument still refers to them). Control thread only.
+    public var retiringSoundCount: Int {
+        reclaimRetiredSlots()
+        return retired.count
+    }
+
+    private func sendUnsentRequests() {
+        while let first = unsentRequests.first, commands.push(first.command) { unsentRequests.removeFirst() }
     }
 
     /// Sounds registered now (streams included). Control thread only.
     public var registeredSoundCount: Int { registrations.filter { $0 > 0 }.count }
 
-    /// A free slot: a recycled one, a new one, or (when every slot is taken) one retired long
-    /// enough ago.
+    /// A free slot: a recycled one, a new one, or (when every slot is taken) one the render
+    /// thread has released since.
     private func takeSlot() throws(EngineError) -> Int {
         reclaimRetiredSlots()
         if let slot = freeSlots.popLast() { return slot }
@@ -205,13 +245,16 @@ public final class Engine: @unchecked Sendable {
     }
 
     private func reclaimRetiredSlots() {
-        let now = periodCount
-        while let first = retired.first, now >= first.period + 2 {
-            retired.removeFirst()
-            if registrations[first.slot] == 0 {
-                registered[first.slot] = nil
-                freeSlots.append(first.slot)
+        guard !retired.isEmpty else { return }
+        sendUnsentRequests()
+        retired.removeAll { request in
+            guard isUnreferenced(request) else { return false }
+            let slot = Int(request.sound.rawValue)
+            if registrations[slot] == 0 {
+                registered[slot] = nil
+                freeSlots.append(slot)
             }
+            return true
         }
     }
 
@@ -317,6 +360,7 @@ public final class Engine: @unchecked Sendable {
     /// first. Control thread only, one thread at a time.
     public func drainEvents(_ body: (Event) -> Void) {
         while let event = events.pop() { body(event) }
+        reclaimRetiredSlots()
     }
 
     /// Where `player` is in its sound (frames) at the end of the last rendered period.

@@ -94,6 +94,7 @@ struct InstrumentTables {
     var instrumentCount: Int
     var layers: UnsafeMutablePointer<LayerSlot>
     var sounds: UnsafeMutablePointer<Int32>
+    var soundCount: Int
     /// MIDI note → instrument index, -1 for none (128 entries).
     var noteMap: UnsafeMutablePointer<Int32>
 
@@ -102,7 +103,7 @@ struct InstrumentTables {
         let soundCount = definitions.reduce(0) { $0 + $1.layers.reduce(0) { $0 + $1.sounds.count } }
         let t = InstrumentTables(instruments: .allocate(capacity: max(1, definitions.count)), instrumentCount: definitions.count,
                                  layers: .allocate(capacity: max(1, layerCount)), sounds: .allocate(capacity: max(1, soundCount)),
-                                 noteMap: .allocate(capacity: 128))
+                                 soundCount: soundCount, noteMap: .allocate(capacity: 128))
         t.noteMap.initialize(repeating: -1, count: 128)
         var layerIndex = 0, soundIndex = 0
         for (i, d) in definitions.enumerated() {
@@ -126,6 +127,12 @@ struct InstrumentTables {
             for note in d.midiNotes where (0..<128).contains(note) { t.noteMap[note] = Int32(i) }
         }
         return t
+    }
+
+    /// Marks every sound the instruments name (see `UnsafeOwnership`).
+    @_noLocks @_noAllocation
+    func markSounds(_ ownership: UnsafeOwnership) {
+        for i in 0..<soundCount { ownership.mark(sounds[i]) }
     }
 
     func deallocate() {

@@ -176,6 +176,16 @@ struct UnsafeCommandSchedule {
         state[1] = kept
     }
 
+    /// Marks the sound of every start waiting here (see `UnsafeOwnership`).
+    @_noLocks @_noAllocation
+    func markSounds(_ ownership: UnsafeOwnership) {
+        let head = state[0], count = state[1]
+        for i in 0..<count {
+            let command = storage[(head + i) % capacity]
+            if case .start = command.kind { ownership.mark(command.sound) }
+        }
+    }
+
     @_noLocks @_noAllocation
     func removeFirst() -> Command {
         let command = storage[state[0]]

@@ -33,7 +33,7 @@ extension AudioPlayer {
             try self.init(sound: nil, stream: stream, session: session, url: URL(fileURLWithPath: path), data: nil,
                           sourceRate: file.sampleRate)
         } catch {
-            session.lock.withLock { session.streaming.recycle(stream, after: session.engine.renderedFrame) }
+            session.lock.withLock { session.streaming.recycle(stream, engine: session.engine) }
             throw error
         }
     }

@@ -98,13 +98,14 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     }
 
     deinit {
-        // The release's cancel and stop reach the render thread before the engine can reuse the
-        // sound's slot (two periods later): without this, every player made and dropped kept its
-        // sound registered, and memory, for the session's life (found by the soak's reloads).
+        // The release's cancel and stop reach the render thread before the requests these make
+        // (the sound and rings go once it confirms no voice reads them): without this, every
+        // player made and dropped kept its sound registered, and memory, for the session's life
+        // (found by the soak's reloads).
         let soundID = soundID, stream = stream
         session.releasePlayer(player) { held in
             if let soundID { held.unregister(soundID) }
-            if let stream { held.streaming.recycle(stream, after: held.earliestStartFrame) }
+            if let stream { held.streaming.recycle(stream, engine: held.engine) }
         }
     }
 

@@ -188,7 +188,7 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         }
         let reader: StreamReader
         do { reader = try StreamReader(file: file.file, ring: ring.ring) } catch {
-            session.lock.withLock { session.streaming.recycle(ring: ring, after: session.engine.renderedFrame) }
+            session.lock.withLock { session.streaming.recycle(ring: ring, engine: session.engine) }
             throw SamplerKitError.soundFile(error)
         }
         session.streaming.streamer.add(reader)
@@ -334,12 +334,13 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
     }
 
     /// Gives an item's sound back now: unregisters a buffer; a streamed file's ring goes back
-    /// to the session's spares, reusable once `after` has been rendered. Session lock held.
+    /// to the session's spares. Either is reused only once the render thread confirms that no
+    /// voice reads it. Session lock held.
     private func release(_ r: Release) { PlayerNode.release(r, session.held) }
 
     private static func release(_ r: Release, _ held: AudioSession.Held) {
         if let reader = r.reader {
-            held.streaming.recycle(reader: reader, id: r.sound, after: r.after)
+            held.streaming.recycle(reader: reader, id: r.sound, engine: held.engine)
         } else {
             held.unregister(r.sound)
         }
