@@ -115,7 +115,13 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
             }
             items.removeAll { $0.consumed }
             var start: Int64
-            if let when { start = playerFrame(for: when) } else { start = scheduleEnd }
+            if let when {
+                start = playerFrame(for: when)
+            } else {
+                // Right after what is scheduled; on a node that ran dry, as soon as possible (as
+                // AVAudioPlayerNode does), never on a frame already past.
+                start = playerOrigin == nil ? scheduleEnd : max(scheduleEnd, currentPlayerFrame(earliest: true))
+            }
             if options.contains(.interrupts) || options.contains(.interruptsAtLoop) {
                 let now = currentPlayerFrame(earliest: true)
                 if when == nil { start = now }

@@ -177,6 +177,40 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         print("\(calls.withLock { $0 }) calls from 8 threads against a manual device in 5 s")
         session.close()
     }
+
+    /// Issue 34: a node that ran dry and sat idle gets a buffer with no time. As
+    /// AVAudioPlayerNode does, it plays at once (on the session's earliest start frame), whole,
+    /// and its completion handler runs after it. It used to be placed on the end of the last
+    /// item, in the past: after a second idle it was a late start that played nothing; after
+    /// more than `maxCatchUpFrames` (10.9 s) it played from its first frame while its sound was
+    /// released on the frame the node predicted.
+    @Test(arguments: [200, 2100]) func aNilTimeBufferOnANodeThatRanDryPlaysAtOnceAndWhole(idlePeriods: Int) throws {
+        let device = ManualDevice(bufferSize: 256)
+        let session = try AudioSession(device: device)
+        defer { session.close() }
+        let node = try PlayerNode(session: session)
+        func marker(_ frames: Int) throws -> Sound {
+            let samples = (0..<frames).map { Float($0 + 1) / 100_000 }
+            return try Sound(channels: [samples, samples], sampleRate: 48000)
+        }
+        try node.scheduleBuffer(marker(1000))
+        node.play(at: AudioTime(sampleTime: 512, atRate: 48000))
+        _ = device.render(periods: 8)
+        for _ in 0..<idlePeriods { _ = device.render(periods: 1) }
+        let completed = Atomic<Int>(0)
+        let from = device.nextFrame
+        let expected = session.earliestStartFrame
+        try node.scheduleBuffer(marker(2000)) { completed.add(1, ordering: .relaxed) }
+        #expect(node.isPlaying)
+        let out = device.render(periods: 12).left
+        let onset = out.firstIndex { $0 != 0 }.map { from + Frame($0) }
+        #expect(onset == expected, "heard from \(onset.map(String.init) ?? "nowhere"), expected \(expected)")
+        if let onset {
+            let heard = (0..<2000).map { out[Int(onset - from) + $0] }
+            #expect(heard == (0..<2000).map { Float($0 + 1) / 100_000 }, "not the whole buffer, in order")
+        }
+        #expect(waitUntil(timeout: 10) { completed.load(ordering: .relaxed) == 1 })
+    }
 }
 
 /// Issue 14: "a program can feed a PlayerNode for an hour". An hour of device time on a manual

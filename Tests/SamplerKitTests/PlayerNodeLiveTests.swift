@@ -81,8 +81,10 @@ final class Calls: @unchecked Sendable {
         // 60 in flight: 240 ms ahead of the render thread, enough for a busy machine.
         for _ in 0..<60 { feed() }
         let rssBefore = residentKilobytes()
-        let start = s.earliestStartFrame + 4800
         let capture = try CaptureProcess(server: server, ports: ["endless:out_L"], frames: 48000 * 9)
+        // Taken once the witness is recording: its start-up can outlast any margin on a loaded
+        // machine, and a start already past plays only its remainder.
+        let start = s.earliestStartFrame + 4800
         node.play(at: AudioTime(sampleTime: start, atRate: 48000))
         #expect(waitUntil(timeout: 30) { done.withLock { $0 } == total })
         #expect(failures.withLock { $0 }.isEmpty, "\(failures.withLock { $0 }.prefix(3))")
