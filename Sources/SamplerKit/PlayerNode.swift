@@ -234,11 +234,19 @@ public final class PlayerNode: SessionMember, @unchecked Sendable {
         session.lock.withLock {
             let at = session.held.frame(for: when)
             if let paused = pausedAt, let origin = playerOrigin {
-                playerOrigin = origin + (at - paused)
+                let resumed = origin + (at - paused)
+                playerOrigin = resumed
                 pausedAt = nil
                 session.held.send(Command(kind: .resume, player: Int32(player), frame: at))
                 for i in items.indices where !items[i].consumed && items[i].sent {
-                    items[i].deviceEnd = items[i].loops ? nil : playerOrigin! + items[i].playerStart + items[i].frames
+                    let item = items[i]
+                    items[i].deviceEnd = item.loops ? nil : resumed + item.playerStart + item.frames
+                    // A segment playing through the pause lost its end-stop to the pause's
+                    // cancel: it stops on its shifted end (else it played on past it, into the
+                    // rest of its file).
+                    if item.stopsAtEnd && !item.loops && origin + item.playerStart + item.frames >= paused {
+                        session.held.send(.stop(player: player, at: resumed + item.playerStart + item.frames))
+                    }
                 }
                 resendPending(from: at)
                 return

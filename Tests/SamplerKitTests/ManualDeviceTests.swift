@@ -3,6 +3,7 @@ import JACKTestSupport
 import Locking
 import SamplerCore
 import SamplerKit
+import SoundFiles
 import Synchronization
 import Testing
 
@@ -176,6 +177,29 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         #expect(device.nextFrame > 0)
         print("\(calls.withLock { $0 }) calls from 8 threads against a manual device in 5 s")
         session.close()
+    }
+
+    /// Issue 34: a file segment paused while it plays, then resumed, stops on its last frame
+    /// (the pause's cancel used to remove its end-stop, and it played on into the rest of the
+    /// file). Every frame of the segment is heard once, in order, and nothing after it.
+    @Test func aSegmentPausedWhileItPlaysStopsOnItsLastFrame() throws {
+        let device = ManualDevice(bufferSize: 256)
+        let session = try AudioSession(device: device)
+        defer { session.close() }
+        let dir = try temporaryDirectory()
+        let url = dir.appendingPathComponent("marker.wav")
+        let samples = (0..<20_000).map { Float($0 + 1) / 100_000 }
+        try WAVFileWriter.write(path: url.path, channels: [samples, samples], sampleRate: 48000)
+        let node = try PlayerNode(session: session)
+        try node.scheduleSegment(AudioFile(forReading: url), startingFrame: 1000, frameCount: 2000)
+        node.play(at: AudioTime(sampleTime: 512, atRate: 48000))
+        var heard = device.render(periods: 6).left  // to 1536: a thousand frames of the segment
+        node.pause()
+        heard += device.render(periods: 10).left
+        node.play()
+        heard += device.render(periods: 40).left
+        let played = heard.filter { $0 != 0 }
+        #expect(played == Array(samples[1000..<3000]), "\(played.count) frames heard, from \(played.first ?? 0) to \(played.last ?? 0)")
     }
 
     /// Issue 34: a node that ran dry and sat idle gets a buffer with no time. As
