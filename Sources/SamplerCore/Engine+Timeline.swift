@@ -81,6 +81,9 @@ extension Engine {
     @_noLocks @_noAllocation
     func silenceEverything() {
         while schedule.count > 0 { _ = schedule.removeFirst() }
+        // Messages of the old clock are not sent on the new one.
+        lateMIDICounter.add(deferredMIDICountStorage.pointee, ordering: .relaxed)
+        deferredMIDICountStorage.pointee = 0
         swapInInstruments()
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {

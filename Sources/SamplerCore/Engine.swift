@@ -88,6 +88,11 @@ public final class Engine: @unchecked Sendable {
     public let midiOutputCapacity = 1024
     let sentMIDICounter = Atomic<Int>(0)
     let lateMIDICounter = Atomic<Int>(0)
+    let deferredMIDICounter = Atomic<Int>(0)
+    /// System messages (clock, start, stop, continue, song position) due in frames the device
+    /// skipped, sent on the first frame after them; `[0]` of the count storage is how many.
+    let deferredMIDI: UnsafeMutablePointer<MIDIMessage>
+    let deferredMIDICountStorage: UnsafeMutablePointer<Int>
 
     /// Makes an engine with every buffer it will ever need. Control thread only.
     public init(configuration: EngineConfiguration = .init()) {
@@ -125,6 +130,10 @@ public final class Engine: @unchecked Sendable {
         midiOutput.initialize(repeating: MIDIMessage(frame: 0, bytes: 0, length: 0), count: midiOutputCapacity)
         midiOutputCountStorage = .allocate(capacity: 1)
         midiOutputCountStorage.initialize(to: 0)
+        deferredMIDI = .allocate(capacity: midiOutputCapacity)
+        deferredMIDI.initialize(repeating: MIDIMessage(frame: 0, bytes: 0, length: 0), count: midiOutputCapacity)
+        deferredMIDICountStorage = .allocate(capacity: 1)
+        deferredMIDICountStorage.initialize(to: 0)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
         ownership = .allocate(slots: configuration.maxSounds)
@@ -152,6 +161,8 @@ public final class Engine: @unchecked Sendable {
         schedule.deallocate()
         midiOutput.deallocate()
         midiOutputCountStorage.deallocate()
+        deferredMIDI.deallocate()
+        deferredMIDICountStorage.deallocate()
         ownership.deallocate()
     }
 
@@ -409,9 +420,13 @@ public final class Engine: @unchecked Sendable {
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
     /// MIDI messages sent on their frames (`Command.Kind.midi`).
     public var sentMIDICount: Int { sentMIDICounter.load(ordering: .relaxed) }
-    /// MIDI messages not sent: due in skipped frames, arrived after their frame, or more than a
-    /// period holds.
+    /// MIDI messages not sent: channel messages (notes) due in skipped frames or arrived after
+    /// their frame, or more than a period holds.
     public var lateMIDICount: Int { lateMIDICounter.load(ordering: .relaxed) }
+    /// System messages (MIDI clock ticks, start, stop, continue, song position) sent after their
+    /// frame: due in frames the device skipped, sent on the first frame after them, or arrived
+    /// late, sent at once, so that a follower counting ticks stays in step.
+    public var deferredMIDICount: Int { deferredMIDICounter.load(ordering: .relaxed) }
 
     /// How many MIDI messages the period `render` just rendered sends. Render thread only: the
     /// backend reads them right after `render`, in the same callback.

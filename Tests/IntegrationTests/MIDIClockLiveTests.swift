@@ -32,7 +32,7 @@ import Testing
         #expect(recorded.events.count == expected.count)
         let wrong = zip(recorded.events, expected).enumerated().first { $0.element.0 != $0.element.1 }
         #expect(wrong == nil, "event \(wrong?.offset ?? -1): got \(wrong.map { "\($0.element.0)" } ?? ""), expected \(wrong.map { "\($0.element.1)" } ?? "")")
-        #expect(played.output.contains("\(expected.count) MIDI clock messages, 0 late"), "\(played.output)")
+        #expect(played.output.contains("\(expected.count) MIDI clock messages, 0 deferred"), "\(played.output)")
     }
 
     @Test func aMeterInEighthsTicksTwelveTimesABeat() throws {

@@ -1,8 +1,9 @@
 import Testing
 @testable import SamplerCore
 
-/// `Command.midi`: each message in the period that holds its frame, on that frame; a message due
-/// in skipped frames or arriving late is not sent (a gap, never a shift); cancels withdraw it.
+/// `Command.midi`: each message in the period that holds its frame, on that frame; a note due in
+/// skipped frames or arriving late is not sent (a gap, never a shift), a system message is sent
+/// after them (a follower counts clock ticks); cancels withdraw them.
 @Suite struct MIDIOutputTests {
     /// Renders one period of `n` frames stamped `start` and returns its MIDI messages.
     func period(_ engine: Engine, _ start: Frame, _ n: Int = 256) -> [MIDIMessage] {
@@ -30,16 +31,26 @@ import Testing
         #expect(period(engine2, 0).map(\.byteArray) == [[0xF2, 1, 2], [0xFA]])
     }
 
-    @Test func aMessageInSkippedFramesOrLateIsNotSent() {
+    /// A note due in skipped frames or arriving late is a gap; a clock tick (any system
+    /// message) is never lost, since a follower counts them: due in skipped frames, it goes on
+    /// the first frame after them, in order; late, at once (issue 34).
+    @Test func aNoteInSkippedFramesOrLateIsNotSentAndAClockTickIsDeferred() {
         let engine = Engine(configuration: .init(maxPlayers: 1))
         _ = period(engine, 0)
-        engine.send(.midi([0xF8], at: 300))   // in the period the server skips
-        engine.send(.midi([0xF8], at: 600))
-        // The next period is stamped 512: 256…511 were lost.
-        #expect(period(engine, 512).map(\.frame) == [600])
-        engine.send(.midi([0xF8], at: 700))   // arrives after its frame
-        #expect(period(engine, 768).isEmpty)
-        #expect(engine.sentMIDICount == 1 && engine.lateMIDICount == 2)
+        engine.send(.midi([0xF8], at: 300))   // in the periods the server skips
+        engine.send(.midi([0x90, 60, 100], at: 310))
+        engine.send(.midi([0xF8], at: 400))
+        engine.send(.midi([0xFC], at: 500))
+        engine.send(.midi([0xF8], at: 800))
+        // The next period is stamped 768: 256…767 were lost.
+        let after = period(engine, 768)
+        #expect(after.map(\.frame) == [768, 768, 768, 800])
+        #expect(after.map(\.byteArray) == [[0xF8], [0xF8], [0xFC], [0xF8]])
+        engine.send(.midi([0xF8], at: 1000))   // arrives after its frame
+        engine.send(.midi([0x80, 60, 0], at: 1001))
+        let late = period(engine, 1024)
+        #expect(late.map(\.byteArray) == [[0xF8]] && late.map(\.frame) == [1024])
+        #expect(engine.sentMIDICount == 5 && engine.deferredMIDICount == 4 && engine.lateMIDICount == 2)
     }
 
     @Test func aCancelOfTheirPlayerWithdrawsThem() {
