@@ -99,7 +99,7 @@ let package = Package(
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "SamplerCore"]),
-        .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend"]),
+        .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend", "Locking"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport", "Locking"]),
         .testTarget(name: "DrumPlayerTests", dependencies: ["DrumPlayer", "ProgramHost", "Patches", "Scheduling", "SoundFiles", "JACKTestSupport"]),
         .testTarget(name: "MetronomeKitTests", dependencies: [

@@ -42,7 +42,7 @@ final class ProcessContext: @unchecked Sendable {
         if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
         engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
         if let midiOutPort { sendMIDI(midiOutPort, frames: frames, periodStart: periodStart) }
-        if let recordTap { recordTap.write(left: left, right: right, count: Int(frames)) }
+        if let recordTap { recordTap.write(left: left, right: right, count: Int(frames), periodStart: periodStart) }
         return 0
     }
 
