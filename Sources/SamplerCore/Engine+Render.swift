@@ -85,6 +85,25 @@ extension Engine {
                   publishing: true, silent: silent)
     }
 
+    /// Moves voice `v` back over the `frames` frames it played at its rate, when they lie within
+    /// its current pass through its sound (no wrap, no end, no ramp under way); returns whether it
+    /// could. Real-time safe.
+    @_noLocks @_noAllocation
+    func rewind(_ v: UnsafeMutablePointer<Voice>, by frames: Int64) -> Bool {
+        guard v.pointee.rampFramesLeft == 0 else { return false }
+        if !v.pointee.isVarispeed {
+            guard v.pointee.position - frames >= 0 else { return false }
+            v.pointee.position -= frames
+            return true
+        }
+        let back = Double(frames) * v.pointee.rate
+        let at = Double(v.pointee.position) + v.pointee.fraction - back
+        guard at >= 0 else { return false }
+        v.pointee.position = Int64(at)
+        v.pointee.fraction = at - Double(v.pointee.position)
+        return true
+    }
+
     /// Adds a `.midi` command's message to the period's MIDI output when it is due exactly at
     /// `frame` in audible frames. A channel message (a note) due in skipped frames or arriving
     /// late is not sent: a gap, never a shift. A system message (clock tick, start, stop,
@@ -318,18 +337,43 @@ extension Engine {
             v.pointee.setPan(command.pan)
         case .setLoops:
             v.pointee.loopsRemaining = command.loops
+        // A pause, resume, seek or rate change that arrives after its frame leaves the voice
+        // where it would be had it come on time (the device timeline): what was heard between
+        // cannot be taken back, what follows is as if it had (issue 34).
         case .pause:
+            guard !v.pointee.isPaused else { return }
+            let late = lateness(command, at: frame)
+            if late > 0 && v.pointee.isActive {
+                if !rewind(v, by: late) { lateCommandCounter.add(1, ordering: .relaxed) }
+            }
             v.pointee.isPaused = true
         case .resume:
+            guard v.pointee.isPaused else { return }
             v.pointee.isPaused = false
+            let late = lateness(command, at: frame)
+            if late > 0 && v.pointee.isActive { advanceVoice(v, player: p, from: command.frame, frames: late) }
         case .seek:
             if v.pointee.sound >= 0 {
                 let frames = sounds[Int(v.pointee.sound)].frames
-                let late = Double(lateness(command, at: frame)) * v.pointee.rate
-                v.pointee.position = min(max(command.position + Int64(late), 0), frames - 1)
+                let late = v.pointee.isPaused || !v.pointee.isActive ? 0 : lateness(command, at: frame)
+                v.pointee.position = min(max(command.position, 0), frames - 1)
                 v.pointee.fraction = 0
+                // Played on from the seek's frame to this one, wrapping where it loops.
+                if late > 0 { advanceVoice(v, player: p, from: command.frame, frames: late) }
             }
         case .setRate:
+            let late = lateness(command, at: frame)
+            if late > 0 && v.pointee.isActive && !v.pointee.isPaused {
+                // On time, the voice would have covered these frames at the new rate.
+                let old = v.pointee.rate
+                if rewind(v, by: late) {
+                    v.pointee.setRate(command.rate)
+                    advanceVoice(v, player: p, from: command.frame, frames: late)
+                    return
+                }
+                lateCommandCounter.add(1, ordering: .relaxed)
+                v.pointee.setRate(old)
+            }
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0

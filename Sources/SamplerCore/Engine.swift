@@ -89,6 +89,7 @@ public final class Engine: @unchecked Sendable {
     let sentMIDICounter = Atomic<Int>(0)
     let lateMIDICounter = Atomic<Int>(0)
     let deferredMIDICounter = Atomic<Int>(0)
+    let lateCommandCounter = Atomic<Int>(0)
     /// System messages (clock, start, stop, continue, song position) due in frames the device
     /// skipped, sent on the first frame after them; `[0]` of the count storage is how many.
     let deferredMIDI: UnsafeMutablePointer<MIDIMessage>
@@ -418,6 +419,9 @@ public final class Engine: @unchecked Sendable {
     public var midiNoteCount: Int { midiNoteCounter.load(ordering: .relaxed) }
     /// Commands dropped because a queue or the schedule was full.
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
+    /// Pauses and rate changes that arrived after their frame where the voice could not be put
+    /// where it would have been (it wrapped, ended or was ramping meanwhile): applied where it is.
+    public var lateCommandCount: Int { lateCommandCounter.load(ordering: .relaxed) }
     /// MIDI messages sent on their frames (`Command.Kind.midi`).
     public var sentMIDICount: Int { sentMIDICounter.load(ordering: .relaxed) }
     /// MIDI messages not sent: channel messages (notes) due in skipped frames or arrived after
