@@ -112,6 +112,9 @@ public struct Command: BitwiseCopyable, Sendable {
     public var rate: Double = 1
     /// A value the caller chooses, echoed in the events this command causes.
     public var tag: UInt32 = 0
+    /// The device clock the command's frame was made on (`Engine.clockEpoch`, stamped by
+    /// `Engine.send`): a timed command of an older clock is dropped, never played on a new one.
+    public var epoch: UInt32 = 0
 
     @_noLocks @_noAllocation
     public init(kind: Kind, player: Int32, frame: Frame) {
@@ -294,6 +297,9 @@ public struct Event: BitwiseCopyable, Sendable, Equatable {
         case lateStart
         /// A command was dropped because the render thread's schedule was full; `value` is its frame.
         case commandDropped
+        /// A timed command made on an older device clock (before a reconnect) was dropped;
+        /// `value` is its frame, `tag` its tag.
+        case staleCommand
     }
 
     public var kind: Kind

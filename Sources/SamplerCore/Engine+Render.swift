@@ -178,6 +178,14 @@ extension Engine {
                 // the old one's, so the next period's stamp is taken as it is.
                 silenceEverything()
                 timeline.pointee.isRunning = false
+                timeline.pointee.epoch = command.epoch
+                continue
+            }
+            if command.epoch != timeline.pointee.epoch && command.frame != Command.immediately {
+                // Its frame is of a clock that is gone.
+                staleCommandCounter.add(1, ordering: .relaxed)
+                emit(Event(kind: .staleCommand, player: command.player, frame: renderedFrameCounter.load(ordering: .relaxed),
+                           value: command.frame, tag: command.tag))
                 continue
             }
             if !schedule.insert(command) {

@@ -7,6 +7,8 @@ struct TimelineState {
     /// While catching up over lost frames: the frame the catch-up ends on (the starts applied
     /// before it are reported late by the frames of them that were lost); `.min` otherwise.
     var lostUntil: Frame = .min
+    /// The device clock the render thread is on (`Engine.beginNewClock`).
+    var epoch: UInt32 = 0
 }
 
 extension Engine {
@@ -80,7 +82,16 @@ extension Engine {
     /// the instruments is made at once: the control thread counts on it). Real-time safe.
     @_noLocks @_noAllocation
     func silenceEverything() {
-        while schedule.count > 0 { _ = schedule.removeFirst() }
+        while schedule.count > 0 {
+            // A start of the old clock is reported (a player that counted on it learns it never
+            // played).
+            let dropped = schedule.removeFirst()
+            if case .start = dropped.kind {
+                staleCommandCounter.add(1, ordering: .relaxed)
+                emit(Event(kind: .staleCommand, player: dropped.player, frame: renderedFrameCounter.load(ordering: .relaxed),
+                           value: dropped.frame, tag: dropped.tag))
+            }
+        }
         // Messages of the old clock are not sent on the new one.
         lateMIDICounter.add(deferredMIDICountStorage.pointee, ordering: .relaxed)
         deferredMIDICountStorage.pointee = 0

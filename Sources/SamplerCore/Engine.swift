@@ -90,6 +90,7 @@ public final class Engine: @unchecked Sendable {
     let lateMIDICounter = Atomic<Int>(0)
     let deferredMIDICounter = Atomic<Int>(0)
     let lateCommandCounter = Atomic<Int>(0)
+    let staleCommandCounter = Atomic<Int>(0)
     /// System messages (clock, start, stop, continue, song position) due in frames the device
     /// skipped, sent on the first frame after them; `[0]` of the count storage is how many.
     let deferredMIDI: UnsafeMutablePointer<MIDIMessage>
@@ -355,6 +356,16 @@ public final class Engine: @unchecked Sendable {
     /// thread at a time. Never blocks.
     @discardableResult
     public func send(_ command: Command) -> Bool {
+        var command = command
+        command.epoch = clockEpoch
+        // A new clock's reset goes first: nothing of the new clock may reach the render thread
+        // before it.
+        if resetUnsent {
+            guard pushReset() else {
+                droppedCommandCounter.add(1, ordering: .relaxed)
+                return false
+            }
+        }
         precondition(command.player >= 0 && Int(command.player) < configuration.maxPlayers || command.kind == .stopAll,
                      "player \(command.player) out of range")
         precondition(command.kind != .start || isRegistered(SoundID(rawValue: command.sound)),
@@ -367,6 +378,36 @@ public final class Engine: @unchecked Sendable {
         droppedCommandCounter.add(1, ordering: .relaxed)
         return false
     }
+
+    /// The device clock commands are made on now: 0 at first, one more with each
+    /// `beginNewClock`. Control thread only.
+    public private(set) var clockEpoch: UInt32 = 0
+
+    /// A new device clock (a server reconnected): every voice stops, everything scheduled is
+    /// forgotten, the next period's stamp is taken as it is, and a timed command made on the old
+    /// clock that reaches the render thread later is dropped and counted
+    /// (`staleCommandCount`, `Event.staleCommand`). False when the command queue is full (the
+    /// epoch has moved on all the same). Control thread only, as `send`.
+    @discardableResult
+    public func beginNewClock() -> Bool {
+        clockEpoch &+= 1
+        resetUnsent = true
+        return pushReset()
+    }
+
+    /// Whether the reset of `beginNewClock` still waits for room in the command queue (`send`
+    /// sends it first). Control thread only.
+    private var resetUnsent = false
+
+    private func pushReset() -> Bool {
+        var reset = Command(kind: .reset, player: 0, frame: Command.immediately)
+        reset.epoch = clockEpoch
+        if commands.push(reset) { resetUnsent = false }
+        return !resetUnsent
+    }
+
+    /// Timed commands dropped because they were made on an older device clock.
+    public var staleCommandCount: Int { staleCommandCounter.load(ordering: .relaxed) }
 
     /// Calls `body` with every event the render thread reported since the last call, oldest
     /// first. Control thread only, one thread at a time.

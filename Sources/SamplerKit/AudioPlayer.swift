@@ -218,12 +218,17 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
 
     /// Plays from device frame `frame` exactly. A frame already past plays at once, from where
     /// the sound would be had it started on time (reported late). False when the sound could not
-    /// be prepared or the command could not be queued (the engine's queue is full, or a value
-    /// was refused): the player then stays as it was.
+    /// be prepared, while the session is interrupted (no clock to place it on), or when the
+    /// command could not be queued (the engine's queue is full, or a value was refused): the
+    /// player then stays as it was. A start the render thread drops because its clock has gone
+    /// (a reconnect) ends the playing: `audioPlayerDidFinishPlaying(_:successfully: false)`.
     @discardableResult
     public func play(atFrame frame: Frame) -> Bool {
         guard prepareToPlay() else { return false }
         return session.lock.withLock {
+            // As AVAudioPlayer: no playing while the session is interrupted (there is no clock
+            // to place the start on).
+            guard !session.held.isInterrupted else { return false }
             switch state {
             case .playing:
                 return true
@@ -431,6 +436,12 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     func handle(_ event: Event, session: AudioSession) -> [() -> Void] {
         guard event.tag == generation else { return [] }
         switch event.kind {
+        case .staleCommand:
+            // Its start was made on a clock that is gone (a reconnect): it never played.
+            state = .stopped
+            generation = session.held.newTag()
+            session.held.updateDucking()
+            if let delegate = storedDelegate { return [{ delegate.audioPlayerDidFinishPlaying(self, successfully: false) }] }
         case .finished:
             state = .stopped
             storedPosition = 0

@@ -406,8 +406,9 @@ public final class AudioSession: @unchecked Sendable {
                 && Date().timeIntervalSince(lastReconnectAttempt) > configuration.reconnectInterval
             if reconnecting {
                 lastReconnectAttempt = Date()
-                // A fresh device clock: nothing scheduled on the old one may fire.
-                if engine.periodCount > 0 { _ = engine.send(Command(kind: .reset, player: 0, frame: Command.immediately)) }
+                // A fresh device clock: nothing scheduled on the old one may fire, and a timed
+                // command made on it (while the server was away) is dropped when it arrives.
+                engine.beginNewClock()
             }
             lock.unlock()
             // Opening a client waits for the server (and for its first period): not under the
@@ -415,6 +416,8 @@ public final class AudioSession: @unchecked Sendable {
             if reconnecting, let (c, ports) = try? connect() {
                 lock.lock()
                 if running.load(ordering: .acquiring) {
+                    // Commands made while the client was opening carry the old clock's frames.
+                    engine.beginNewClock()
                     device = c
                     wantedConnections = ports
                     interrupted = false

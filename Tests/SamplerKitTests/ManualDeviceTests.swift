@@ -136,6 +136,10 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         #expect(session.isInterrupted)
         #expect(!player.isPlaying)
         #expect(delegate.log.withLock { $0 } == ["finished false", "began"])
+        // No playing without a clock to place the start on, as AVAudioPlayer during an
+        // interruption (it used to queue a start on the old clock's frames).
+        #expect(!player.play())
+        #expect(!player.isPlaying)
         device.restart()
         #expect(waitUntil(timeout: 5) { events.withLock { $0 } == ["session began", "session ended"] })
         #expect(waitUntil(timeout: 5) { delegate.log.withLock { $0 } == ["finished false", "began", "ended"] })
