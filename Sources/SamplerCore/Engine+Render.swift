@@ -345,6 +345,26 @@ extension Engine {
             v.pointee.setPan(command.pan)
         case .setLoops:
             v.pointee.loopsRemaining = command.loops
+            let late = lateness(command, at: frame)
+            if late > 0 && v.pointee.isActive && !v.pointee.isPaused && v.pointee.frames > 0 {
+                // On time, the wraps since its frame would have counted against the new value.
+                let back = Double(v.pointee.position) + v.pointee.fraction - Double(late) * v.pointee.rate
+                if back < 0 && command.loops >= 0 {
+                    // ceil(−back / frames): the passes begun since its frame.
+                    let q = min(-back / Double(v.pointee.frames), Double(Int32.max))
+                    var whole = Int32(q)
+                    if Double(whole) < q { whole += 1 }
+                    let wraps = whole
+                    if command.loops >= wraps {
+                        v.pointee.loopsRemaining = command.loops - wraps
+                    } else {
+                        // On time it would have ended already: it ends now.
+                        v.pointee.loopsRemaining = 0
+                        v.pointee.isActive = false
+                        emit(Event(kind: .finished, player: command.player, frame: frame, tag: v.pointee.tag))
+                    }
+                }
+            }
         // A pause, resume, seek or rate change that arrives after its frame leaves the voice
         // where it would be had it come on time (the device timeline): what was heard between
         // cannot be taken back, what follows is as if it had (issue 34).

@@ -88,4 +88,30 @@ import Testing
         // Within one pass of a long sound, without ramps, every late command can be placed.
         #expect(approximated == 0)
     }
+
+    /// A late `setLoops` on a looping voice: the wraps since its frame count against the new
+    /// value, as they would have on time.
+    @Test(arguments: [(3, 300), (8, 700), (20, 1100), (-1, 900), (0, 250)])
+    func aLateSetLoopsCountsTheWrapsSinceItsFrame(loops: Int, late: Int) throws {
+        let sound = try Sound(channels: [(0..<100).map { Float($0 + 1) / 1000 }], sampleRate: 48000)
+        /// Renders 100 periods of 64 frames, the setLoops sent before the period holding `arrival`.
+        func render(arrival: Int) -> [Float] {
+            let engine = Engine(configuration: .init(maxPlayers: 1))
+            let id = try! engine.register(sound)
+            engine.send(.start(player: 0, sound: id, at: 10, loops: 40))
+            var out: [Float] = []
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 64), r = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+            defer { l.deallocate(); r.deallocate() }
+            for p in 0..<100 {
+                if p == arrival / 64 { engine.send(.setLoops(player: 0, loops, at: 1000)) }
+                engine.render(frameCount: 64, periodStart: Frame(p * 64), left: l, right: r)
+                out += (0..<64).map { l[$0] }
+            }
+            #expect(engine.lateCommandCount == 0)
+            return out
+        }
+        let onTime = render(arrival: 1000), delayed = render(arrival: 1000 + late)
+        let from = ((1000 + late) / 64 + 1) * 64
+        #expect(Array(onTime[from...]) == Array(delayed[from...]))
+    }
 }
