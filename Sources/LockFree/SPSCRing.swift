@@ -44,6 +44,12 @@ public struct SPSCRing<Element: BitwiseCopyable>: ~Copyable, @unchecked Sendable
     @inlinable
     deinit { storage.deallocate() }
 
+    /// Whether a `push` now would find room. Producer thread only (the consumer only makes room).
+    @inlinable
+    public var hasRoom: Bool {
+        tail.load(ordering: .relaxed) &- head.load(ordering: .acquiring) < capacity
+    }
+
     /// Appends `element`; returns `false` (and changes nothing) when the ring is full.
     /// Producer side only. Real-time safe.
     @inlinable

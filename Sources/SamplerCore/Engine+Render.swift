@@ -89,8 +89,12 @@ extension Engine {
     /// its current pass through its sound (no wrap, no end, no ramp under way); returns whether it
     /// could. Real-time safe.
     @_noLocks @_noAllocation
-    func rewind(_ v: UnsafeMutablePointer<Voice>, by frames: Int64) -> Bool {
-        guard v.pointee.rampFramesLeft == 0 else { return false }
+    func rewind(_ v: UnsafeMutablePointer<Voice>, by frames: Int64, since frame: Frame) -> Bool {
+        // A stream's samples come from its ring, which only moves forward; a voice (re)started
+        // after `frame` has nothing of it to undo; beyond the catch-up limit nothing would
+        // carry it forward again.
+        guard v.pointee.rampFramesLeft == 0, !v.pointee.isStreamed, v.pointee.startedAt <= frame,
+              frames <= Int64(configuration.maxCatchUpFrames) else { return false }
         if !v.pointee.isVarispeed {
             guard v.pointee.position - frames >= 0 else { return false }
             v.pointee.position -= frames
@@ -372,18 +376,29 @@ extension Engine {
             guard !v.pointee.isPaused else { return }
             let late = lateness(command, at: frame)
             if late > 0 && v.pointee.isActive {
-                if !rewind(v, by: late) { lateCommandCounter.add(1, ordering: .relaxed) }
+                if !rewind(v, by: late, since: command.frame) { lateCommandCounter.add(1, ordering: .relaxed) }
             }
             v.pointee.isPaused = true
         case .resume:
             guard v.pointee.isPaused else { return }
             v.pointee.isPaused = false
             let late = lateness(command, at: frame)
-            if late > 0 && v.pointee.isActive { advanceVoice(v, player: p, from: command.frame, frames: late) }
+            if late > 0 && v.pointee.isActive && v.pointee.startedAt <= command.frame {
+                advanceVoice(v, player: p, from: command.frame, frames: late)
+            }
         case .seek:
             if v.pointee.sound >= 0 {
                 let frames = sounds[Int(v.pointee.sound)].frames
-                let late = v.pointee.isPaused || !v.pointee.isActive ? 0 : lateness(command, at: frame)
+                var late = v.pointee.isPaused || !v.pointee.isActive ? 0 : lateness(command, at: frame)
+                if late > 0 {
+                    // What it played since the seek's frame must be undoable: no ramp advanced,
+                    // no wrap counted, no restart in between.
+                    let back = Double(v.pointee.position) + v.pointee.fraction - Double(late) * v.pointee.rate
+                    if v.pointee.rampFramesLeft != 0 || back < 0 || v.pointee.startedAt > command.frame || v.pointee.isStreamed {
+                        lateCommandCounter.add(1, ordering: .relaxed)
+                        late = 0
+                    }
+                }
                 v.pointee.position = min(max(command.position, 0), frames - 1)
                 v.pointee.fraction = 0
                 // Played on from the seek's frame to this one, wrapping where it loops.
@@ -391,10 +406,11 @@ extension Engine {
             }
         case .setRate:
             let late = lateness(command, at: frame)
-            if late > 0 && v.pointee.isActive && !v.pointee.isPaused {
+            // Streams play at rate 1: nothing to move.
+            if late > 0 && v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isStreamed {
                 // On time, the voice would have covered these frames at the new rate.
                 let old = v.pointee.rate
-                if rewind(v, by: late) {
+                if rewind(v, by: late, since: command.frame) {
                     v.pointee.setRate(command.rate)
                     advanceVoice(v, player: p, from: command.frame, frames: late)
                     return
@@ -486,8 +502,8 @@ extension Engine {
         if v.pointee.isStreamed { return 0 }
         if let samples = v.pointee.left {
             let frames = v.pointee.frames
-            // A listed voice's sound stays registered (and its memory alive) for at least two
-            // periods after its last use (see `Engine.unregister`). Bits,
+            // An active voice's sound stays alive: the engine releases it only once a check at a
+            // period's end finds no active voice on it (see `Engine.unregister`). Bits,
             // not float arithmetic: no dependency chain of adds, no denormal slowdowns.
             if frames > 0 { return samples[Int(min(v.pointee.position, frames - 1))].bitPattern }
         }

@@ -183,7 +183,8 @@ public final class Engine: @unchecked Sendable {
     /// Registering a sound that is registered already returns its id and counts one more
     /// registration; `unregister` withdraws one, and the slot is recycled when none is left.
     public func register(_ sound: Sound) throws(EngineError) -> SoundID {
-        if let index = registered.firstIndex(where: { $0 === sound }), registrations[index] > 0 {
+        // Only a slot still registered: one being retired waits for the render thread.
+        if let index = registered.indices.first(where: { registered[$0] === sound && registrations[$0] > 0 }) {
             registrations[index] += 1
             return SoundID(rawValue: Int32(index))
         }
@@ -316,14 +317,15 @@ public final class Engine: @unchecked Sendable {
             return true
         }
         guard reclaimInstruments() else { return false }
+        // Room first: once published, the render thread may read the tables (a check of what
+        // refers to a sound, a new clock swapping them in), so they are never taken back.
+        if resetUnsent { guard pushReset() else { return false } }
+        guard commands.hasRoom else { return false }
         pendingInstruments.pointee.deallocate()
         pendingInstruments.pointee = .make(definitions)
         instrumentSwap.store(InstrumentSwap.published, ordering: .releasing)
-        guard send(Command(kind: .replaceInstruments, player: 0, frame: frame)) else {
-            // Not sent: the tables stay the control thread's.
-            instrumentSwap.store(InstrumentSwap.idle, ordering: .relaxed)
-            return false
-        }
+        let sent = send(Command(kind: .replaceInstruments, player: 0, frame: frame))
+        precondition(sent, "the command queue had room for the replacement")
         return true
     }
 
