@@ -5,7 +5,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build run test bench samples clean sanitize tsan asan ubsan fuzz soak ci docs
+.PHONY: all deps test-deps build run test invariant bench samples clean sanitize tsan asan ubsan fuzz soak ci docs
 
 all: build
 
@@ -77,13 +77,13 @@ tsan: deps
 UBSAN_FLAGS = -Xcc -fsanitize=undefined -Xcc -fno-sanitize-recover=undefined -Xswiftc -Xclang-linker -Xswiftc -fsanitize=undefined
 asan: deps
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan $(UBSAN_FLAGS)
-	SAMPLER_SANITIZER=address ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+	SAMPLER_SANITIZER=address INVARIANT_CASES=400 ASAN_OPTIONS=detect_leaks=0 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
 	    $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --filter '$(ASAN_TESTS)'
 
 # UndefinedBehaviorSanitizer alone (`make asan` runs it too).
 ubsan: deps
 	$(SWIFT) build --build-tests --scratch-path .build-ubsan $(UBSAN_FLAGS)
-	SAMPLER_SANITIZER=undefined UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(SWIFT) test --skip-build --scratch-path .build-ubsan \
+	SAMPLER_SANITIZER=undefined INVARIANT_CASES=400 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(SWIFT) test --skip-build --scratch-path .build-ubsan \
 	    --filter '$(ASAN_TESTS)'
 
 # libFuzzer targets for every parser (issue 15): the JSON/patch decoder, tempo maps, Hydrogen
@@ -91,6 +91,13 @@ ubsan: deps
 # (default 30); FUZZ_SECONDS=1800 for the long run.
 fuzz: deps
 	@scripts/fuzz.sh
+
+# The randomized device-timeline test (issue 34) over many more seeded cases than `make test`'s
+# 2,000: INVARIANT_CASES (default 50,000; about 5 minutes). A failure names its seed;
+# INVARIANT_SEED=N runs that case alone and prints its program.
+invariant: deps
+	SAMPLER_LINK=1 $(SWIFT) build --build-tests
+	INVARIANT_CASES=$(or $(INVARIANT_CASES),50000) $(SWIFT) test --skip-build --filter 'TimelineInvariantTests'
 
 # A long live run under randomized control (issue 15): DURATION seconds (default 120; the
 # 1-hour soak is DURATION=3600). See scripts/soak.sh for what it checks.

@@ -264,6 +264,7 @@ extension Engine {
                     let p = key >> 1
                     if voices[p].isActive {
                         voices[p].isActive = false
+                        voices[p].endedAt = frame
                         emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
                     }
                 }
@@ -271,7 +272,8 @@ extension Engine {
             return
         }
         if case .trigger = command.kind {
-            trigger(instrument: Int(command.player), velocity: Int(command.level), at: frame)
+            let due = command.frame == Command.immediately ? frame : command.frame
+            trigger(instrument: Int(command.player), velocity: Int(command.level), due: due, at: frame)
             return
         }
         if case .replaceInstruments = command.kind {
@@ -301,6 +303,9 @@ extension Engine {
                 startRamp(tails + p, to: 0, frames: command.fadeFrames)
                 tails[p].stopsAfterRamp = true
                 voiceList.insert(player: p, tail: true)
+                // Late: the old sound played on (heard) at its level; its fade is where it would
+                // be had it begun on the start's frame.
+                advanceRamp(tails + p, player: -1, by: lateness(command, at: frame), rampStart: command.frame)
             }
             v.pointee.setSound(command.sound, slot)
             v.pointee.isActive = true
@@ -338,16 +343,19 @@ extension Engine {
                 advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame)
             } else {
                 v.pointee.isActive = false
+                v.pointee.endedAt = frame
                 emit(Event(kind: .stopped, player: command.player, frame: frame, tag: v.pointee.tag))
             }
         case .setGain:
             // A voice fading out to stop keeps fading: a gain change does not revive it.
             if v.pointee.stopsAfterRamp { return }
             startRamp(v, to: command.level, frames: command.fadeFrames)
-            advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame)
+            // A paused voice's ramp waits for it (it advances only while the voice plays).
+            if !v.pointee.isPaused { advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame) }
         case .setPan:
             v.pointee.setPan(command.pan)
         case .setLoops:
+            countIfEndedSince(v, command, at: frame)
             v.pointee.loopsRemaining = command.loops
             let late = lateness(command, at: frame)
             if late > 0 && v.pointee.isActive && !v.pointee.isPaused && v.pointee.frames > 0 {
@@ -365,6 +373,7 @@ extension Engine {
                         // On time it would have ended already: it ends now.
                         v.pointee.loopsRemaining = 0
                         v.pointee.isActive = false
+                        v.pointee.endedAt = frame
                         emit(Event(kind: .finished, player: command.player, frame: frame, tag: v.pointee.tag))
                     }
                 }
@@ -374,6 +383,7 @@ extension Engine {
         // cannot be taken back, what follows is as if it had (issue 34).
         case .pause:
             guard !v.pointee.isPaused else { return }
+            countIfEndedSince(v, command, at: frame)
             let late = lateness(command, at: frame)
             if late > 0 && v.pointee.isActive {
                 if !rewind(v, by: late, since: command.frame) { lateCommandCounter.add(1, ordering: .relaxed) }
@@ -387,6 +397,7 @@ extension Engine {
                 advanceVoice(v, player: p, from: command.frame, frames: late)
             }
         case .seek:
+            countIfEndedSince(v, command, at: frame)
             if v.pointee.sound >= 0 {
                 let frames = sounds[Int(v.pointee.sound)].frames
                 var late = v.pointee.isPaused || !v.pointee.isActive ? 0 : lateness(command, at: frame)
@@ -405,6 +416,7 @@ extension Engine {
                 if late > 0 { advanceVoice(v, player: p, from: command.frame, frames: late) }
             }
         case .setRate:
+            countIfEndedSince(v, command, at: frame)
             let late = lateness(command, at: frame)
             // Streams play at rate 1: nothing to move.
             if late > 0 && v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isStreamed {
@@ -423,6 +435,18 @@ extension Engine {
             v.pointee.isMetered = command.loops != 0
         case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced:
             break
+        }
+    }
+
+    /// Counts a late `command` (`lateCommandCount`) that finds voice `v` ended where on time it
+    /// would have found it sounding: it cannot be revived (its sound may be released already),
+    /// so the command cannot have its on-time effect.
+    @_noLocks @_noAllocation @inline(__always)
+    private func countIfEndedSince(_ v: UnsafeMutablePointer<Voice>, _ command: Command, at frame: Frame) {
+        if v.pointee.isActive { return }
+        if lateness(command, at: frame) == 0 { return }
+        if v.pointee.endedAt > command.frame {
+            if v.pointee.startedAt <= command.frame { lateCommandCounter.add(1, ordering: .relaxed) }
         }
     }
 
@@ -605,6 +629,7 @@ extension Engine {
                     if v.pointee.stopsAfterRamp {
                         v.pointee.stopsAfterRamp = false
                         v.pointee.isActive = false
+                        v.pointee.endedAt = periodStart + Int64(out + n)
                         v.pointee.position += Int64(advance)
                         if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n), tag: v.pointee.tag)) }
                         return
@@ -619,6 +644,7 @@ extension Engine {
                 out += n
                 if chunk.ended {
                     v.pointee.isActive = false
+                    v.pointee.endedAt = periodStart + Int64(out)
                     if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: periodStart + Int64(out), tag: v.pointee.tag)) }
                     return
                 }
@@ -635,6 +661,7 @@ extension Engine {
                     if p >= 0 { emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(v.pointee.loopsRemaining), tag: v.pointee.tag)) }
                 } else {
                     v.pointee.isActive = false
+                    v.pointee.endedAt = wrapFrame
                     if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: wrapFrame, tag: v.pointee.tag)) }
                     return
                 }
@@ -669,9 +696,12 @@ extension Engine {
         }
     }
 
-    /// Resolves a trigger: the velocity layer, the sample in it, the voice; chokes the group.
+    /// Resolves a trigger due on `due` and applied on `frame` (later when it arrived late): the
+    /// velocity layer, the sample in it, the voice; chokes the group. A late trigger has the
+    /// effect it would have had on time from `frame` on: its start takes up its sound where it
+    /// would be, the choke fades and the declick tail are where they would be.
     @_noLocks @_noAllocation
-    private func trigger(instrument index: Int, velocity: Int, at frame: Frame) {
+    private func trigger(instrument index: Int, velocity: Int, due: Frame, at frame: Frame) {
         let tables = instrumentTables.pointee
         guard index >= 0, index < tables.instrumentCount, velocity > 0 else { return }
         let inst = tables.instruments[index]
@@ -685,13 +715,26 @@ extension Engine {
         guard layerIndex >= 0 else { return }
         let layer = tables.layers + layerIndex
         guard layer.pointee.soundCount > 0 else { return }
+        // The choice is a function of the trigger: its frame for a random layer, its place in
+        // the frame order of the layer's triggers for a round robin. A trigger that reaches the
+        // render thread after a later one of its layer was applied (sent out of order, late)
+        // cannot have the place it would have had: counted.
+        if due < layer.pointee.lastDue {
+            lateCommandCounter.add(1, ordering: .relaxed)
+        } else if due == layer.pointee.lastDue {
+            layer.pointee.sameFrameIndex &+= 1
+        } else {
+            layer.pointee.lastDue = due
+            layer.pointee.sameFrameIndex = 0
+        }
         var pick: Int
         if layer.pointee.isRandom {
-            // xorshift64*: a seeded, allocation-free generator.
-            var x = layer.pointee.counter
-            x ^= x >> 12; x ^= x << 25; x ^= x >> 27
-            layer.pointee.counter = x
-            pick = Int((x &* 0x2545_F491_4F6C_DD1D) >> 33) % layer.pointee.soundCount
+            // SplitMix64's finalizer over the seed, the frame and the place on that frame.
+            var z = layer.pointee.seed ^ (UInt64(bitPattern: due) &* 0x9E37_79B9_7F4A_7C15) ^ (layer.pointee.sameFrameIndex &* 0xD6E8_FEB8_6659_FD93)
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            pick = Int(z % UInt64(layer.pointee.soundCount))
         } else {
             pick = Int(layer.pointee.counter % UInt64(layer.pointee.soundCount))
             layer.pointee.counter &+= 1
@@ -707,28 +750,46 @@ extension Engine {
                             if o.chokeFadeFrames <= 0 {
                                 // No fade: silenced on the trigger's frame.
                                 voices[p].isActive = false
+                                voices[p].endedAt = frame
                                 emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
                             } else if !voices[p].stopsAfterRamp {
                                 startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
                                 voices[p].stopsAfterRamp = true
+                                if !voices[p].isPaused { advanceRamp(voices + p, player: p, by: frame - due, rampStart: due) }
                             }
                         }
                     }
                 }
             }
         }
-        // The voice: the only one, a free one of the pool, or the oldest (stolen).
+        // The voice: the only one, a free one of the pool, or the oldest (stolen), as the pool
+        // was on the trigger's frame: a voice that ended since then (a late trigger) was not free.
         var player = inst.firstPlayer
         if inst.voiceCount > 1 {
-            var oldest = inst.firstPlayer
+            var oldest = -1
             var found = false
             for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
-                if !voices[p].isActive { player = p; found = true; break }
-                if voices[p].startedAt < voices[oldest].startedAt { oldest = p }
+                let v = voices + p
+                let sounding = v.pointee.isActive ? v.pointee.startedAt <= due : v.pointee.endedAt > due
+                if !sounding {
+                    player = p
+                    found = true
+                    break
+                }
+                if oldest < 0 {
+                    oldest = p
+                } else if v.pointee.startedAt < voices[oldest].startedAt {
+                    oldest = p
+                }
             }
             if !found { player = oldest }
+            // A voice started after the trigger's frame (it reached the render thread out of
+            // order) is taken as it is now: counted.
+            if voices[player].isActive {
+                if voices[player].startedAt > due { lateCommandCounter.add(1, ordering: .relaxed) }
+            }
         }
-        var start = Command(kind: .start, player: Int32(player), frame: frame)
+        var start = Command(kind: .start, player: Int32(player), frame: due)
         start.sound = sound
         start.loops = inst.loops
         start.level = inst.level * layer.pointee.level * Float(velocity) / 127

@@ -49,7 +49,8 @@ extension Engine {
     }
 
     /// Moves a gain ramp started `frames` frames late to where it would be now; ends it (and
-    /// stops the voice if the ramp was a stop fade) when it would be over. Real-time safe.
+    /// stops the voice if the ramp was a stop fade) when it would be over. `p` is -1 for a
+    /// tail, which reports no events. Real-time safe.
     @_noLocks @_noAllocation
     func advanceRamp(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, rampStart: Frame) {
         guard v.pointee.rampFramesLeft > 0, frames > 0 else { return }
@@ -60,7 +61,8 @@ extension Engine {
             if v.pointee.stopsAfterRamp {
                 v.pointee.stopsAfterRamp = false
                 v.pointee.isActive = false
-                emit(Event(kind: .stopped, player: Int32(p), frame: end, tag: v.pointee.tag))
+                v.pointee.endedAt = end
+                if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: end, tag: v.pointee.tag)) }
             }
         } else {
             v.pointee.rampElapsed += Int32(frames)
@@ -99,7 +101,12 @@ extension Engine {
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
             let key = Int(voiceList.key(at: i))
-            if key & 1 == 0 { voices[key >> 1].isActive = false } else { tails[key >> 1].isActive = false }
+            if key & 1 == 0 {
+                voices[key >> 1].isActive = false
+                voices[key >> 1].endedAt = .min
+            } else {
+                tails[key >> 1].isActive = false
+            }
         }
     }
 

@@ -1,8 +1,10 @@
 /// How an instrument picks among the samples of one velocity layer.
 public enum SampleSelection: Equatable, Sendable {
-    /// In turn: first, second, …, first again.
+    /// In turn: first, second, …, first again, in the order of the triggers' frames.
     case roundRobin
-    /// At random, from a seeded generator (the same seed gives the same sequence).
+    /// At random: a hash of the seed and the trigger's frame (and its place among the layer's
+    /// triggers on that frame), so the same program picks the same samples live and offline,
+    /// whatever order its triggers reach the render thread in.
     case random(seed: UInt64)
 }
 
@@ -84,7 +86,12 @@ struct LayerSlot {
     var soundStart: Int
     var soundCount: Int
     var isRandom: Bool
+    /// Round robin: the layer's triggers so far.
     var counter: UInt64
+    var seed: UInt64
+    /// The frame of the layer's last trigger, and how many came on it before the current one.
+    var lastDue: Frame = .min
+    var sameFrameIndex: UInt64 = 0
     var level: Float
 }
 
@@ -116,8 +123,8 @@ struct InstrumentTables {
                 if case .random(let s) = layer.selection { seed = s == 0 ? 0x9E37_79B9_7F4A_7C15 : s }
                 (t.layers + layerIndex).initialize(to: LayerSlot(
                     minVelocity: layer.velocities.lowerBound, maxVelocity: layer.velocities.upperBound,
-                    soundStart: soundIndex, soundCount: layer.sounds.count, isRandom: seed != 0, counter: seed,
-                    level: layer.gain.linear))
+                    soundStart: soundIndex, soundCount: layer.sounds.count, isRandom: seed != 0, counter: 0,
+                    seed: seed, level: layer.gain.linear))
                 for s in layer.sounds {
                     t.sounds[soundIndex] = s.rawValue
                     soundIndex += 1

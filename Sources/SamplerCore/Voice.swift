@@ -74,8 +74,12 @@ struct Voice: BitwiseCopyable {
     var meterPeakRight: Float = 0
     /// The tag of the start command that began this voice, echoed in its events.
     var tag: UInt32 = 0
+    /// Device frame the voice last stopped sounding on, by itself or by a command (`.min` when
+    /// everything was silenced): a late command due before it finds the voice ended where on
+    /// time it would have found it sounding.
+    var endedAt: Frame = .min
     /// To a whole number of cache lines (3).
-    private var padding: (Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0)
+    private var padding: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
 
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)

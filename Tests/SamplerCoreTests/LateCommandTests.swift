@@ -114,4 +114,42 @@ import Testing
         let from = ((1000 + late) / 64 + 1) * 64
         #expect(Array(onTime[from...]) == Array(delayed[from...]))
     }
+
+    /// Late triggers (issue 34): the start takes up its sound where it would be, the declick tail
+    /// of the sound it replaces and the choke fade of its group are where they would be, and a
+    /// random layer picks what it picks on time.
+    @Test(arguments: [1, 100, 190, 330, 900])
+    func lateTriggersSoundAsOnTimeOnesFromTheirArrival(late: Int) throws {
+        let long = try Sound(channels: [(0..<20_000).map { Float($0 % 500 + 1) / 1000 }], sampleRate: 48000)
+        let other = try Sound(channels: [(0..<20_000).map { -Float($0 % 300 + 1) / 700 }], sampleRate: 48000)
+        /// Renders 60 periods of 128 frames; the triggers due on 3000 and 3100 are sent before
+        /// the period holding `arrival`.
+        func render(arrival: Int) -> ([Float], Int) {
+            let engine = Engine(configuration: .init(maxPlayers: 4))
+            let a = try! engine.register(long), b = try! engine.register(other)
+            engine.setInstruments([
+                InstrumentDefinition(firstPlayer: 0, chokeGroup: 1, layers: [InstrumentLayer(sounds: [a, b], selection: .random(seed: 3))],
+                                     declickFrames: 200, chokeFadeFrames: 400),
+                InstrumentDefinition(firstPlayer: 1, pan: 0.5, chokeGroup: 1, layers: [InstrumentLayer(sounds: [b])]),
+            ])
+            engine.send(.trigger(instrument: 0, velocity: 100, at: 1000))
+            var out: [Float] = []
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 128), r = UnsafeMutablePointer<Float>.allocate(capacity: 128)
+            defer { l.deallocate(); r.deallocate() }
+            for p in 0..<60 {
+                if p == arrival / 128 {
+                    engine.send(.trigger(instrument: 0, velocity: 90, at: 3000))
+                    engine.send(.trigger(instrument: 1, velocity: 110, at: 3100))
+                }
+                engine.render(frameCount: 128, periodStart: Frame(p * 128), left: l, right: r)
+                out += (0..<128).map { l[$0] }
+            }
+            return (out, engine.lateCommandCount)
+        }
+        let (onTime, _) = render(arrival: 2900)
+        let (delayed, counted) = render(arrival: 3100 + late)
+        #expect(counted == 0)
+        let from = ((3100 + late) / 128 + 1) * 128
+        #expect(Array(onTime[from...]) == Array(delayed[from...]))
+    }
 }
