@@ -60,7 +60,7 @@ final class PatchStreams {
             let ring = StreamRing(capacity: capacity, channelCount: file.channelCount, sampleRate: sampleRate)
             return (ring: ring, id: try engine.register(stream: ring))
         }
-        let stream = try PlayerStream(file: file, rings: rings, options: options.reader, streamer: streamer)
+        let stream = try PlayerStream(file: file, rings: rings, options: options.reader, streamer: streamer, engine: engine)
         for reader in stream.readers { reader.cue(at: 0, loops: loops) }
         streamer.fillAll()
         streams[player] = (stream, id, loops, false)
@@ -69,7 +69,8 @@ final class PatchStreams {
     func contains(player: Int) -> Bool { streams[player] != nil }
 
     /// The ring a trigger of `player` on `frame` starts; the ring it replaces is retired (cued
-    /// again) once `frame + tail` has been rendered.
+    /// again) once `frame + tail` has been rendered and the render thread has confirmed that no
+    /// voice reads it.
     func soundID(forTriggerOf player: Int, at frame: Frame, tail: Frame = 0) -> SoundID {
         guard var entry = streams[player] else { preconditionFailure("player \(player) does not stream") }
         if !entry.started {

@@ -86,14 +86,14 @@ extension Engine {
     }
 
     /// Moves voice `v` back over the `frames` frames it played at its rate, when they lie within
-    /// its current pass through its sound (no wrap, no end, no ramp under way); returns whether it
+    /// its current pass through its sound (no wrap, no end, no ramp under way or ended since `frame`); returns whether it
     /// could. Real-time safe.
     @_noLocks @_noAllocation
     func rewind(_ v: UnsafeMutablePointer<Voice>, by frames: Int64, since frame: Frame) -> Bool {
         // A stream's samples come from its ring, which only moves forward; a voice (re)started
         // after `frame` has nothing of it to undo; beyond the catch-up limit nothing would
         // carry it forward again.
-        guard v.pointee.rampFramesLeft == 0, !v.pointee.isStreamed, v.pointee.startedAt <= frame,
+        guard v.pointee.rampFramesLeft == 0, v.pointee.rampEndedAt <= frame, !v.pointee.isStreamed, v.pointee.startedAt <= frame,
               frames <= Int64(configuration.maxCatchUpFrames) else { return false }
         if !v.pointee.isVarispeed {
             guard v.pointee.position - frames >= 0 else { return false }
@@ -105,6 +105,12 @@ extension Engine {
         guard at >= 0 else { return false }
         v.pointee.position = Int64(at)
         v.pointee.fraction = at - Double(v.pointee.position)
+        // The phase played forward is a sum of per-frame steps: taken back in one product it is
+        // the same only when every step is exact (a rate of at most 20 binary places, 0.5 or
+        // 1.25, not 0.77). Otherwise it is within rounding (1e-12 of a frame), not the same bits:
+        // counted.
+        let scaled = v.pointee.rate * 1_048_576
+        if Double(Int64(scaled)) != scaled { lateCommandCounter.add(1, ordering: .relaxed) }
         return true
     }
 
@@ -264,7 +270,7 @@ extension Engine {
                     let p = key >> 1
                     if voices[p].isActive {
                         voices[p].isActive = false
-                        voices[p].endedAt = frame
+                        voices[p].endedAt = max(command.frame == Command.immediately ? frame : command.frame, voices[p].startedAt)
                         emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
                     }
                 }
@@ -296,10 +302,16 @@ extension Engine {
         switch command.kind {
         case .start:
             let slot = sounds[Int(command.sound)]
+            let lateStart = lateness(command, at: frame)
+            if command.fadeFrames > 0 && !v.pointee.isActive && lateStart > 0 {
+                // On time the old voice, sounding then, would have left a declick tail.
+                if v.pointee.endedAt > command.frame { lateCommandCounter.add(1, ordering: .relaxed) }
+            }
             if command.fadeFrames > 0 && v.pointee.isActive && !v.pointee.isPaused {
                 // Declick: the old voice fades out on the player's tail while the new one starts.
                 tails[p] = v.pointee
                 tails[p].isMetered = false  // a tail's meters are never published
+                restoreLevel(tails + p, due: command.frame, late: lateness(command, at: frame))
                 startRamp(tails + p, to: 0, frames: command.fadeFrames)
                 tails[p].stopsAfterRamp = true
                 voiceList.insert(player: p, tail: true)
@@ -338,17 +350,19 @@ extension Engine {
             guard v.pointee.isActive else { return }
             if command.fadeFrames > 0 && !v.pointee.isPaused {
                 if v.pointee.stopsAfterRamp { return }  // already fading out: the first fade goes on
+                restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
                 startRamp(v, to: 0, frames: command.fadeFrames)
                 v.pointee.stopsAfterRamp = true
                 advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame)
             } else {
                 v.pointee.isActive = false
-                v.pointee.endedAt = frame
+                v.pointee.endedAt = max(command.frame == Command.immediately ? frame : command.frame, v.pointee.startedAt)
                 emit(Event(kind: .stopped, player: command.player, frame: frame, tag: v.pointee.tag))
             }
         case .setGain:
             // A voice fading out to stop keeps fading: a gain change does not revive it.
             if v.pointee.stopsAfterRamp { return }
+            restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
             startRamp(v, to: command.level, frames: command.fadeFrames)
             // A paused voice's ramp waits for it (it advances only while the voice plays).
             if !v.pointee.isPaused { advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame) }
@@ -626,6 +640,7 @@ extension Engine {
                 v.pointee.rampFramesLeft -= Int32(n)
                 if v.pointee.rampFramesLeft == 0 {
                     v.pointee.level = v.pointee.levelTarget
+                    v.pointee.rampEndedAt = periodStart + Int64(out + n)
                     if v.pointee.stopsAfterRamp {
                         v.pointee.stopsAfterRamp = false
                         v.pointee.isActive = false
@@ -747,12 +762,17 @@ extension Engine {
                     let o = tables.instruments[other]
                     for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
                         if voices[p].isActive {
-                            if o.chokeFadeFrames <= 0 {
+                            if voices[p].startedAt > due {
+                                // Started after the trigger's frame (it came out of order): on time
+                                // the choke could not have touched it.
+                                lateCommandCounter.add(1, ordering: .relaxed)
+                            } else if o.chokeFadeFrames <= 0 {
                                 // No fade: silenced on the trigger's frame.
                                 voices[p].isActive = false
-                                voices[p].endedAt = frame
+                                voices[p].endedAt = max(due, voices[p].startedAt)
                                 emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
                             } else if !voices[p].stopsAfterRamp {
+                                restoreLevel(voices + p, due: due, late: frame - due)
                                 startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
                                 voices[p].stopsAfterRamp = true
                                 if !voices[p].isPaused { advanceRamp(voices + p, player: p, by: frame - due, rampStart: due) }
@@ -770,7 +790,8 @@ extension Engine {
             var found = false
             for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
                 let v = voices + p
-                let sounding = v.pointee.isActive ? v.pointee.startedAt <= due : v.pointee.endedAt > due
+                let sounding = v.pointee.isActive ? v.pointee.startedAt <= due
+                    : v.pointee.endedAt > due && v.pointee.startedAt <= due
                 if !sounding {
                     player = p
                     found = true
@@ -783,11 +804,11 @@ extension Engine {
                 }
             }
             if !found { player = oldest }
-            // A voice started after the trigger's frame (it reached the render thread out of
-            // order) is taken as it is now: counted.
-            if voices[player].isActive {
-                if voices[player].startedAt > due { lateCommandCounter.add(1, ordering: .relaxed) }
-            }
+        }
+        // A voice started after the trigger's frame (it reached the render thread out of order)
+        // is taken as it is now: counted.
+        if voices[player].isActive {
+            if voices[player].startedAt > due { lateCommandCounter.add(1, ordering: .relaxed) }
         }
         var start = Command(kind: .start, player: Int32(player), frame: due)
         start.sound = sound

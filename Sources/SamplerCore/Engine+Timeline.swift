@@ -57,6 +57,7 @@ extension Engine {
         if frames >= Int64(v.pointee.rampFramesLeft) {
             let end = rampStart + Int64(v.pointee.rampFramesLeft)
             v.pointee.rampFramesLeft = 0
+            v.pointee.rampEndedAt = end
             v.pointee.level = v.pointee.levelTarget
             if v.pointee.stopsAfterRamp {
                 v.pointee.stopsAfterRamp = false
@@ -98,6 +99,14 @@ extension Engine {
         lateMIDICounter.add(deferredMIDICountStorage.pointee, ordering: .relaxed)
         deferredMIDICountStorage.pointee = 0
         swapInInstruments()
+        // Nothing of the old clock's frames is kept: when voices ended, when layers were last
+        // triggered.
+        for p in 0..<configuration.maxPlayers { voices[p].endedAt = .min }
+        let tables = instrumentTables.pointee
+        for l in 0..<layerCount(tables) {
+            tables.layers[l].lastDue = .min
+            tables.layers[l].sameFrameIndex = 0
+        }
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
             let key = Int(voiceList.key(at: i))
@@ -121,6 +130,34 @@ extension Engine {
 }
 
 extension Engine {
+    /// The number of velocity layers in `tables`. Real-time safe.
+    @_noLocks @_noAllocation
+    func layerCount(_ tables: InstrumentTables) -> Int {
+        if tables.instrumentCount == 0 { return 0 }
+        let last = tables.instruments[tables.instrumentCount - 1]
+        return last.layerStart + last.layerCount
+    }
+
+    /// Before a gain ramp due on `due` is started `late` frames late on voice `v`: sets the
+    /// voice's level to the one it had on `due` (its origin on time) when a ramp under way then
+    /// is still under way; counts the command (`lateCommandCount`) when that level cannot be
+    /// known (a ramp began or ended since `due`). Real-time safe.
+    @_noLocks @_noAllocation
+    func restoreLevel(_ v: UnsafeMutablePointer<Voice>, due: Frame, late: Int64) {
+        if late <= 0 { return }
+        if v.pointee.isPaused { return }
+        if v.pointee.rampFramesLeft > 0 {
+            let k = Int64(v.pointee.rampElapsed) - late
+            if k >= 0 {
+                v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(k)
+            } else {
+                lateCommandCounter.add(1, ordering: .relaxed)
+            }
+        } else if v.pointee.rampEndedAt > due {
+            lateCommandCounter.add(1, ordering: .relaxed)
+        }
+    }
+
     /// How many frames after its own frame `command` is applied at `frame` (0 for an
     /// immediate command).
     @_noLocks @_noAllocation @inline(__always)

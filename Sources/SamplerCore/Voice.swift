@@ -78,8 +78,11 @@ struct Voice: BitwiseCopyable {
     /// everything was silenced): a late command due before it finds the voice ended where on
     /// time it would have found it sounding.
     var endedAt: Frame = .min
+    /// Device frame the last gain ramp ended on (a late ramp due before it cannot know its
+    /// origin).
+    var rampEndedAt: Frame = .min
     /// To a whole number of cache lines (3).
-    private var padding: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
+    private var padding: (Int64, Int64, Int64) = (0, 0, 0)
 
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)

@@ -27,7 +27,7 @@ extension AudioPlayer {
             let rings = try (0..<2).map { _ in
                 try session.held.streaming.ring(capacity: capacity, channelCount: file.channelCount, sampleRate: rate, engine: session.engine)
             }
-            return try PlayerStream(file: file, rings: rings, options: options, streamer: session.streaming.streamer)
+            return try PlayerStream(file: file, rings: rings, options: options, streamer: session.streaming.streamer, engine: session.engine)
         }
         do {
             try self.init(sound: nil, stream: stream, session: session, url: URL(fileURLWithPath: path), data: nil,

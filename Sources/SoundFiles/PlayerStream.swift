@@ -19,17 +19,22 @@ package final class PlayerStream {
     /// The position the active ring's read index holds while the ring is not playing (after a
     /// prepare or a stop): starting it again then plays on from there. nil: it must be cued.
     private var resumable: Int64?
-    /// The ring that played before the last switch: after `after` is rendered it is parked, or
-    /// cued at the file's start with `recueLoops` when set.
-    private var retiring: (reader: Int, after: Frame, recueLoops: Int?)?
+    /// The ring that played before the last switch: after `after` is rendered, and once the
+    /// render thread has confirmed that no voice reads it (`request`, asked for then), it is
+    /// parked, or cued at the file's start with `recueLoops` when set.
+    private var retiring: (reader: Int, after: Frame, recueLoops: Int?, request: UnreferencedRequest?)?
+    /// The engine whose render thread confirms that a retiring ring is no longer read (a tail
+    /// may read it longer than predicted, a late start later). nil: the switch frame is trusted.
+    private let engine: Engine?
     /// The frame the current playback started on (a seek never lands before it).
     package private(set) var startFrame: Frame = .min
     private var reportedUnderruns = 0
 
     /// A stream of `file` through `rings` (two, with their sound ids), served by `streamer`.
     package init(file: StreamFile, rings: [(ring: StreamRing, id: SoundID)], options: StreamReaderOptions,
-         streamer: DiskStreamer) throws {
+         streamer: DiskStreamer, engine: Engine? = nil) throws {
         precondition(rings.count == 2)
+        self.engine = engine
         self.file = file
         self.streamer = streamer
         do {
@@ -110,17 +115,27 @@ package final class PlayerStream {
     /// The idle ring starts on `frame` (its start command has been sent): it becomes the active
     /// one, and the old one retires once `frame` has been rendered.
     package func switchToIdle(at frame: Frame, recueLoops: Int? = nil, tail: Frame = 0) {
-        retiring = (active, frame + tail, recueLoops)
+        retiring = (active, frame + tail, recueLoops, nil)
         active = 1 - active
         resumable = nil
         startFrame = max(startFrame, frame)
     }
 
-    /// Whether the last switch's frame has been rendered (retiring the old ring then).
+    /// Whether the last switch's frame has been rendered and the old ring is free (retiring it
+    /// then).
     @discardableResult
     package func maintain(renderedFrame: Frame) -> Bool {
-        guard let r = retiring else { return true }
+        guard var r = retiring else { return true }
         guard renderedFrame > r.after else { return false }
+        if let engine {
+            // The switch's frame has been rendered, so the start that replaced the ring has been
+            // sent: the request goes after every command naming the old ring.
+            if r.request == nil {
+                r.request = engine.requestUnreferenced(soundIDs[r.reader])
+                retiring = r
+            }
+            guard let request = r.request, engine.isUnreferenced(request) else { return false }
+        }
         if let loops = r.recueLoops {
             readers[r.reader].cue(at: 0, loops: loops)
         } else {

@@ -47,4 +47,28 @@ import Testing
         #expect(firstNonZero(out.left) == 100)
         #expect(engine.staleCommandCount == 0)
     }
+
+    /// What the render thread remembers of the old clock's frames (when voices ended, when a
+    /// layer was last triggered) is forgotten: on the new clock a pool takes its first free voice
+    /// and on-time triggers are not counted as out of order.
+    @Test func aPoolAndItsLayersStartAfreshOnANewClock() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        let short = try engine.register(rampSound(frames: 100)), long = try engine.register(rampSound(frames: 50_000))
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, voiceCount: 2, layers: [
+            InstrumentLayer(velocities: 1...63, sounds: [short]), InstrumentLayer(velocities: 64...127, sounds: [long]),
+        ])])
+        // Old clock: voice 0 plays the short sound and ends near 1,000,100; voice 1 the long one.
+        engine.send(.trigger(instrument: 0, velocity: 30, at: 1_000_000))
+        engine.send(.trigger(instrument: 0, velocity: 100, at: 1_000_050))
+        _ = renderBlocks(engine, periods: 8, blockSize: 64, start: 999_936)
+        _ = events(engine)
+        engine.beginNewClock()
+        for (k, f) in [200, 300, 400].enumerated() {
+            engine.send(.trigger(instrument: 0, velocity: k == 0 ? 30 : 100, at: Frame(f)))
+        }
+        _ = renderBlocks(engine, periods: 10, blockSize: 64)
+        #expect(engine.lateCommandCount == 0)
+        // The first trigger takes voice 0, free on the new clock.
+        #expect(events(engine).filter { $0.kind == .started }.map(\.player).first == 0)
+    }
 }
