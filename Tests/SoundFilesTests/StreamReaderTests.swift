@@ -224,6 +224,54 @@ private final class StreamHarness {
         let r = StreamTimeline(sourceFrameCount: 44100, ratio: 48000.0 / 44100, startPosition: 0)
         #expect(r.frameCount == 48000 && r.wrapFrame(3) == 144_000 && r.wraps(before: 143_999) == 2)
     }
+
+    /// The ownership rule for stream rings (issue 34): the ring a switch retires is cued again
+    /// only once the render thread has confirmed that no voice reads it, not on the frame the
+    /// control side predicted. Here a voice the control side did not count on (player 0, still
+    /// playing ring A long after the switch to ring B) keeps ring A from being refilled.
+    @Test func aRetiredRingIsCuedAgainOnlyOnceNoVoiceReadsIt() throws {
+        let directory = try TemporaryDirectory()
+        let path = try rampFile(directory, frames: 48_000)
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        let file = try StreamFile(path: path)
+        let rings = try (0..<2).map { _ in
+            let ring = StreamRing(capacity: 8192, channelCount: 1, sampleRate: 48000)
+            return (ring: ring, id: try engine.register(stream: ring))
+        }
+        let stream = try PlayerStream(file: file, rings: rings, options: .init(), streamer: DiskStreamer(), engine: engine)
+        defer { stream.close() }
+        for reader in stream.readers { _ = reader.cue(at: 0, loops: 0) }
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { l.deallocate(); r.deallocate() }
+        var rendered: Frame = 0
+        func render(_ periods: Int) {
+            for _ in 0..<periods {
+                for reader in stream.readers { while reader.fill(maxFrames: 4096) > 0 {} }
+                engine.render(frameCount: 256, periodStart: rendered, left: l, right: r)
+                rendered += 256
+            }
+        }
+        engine.send(.start(player: 0, sound: stream.activeSoundID, at: 0))
+        stream.started(at: 0)
+        engine.send(.start(player: 1, sound: stream.idleSoundID, at: 1000))
+        stream.switchToIdle(at: 1000, recueLoops: 0)
+        render(12)
+        // The switch's frame is long rendered, but ring A is still read.
+        #expect(rendered > 1000)
+        #expect(!stream.maintain(renderedFrame: engine.renderedFrame))
+        render(2)
+        #expect(!stream.maintain(renderedFrame: engine.renderedFrame))
+        engine.send(.stop(player: 0))
+        render(1)
+        // The request went out before the stop was sent: it is answered for the state then.
+        _ = stream.maintain(renderedFrame: engine.renderedFrame)
+        render(2)
+        _ = stream.maintain(renderedFrame: engine.renderedFrame)
+        render(2)
+        #expect(stream.maintain(renderedFrame: engine.renderedFrame))
+        #expect(!stream.isSwitching)
+    }
+
 }
 
 /// Waits until every ring is within one refill step of full (the disk thread refills a primed
