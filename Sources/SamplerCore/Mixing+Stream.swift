@@ -18,7 +18,17 @@ extension Mixing {
                           count: Int, panLeft: Float, panRight: Float) -> StreamChunk {
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
         let written = stream.pointee.writeIndex.load(ordering: .acquiring)
-        let end = stream.pointee.endIndex.load(ordering: .acquiring)
+        // Where it ends and wraps: from its published timeline when there is one (known ahead of
+        // the data), else from the writer's marks.
+        let sourceFrames = stream.pointee.timelineSourceFrames.load(ordering: .acquiring)
+        let sourceStart = stream.pointee.timelineSourceStart.load(ordering: .relaxed)
+        let ratio = Double(bitPattern: stream.pointee.timelineRatioBits.load(ordering: .relaxed))
+        let passes = stream.pointee.timelinePasses.load(ordering: .acquiring)
+        var end = stream.pointee.endIndex.load(ordering: .acquiring)
+        if sourceFrames > 0 {
+            end = passes < 0 ? .max
+                : StreamRingState.wrapFrame(passes, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
+        }
         var frames = count
         var ended = false
         if end != .max && read + Int64(count) >= end {
@@ -46,9 +56,20 @@ extension Mixing {
         }
         if ramping { v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + frames) }
         if available < frames { stream.pointee.underrunFrames.add(frames - available, ordering: .relaxed) }
-        let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
         var wrapOffset = -1
-        if wrap >= read && wrap < read + Int64(frames) { wrapOffset = Int(wrap - read) }
+        if sourceFrames > 0 {
+            if frames > 0 {
+                let k = StreamRingState.wraps(before: read + Int64(frames) - 1, sourceFrames: sourceFrames,
+                                              sourceStart: sourceStart, ratio: ratio)
+                if k >= 1 && (passes < 0 || k < passes) {
+                    let wrap = StreamRingState.wrapFrame(k, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
+                    if wrap >= read { wrapOffset = Int(wrap - read) }
+                }
+            }
+        } else {
+            let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
+            if wrap >= read && wrap < read + Int64(frames) { wrapOffset = Int(wrap - read) }
+        }
         stream.pointee.readIndex.store(read + Int64(frames), ordering: .releasing)
         return StreamChunk(frames: frames, ended: ended, wrapOffset: wrapOffset)
     }

@@ -14,6 +14,41 @@ struct StreamRingState: ~Copyable {
     let wrapIndex = Atomic<Int64>(-1)
     /// Frames the render thread wanted but the disk thread had not written yet.
     let underrunFrames = Atomic<Int>(0)
+    /// The stream's timeline, when its writer publishes one (`StreamRing.setTimeline`): the
+    /// frames of one pass of the file at its own rate (0: none published, the marks above are
+    /// used), the file frame the stream starts on, the playback ÷ file rate (bits) and the passes
+    /// in all (-1: forever). From it the render thread knows where the stream wraps and ends
+    /// whether or not the frames have been written: after a lost stretch longer than the ring,
+    /// the events are still on their frames.
+    let timelineSourceFrames = Atomic<Int64>(0)
+    let timelineSourceStart = Atomic<Int64>(0)
+    let timelineRatioBits = Atomic<UInt64>(0)
+    let timelinePasses = Atomic<Int64>(-1)
+}
+
+extension StreamRingState {
+    /// The stream frame of the k-th wrap (k ≥ 1), as `StreamTimeline.wrapFrame` computes it
+    /// (rounding half away from zero, at least k). Real-time safe.
+    @_noLocks @_noAllocation @inline(__always)
+    static func wrapFrame(_ k: Int64, sourceFrames: Int64, sourceStart: Int64, ratio: Double) -> Int64 {
+        if ratio == 1 { return k * sourceFrames - sourceStart }
+        let exact = (Double(k) * Double(sourceFrames) - Double(sourceStart)) * ratio
+        // Positive: truncation and the exact remainder give the nearest, halves up.
+        let whole = Int64(exact)
+        let rounded = exact - Double(whole) >= 0.5 ? whole + 1 : whole
+        return max(k, rounded)
+    }
+
+    /// Wraps at or before stream frame `j` (≥ 0), as `StreamTimeline.wraps(before:)`.
+    /// Real-time safe.
+    @_noLocks @_noAllocation @inline(__always)
+    static func wraps(before j: Int64, sourceFrames: Int64, sourceStart: Int64, ratio: Double) -> Int64 {
+        if ratio == 1 { return max(0, (j + sourceStart) / sourceFrames) }
+        var k = max(0, Int64((Double(j) / ratio + Double(sourceStart)) / Double(sourceFrames)))
+        while wrapFrame(k + 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) <= j { k += 1 }
+        while k > 0 && wrapFrame(k, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) > j { k -= 1 }
+        return k
+    }
 }
 
 /// A lock-free ring of decoded audio that a disk thread fills and the render thread plays: the
@@ -98,8 +133,26 @@ public final class StreamRing: @unchecked Sendable {
     /// the `looped` event. Writer thread only.
     public func markWrap() { state.pointee.wrapIndex.store(writeIndex, ordering: .releasing) }
 
+    /// Publishes the stream's timeline (see `StreamRingState.timelineSourceFrames`): a file of
+    /// `sourceFrames` frames at its own rate, played from file frame `sourceStart` at `ratio`
+    /// (playback ÷ file rate), `passes` passes in all (nil: forever); the writer's wrap and end
+    /// marks then agree with it. With the ring reset, before it plays. Writer thread only.
+    public func setTimeline(sourceFrames: Int64, sourceStart: Int64, ratio: Double, passes: Int64?) {
+        state.pointee.timelineSourceStart.store(sourceStart, ordering: .relaxed)
+        state.pointee.timelineRatioBits.store(ratio.bitPattern, ordering: .relaxed)
+        state.pointee.timelinePasses.store(passes ?? -1, ordering: .relaxed)
+        state.pointee.timelineSourceFrames.store(max(0, sourceFrames), ordering: .releasing)
+    }
+
+    /// Changes the passes of the published timeline (a loop count changed while playing).
+    /// Writer thread only.
+    public func setTimelinePasses(_ passes: Int64?) {
+        state.pointee.timelinePasses.store(passes ?? -1, ordering: .releasing)
+    }
+
     /// Empties the ring (both indices to 0, no end, no wrap). Only while no voice plays it.
     public func reset() {
+        state.pointee.timelineSourceFrames.store(0, ordering: .relaxed)
         state.pointee.readIndex.store(0, ordering: .relaxed)
         state.pointee.writeIndex.store(0, ordering: .relaxed)
         state.pointee.endIndex.store(.max, ordering: .relaxed)

@@ -276,6 +276,7 @@ package final class StreamReader: @unchecked Sendable {
             ring.reset()
             timeline = StreamTimeline(sourceFrameCount: file.frameCount, ratio: ratio, startPosition: position)
             self.passes = passes
+            ring.setTimeline(sourceFrames: timeline.sourceFrameCount, sourceStart: timeline.sourceStart, ratio: ratio, passes: passes)
             outputWraps = 0
             lastWrapIndex = -1
             inputPass = 0
@@ -296,6 +297,7 @@ package final class StreamReader: @unchecked Sendable {
             let clamped = newPasses.map { max($0, outputWraps + 1) }
             let resumesInput = inputEnded && (clamped == nil || clamped! > inputPass + 1)
             passes = clamped
+            ring.setTimelinePasses(clamped)
             if resumesInput { resynchronize() }
         }
     }

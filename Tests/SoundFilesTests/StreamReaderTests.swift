@@ -51,6 +51,9 @@ private final class StreamHarness {
     }
 
     func eventList() -> [String] { events.map { "\($0.kind)@\($0.frame)" } }
+
+    /// The device skips `frames` frames: the next block's stamp is that much later.
+    func skip(_ frames: Int) { rendered += Frame(frames) }
 }
 
 @Suite struct StreamReaderTests {
@@ -81,6 +84,35 @@ private final class StreamHarness {
         #expect(out[0..<2110].elementsEqual(expected))
         #expect(out[2110...].allSatisfy { $0 == 0 })
         #expect(h.eventList() == ["started@10", "looped@110", "looped@1110", "finished@2110"])
+    }
+
+    /// A lost stretch far longer than the ring (issue 34): the wraps and the end inside it are
+    /// reported on their frames, and once the disk has caught up the stream plays what the
+    /// timeline says; the frames between are silence, counted as underrun.
+    @Test(arguments: [48000, 44100])
+    func aLostStretchLongerThanTheRingKeepsTheStreamsEventsOnTheirFrames(fileRate: Int) throws {
+        let directory = try TemporaryDirectory()
+        let h = try StreamHarness(path: rampFile(directory, frames: 10_000, rate: fileRate), capacity: 2048)
+        let timeline = StreamTimeline(sourceFrameCount: 10_000, ratio: 48000 / Double(fileRate), startPosition: 0)
+        let (w1, w2, w3, w4) = (timeline.wrapFrame(1), timeline.wrapFrame(2), timeline.wrapFrame(3), timeline.wrapFrame(4))
+        h.reader.cue(at: 0, loops: 3)
+        try h.start()
+        _ = h.render(1024)
+        // Lost: from 1024 to past the second wrap.
+        h.skip(Int(w2) + 3000 - 1024)
+        _ = h.render(512)
+        let out = h.render(2048)
+        #expect(h.eventList() == ["started@0", "looped@\(w1)", "looped@\(w2)"])
+        if fileRate == 48000 {
+            // From the block after the catch-up on, the file's frames where the timeline has them.
+            let first = Int(w2) + 3000 + 512
+            #expect(out.elementsEqual(ramp(10_000)[(first - Int(w2))..<(first - Int(w2) + 2048)]))
+        }
+        #expect(h.reader.ring.underrunFrameCount > 0)
+        // Lost again: past the end.
+        h.skip(Int(w4) + 500 - Int(h.rendered))
+        _ = h.render(256)
+        #expect(h.eventList() == ["started@0", "looped@\(w1)", "looped@\(w2)", "looped@\(w3)", "finished@\(w4)"])
     }
 
     @Test func loopsChangedWhilePlayingApplyToTheEndsNotYetBuffered() throws {
