@@ -121,12 +121,13 @@ package final class LoadedPatch {
         guard let start = streamedStarts[trigger.player], let streams else { return PatchProgram.command(for: trigger) }
         let velocity = max(1, min(127, Int((trigger.velocity * 127).rounded())))
         // The ring that played before is cued again only after the new start's declick, which
-        // still reads it.
-        let sound = streams.soundID(forTriggerOf: trigger.player, at: trigger.frame, tail: Frame(start.declick))
+        // still reads it. A trigger that continues the ring playing has no declick: the tail
+        // would read the same ring and move it on twice as fast.
+        let (sound, continues) = streams.soundID(forTriggerOf: trigger.player, at: trigger.frame, tail: Frame(start.declick))
         // A streamed ring holds its loops.
         return .start(player: start.player, sound: sound, at: trigger.frame, loops: 0,
                       gain: Gain(linear: start.level * Float(velocity) / 127), pan: start.pan,
-                      declickFrames: start.declick, tag: UInt32(trigger.player))
+                      declickFrames: continues ? 0 : start.declick, tag: UInt32(trigger.player))
     }
 
     /// `source` as the feeder should use it: when instruments stream, each window first retires

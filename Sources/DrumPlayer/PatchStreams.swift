@@ -24,9 +24,14 @@ package struct PatchStreamingOptions: Sendable {
 }
 
 /// A patch's streamed instruments ("players" here, keyed by instrument index): two rings each, both cued at the file's start when the patch is
-/// prepared. A trigger starts the cued ring; once its frame has been rendered the ring that
-/// played before is cued at the start again, ready for the next trigger. A trigger that comes
-/// before that (closer than the feeder's look-ahead, about 0.1 s) continues the current ring.
+/// prepared. A trigger starts the cued ring; once its frame (and its declick) has been rendered
+/// and the render thread has confirmed that nothing reads the ring that played before, that one
+/// is cued at the start again, ready for the next trigger. Which ring a trigger takes is a
+/// function of the triggers' frames, so a live run and an offline render (whatever their
+/// look-ahead and block size) agree: a trigger less than `retriggerSpacing` (half a second)
+/// plus the declick after the last switch continues the current ring (no restart, no declick);
+/// one after it switches. When the ring is not back by then (a control thread held up for
+/// that long), the trigger continues the current ring, and that is reported.
 ///
 /// The rings are filled by a disk thread and, before commands are produced, topped up on the
 /// feeding thread so that every ring holds the frames up to the feeder's horizon: an offline
@@ -38,7 +43,12 @@ final class PatchStreams {
     private let engine: Engine
     private let options: PatchStreamingOptions
     private let streamer = DiskStreamer()
-    private var streams: [Int: (stream: PlayerStream, id: String, loops: Int, started: Bool)] = [:]
+    private var streams: [Int: (stream: PlayerStream, id: String, loops: Int, started: Bool, lastSwitch: Frame, spacing: Frame)] = [:]
+    /// Triggers that switched later than the timeline says for want of a ring (see above).
+    private(set) var lateSwitchCount = 0
+
+    /// Seconds after a switch during which a retrigger continues the ring.
+    static let retriggerSpacing = 0.5
 
     init(engine: Engine, options: PatchStreamingOptions) {
         self.engine = engine
@@ -63,24 +73,34 @@ final class PatchStreams {
         let stream = try PlayerStream(file: file, rings: rings, options: options.reader, streamer: streamer, engine: engine)
         for reader in stream.readers { reader.cue(at: 0, loops: loops) }
         streamer.fillAll()
-        streams[player] = (stream, id, loops, false)
+        streams[player] = (stream, id, loops, false, .min, Frame((Self.retriggerSpacing * sampleRate).rounded()))
     }
 
     func contains(player: Int) -> Bool { streams[player] != nil }
 
-    /// The ring a trigger of `player` on `frame` starts; the ring it replaces is retired (cued
-    /// again) once `frame + tail` has been rendered and the render thread has confirmed that no
-    /// voice reads it.
-    func soundID(forTriggerOf player: Int, at frame: Frame, tail: Frame = 0) -> SoundID {
+    /// The ring a trigger of `player` on `frame` starts, and whether it continues the ring
+    /// already playing (then without a declick: both would read the one ring). The ring it
+    /// replaces is retired (cued again) once `frame + tail` has been rendered and the render
+    /// thread has confirmed that no voice reads it. Triggers come in frame order.
+    func soundID(forTriggerOf player: Int, at frame: Frame, tail: Frame = 0) -> (sound: SoundID, continues: Bool) {
         guard var entry = streams[player] else { preconditionFailure("player \(player) does not stream") }
+        defer { streams[player] = entry }
         if !entry.started {
             entry.started = true
-            streams[player] = entry
+            entry.lastSwitch = frame
             entry.stream.started(at: frame)
-        } else if !entry.stream.isSwitching {
-            entry.stream.switchToIdle(at: frame, recueLoops: entry.loops, tail: tail)
+            return (entry.stream.activeSoundID, false)
         }
-        return entry.stream.activeSoundID
+        guard frame - entry.lastSwitch >= entry.spacing + tail else { return (entry.stream.activeSoundID, true) }
+        if entry.stream.isSwitching { entry.stream.maintain(renderedFrame: engine.renderedFrame) }
+        guard !entry.stream.isSwitching else {
+            lateSwitchCount += 1
+            options.report("stream retrigger: player \(player) (\"\(entry.id)\") continues its sound at frame \(frame): the ring it would restart on was not ready in time")
+            return (entry.stream.activeSoundID, true)
+        }
+        entry.stream.switchToIdle(at: frame, recueLoops: entry.loops, tail: tail)
+        entry.lastSwitch = frame
+        return (entry.stream.activeSoundID, false)
     }
 
     /// Before commands up to `horizon` are produced: retires rings whose switch has been

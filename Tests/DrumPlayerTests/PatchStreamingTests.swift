@@ -53,4 +53,43 @@ import Testing
         let standard = try LoadedPatch(patch, engine: Engine(), sampleRate: 48000)
         #expect(!standard.streams(instrument: 0) && !standard.streams(instrument: 1))
     }
+
+    /// Which ring a streamed retrigger takes is a function of the triggers' frames (issue 34):
+    /// retriggers 31 ms apart continue the ring, ones more than half a second apart restart it,
+    /// whatever the renderer's block size (and so its look-ahead). Before, a render in large
+    /// blocks continued where one in small blocks restarted.
+    @Test func streamedRetriggersDoNotDependOnTheBlockSize() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let ramp = (0..<72_000).map { Float($0 + 1) / 1_000_000 }
+        try WAVFileWriter.write(path: directory.appendingPathComponent("ramp.wav").path, channels: [ramp], sampleRate: 48000)
+        // 16 steps a beat at 120 bpm: 1,500 frames a step.
+        let hits: Set<Int> = [0, 1, 2, 20, 21, 40, 55]
+        let steps = "[" + (0..<64).map { hits.contains($0) ? "[\"streamed\"]" : "[]" }.joined(separator: ", ") + "]"
+        let json = """
+            { "version": 1, "tempo": 120, "sounds": { "ramp": "ramp.wav" },
+              "players": [ { "id": "streamed", "sound": "ramp", "stream": true } ],
+              "pattern": { "stepsPerBeat": 16, "steps": \(steps) } }
+            """
+        let path = directory.appendingPathComponent("retrigger.json").path
+        try json.write(toFile: path, atomically: true, encoding: .utf8)
+        func render(blockSize: Int) throws -> [Float] {
+            let patch = try PatchLoader.load(path: path)
+            var program = try PatchProgram(kit: patch)
+            let engine = Engine(configuration: .init(maxPlayers: 2))
+            try program.prepare(engine: engine, sampleRate: 48000)
+            var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
+            return OfflineRenderer(engine: engine, sampleRate: 48000, blockSize: blockSize)
+                .renderToMemory(frameCount: 96_000, feeder: &feeder).left
+        }
+        let small = try render(blockSize: 64), large = try render(blockSize: 4096), odd = try render(blockSize: 1000)
+        #expect(firstDifference(small, large) == nil)
+        #expect(firstDifference(small, odd) == nil)
+        // Steps 1 and 2 (1,500 and 3,000) continue the ramp; step 20 (30,000), over half a second
+        // after the first, restarts it (its declick tail fades the old one out over 96 frames).
+        let unit = small[0]
+        #expect(unit > 0)
+        #expect(abs(small[3_000] / unit - 3_001) < 0.01)
+        #expect(abs(small[30_000 + 200] / unit - 201) < 0.01)
+    }
 }
