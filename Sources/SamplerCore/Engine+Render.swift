@@ -299,6 +299,14 @@ extension Engine {
         let v = voices + p
         // Listed at least until this period's end, so that what the command changed is published.
         voiceList.insert(player: p, tail: false)
+        if command.frame != Command.immediately && command.frame < v.pointee.startedAt {
+            if case .start = command.kind {} else {
+                // It arrived after a start that is later than its frame: on time it would have
+                // acted on the sound before that start, which is gone. Refused, counted.
+                lateCommandCounter.add(1, ordering: .relaxed)
+                return
+            }
+        }
         switch command.kind {
         case .start:
             let slot = sounds[Int(command.sound)]

@@ -152,4 +152,32 @@ import Testing
         let from = ((3100 + late) / 128 + 1) * 128
         #expect(Array(onTime[from...]) == Array(delayed[from...]))
     }
+
+    /// A command that arrives after a later start on its player was meant for the sound before
+    /// that start: it is refused and counted, and the new sound plays as on time (a stop for
+    /// the old sound does not stop the new one).
+    @Test(arguments: [Command.stop(player: 0, at: 3000), .setGain(player: 0, Gain(linear: 0.1), at: 3000),
+                      Command(kind: .pause, player: 0, frame: 3000), .seek(player: 0, to: 10, at: 3000),
+                      .setRate(player: 0, 2, at: 3000), .setLoops(player: 0, 5, at: 3000)])
+    func aCommandForTheSoundBeforeALaterStartIsRefused(command: Command) throws {
+        func render(arrival: Int) throws -> ([Float], Int) {
+            let engine = Engine(configuration: .init(maxPlayers: 1))
+            let id = try engine.register(rampSound(frames: 20_000))
+            engine.send(.start(player: 0, sound: id, at: 0))
+            engine.send(.start(player: 0, sound: id, at: 5000, from: 100))
+            var out: [Float] = []
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+            defer { l.deallocate(); r.deallocate() }
+            for p in 0..<40 {
+                if p == arrival / 256 { engine.send(command) }
+                engine.render(frameCount: 256, periodStart: Frame(p * 256), left: l, right: r)
+                out += (0..<256).map { l[$0] }
+            }
+            return (out, engine.lateCommandCount)
+        }
+        let (onTime, none) = try render(arrival: 2900)
+        let (late, counted) = try render(arrival: 6000)
+        #expect(none == 0 && counted == 1)
+        #expect(Array(onTime[6144...]) == Array(late[6144...]))
+    }
 }
