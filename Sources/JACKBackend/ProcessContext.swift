@@ -24,6 +24,8 @@ final class ProcessContext: @unchecked Sendable {
     private var clock = DeviceClock()
 
     let xruns = Atomic<Int>(0)
+    /// MIDI messages JACK's output buffer had no room for (`jack_midi_event_write` failed).
+    let unwrittenMIDI = Atomic<Int>(0)
     let shutDown = Atomic<Bool>(false)
     let bufferSizeChanges = Atomic<Int>(0)
 
@@ -79,10 +81,13 @@ extension ProcessContext {
             let offset = message.frame - periodStart
             if offset >= 0 && offset < Int64(frames) {
                 var bytes = message.bytes
-                withUnsafeBytes(of: &bytes) { raw in
-                    _ = jack_midi_event_write(buffer, jack_nframes_t(offset), raw.baseAddress!.assumingMemoryBound(to: jack_midi_data_t.self),
-                                              Int(message.length))
+                let status = withUnsafeBytes(of: &bytes) { raw in
+                    jack_midi_event_write(buffer, jack_nframes_t(offset), raw.baseAddress!.assumingMemoryBound(to: jack_midi_data_t.self),
+                                          Int(message.length))
                 }
+                // The port's buffer is full (a burst: clock ticks deferred over a long lost
+                // stretch, say): the message is lost, and counted.
+                if status != 0 { unwrittenMIDI.add(1, ordering: .relaxed) }
             }
             i += 1
         }

@@ -77,6 +77,8 @@ package final class LivePlayback {
         package var lateMIDIMessages: Int
         /// System messages (MIDI clock) sent after their frame, on the first after a lost stretch.
         package var deferredMIDIMessages: Int = 0
+        /// MIDI messages JACK's output buffer had no room for.
+        package var unwrittenMIDIMessages: Int = 0
         package var xruns: Int
         /// Stretches of device frames JACK skipped the client for (each a silent gap in the
         /// output, the music advanced over it), and their frames.
@@ -200,7 +202,8 @@ package final class LivePlayback {
         if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
         return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
                        startsSent: feeder.sentCount, midiNotes: engine.midiNoteCount, lateStarts: engine.lateStartCount,
-                       midiMessages: engine.sentMIDICount, lateMIDIMessages: engine.lateMIDICount, deferredMIDIMessages: engine.deferredMIDICount, xruns: client.xrunCount,
+                       midiMessages: engine.sentMIDICount, lateMIDIMessages: engine.lateMIDICount, deferredMIDIMessages: engine.deferredMIDICount,
+                       unwrittenMIDIMessages: client.unwrittenMIDICount, xruns: client.xrunCount,
                        lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
                        repeatedFrames: engine.repeatedFrameCount,
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,

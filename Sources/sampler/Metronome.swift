@@ -215,7 +215,10 @@ struct Metronome: ParsableCommand {
         }
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
                           summary.lateStarts, summary.xruns) + summary.lostDescription
-        if midiClock { line += "; \(summary.midiMessages) MIDI clock messages, \(summary.deferredMIDIMessages) deferred" }
+        if midiClock {
+            line += "; \(summary.midiMessages) MIDI clock messages, \(summary.deferredMIDIMessages) deferred"
+            if summary.unwrittenMIDIMessages > 0 { line += ", \(summary.unwrittenMIDIMessages) not written (JACK's MIDI buffer was full)" }
+        }
         if transportMode == .off && oscPort == nil && !link { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)
     }
