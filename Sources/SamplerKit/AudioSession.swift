@@ -223,7 +223,7 @@ public final class AudioSession: @unchecked Sendable {
     public var lostAudio: LostAudio {
         LostAudio(lostPeriods: engine.lostPeriodCount, lostFrames: engine.lostFrameCount,
                   repeatedFrames: engine.repeatedFrameCount, lateStarts: engine.lateStartCount,
-                  xruns: lock.withLock { device?.xrunCount ?? 0 })
+                  xruns: lock.withLock { device?.xrunCount ?? 0 }, lateCommands: engine.lateCommandCount)
     }
 
     // MARK: Members

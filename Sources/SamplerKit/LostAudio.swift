@@ -12,4 +12,7 @@ public struct LostAudio: Equatable, Sendable {
     public var lateStarts: Int
     /// Xruns the server reported to this client.
     public var xruns: Int
+    /// Commands that reached the render thread after their frame and could not have their
+    /// on-time effect (refused, or applied where the player stood): see docs/timing.md.
+    public var lateCommands: Int = 0
 }
