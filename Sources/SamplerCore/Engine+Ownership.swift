@@ -123,11 +123,12 @@ extension Engine {
     func confirmUnreferencedSounds() {
         guard ownership.pendingCount > 0 else { return }
         ownership.beginCheck()
-        for p in 0..<configuration.maxPlayers {
-            let v = voices + p
+        // Every sounding voice and tail (paused ones included) is in the voice list: the mixer
+        // plays only what is listed.
+        for i in 0..<voiceList.count {
+            let key = Int(voiceList.key(at: i))
+            let v = (key & 1 == 0 ? voices : tails) + (key >> 1)
             if v.pointee.isActive { ownership.mark(v.pointee.sound) }
-            let t = tails + p
-            if t.pointee.isActive { ownership.mark(t.pointee.sound) }
         }
         schedule.markSounds(ownership)
         instrumentTables.pointee.markSounds(ownership)

@@ -35,13 +35,14 @@ extension OSCMessage {
             return .refused(String(format: "its timetag is %.0f s ahead; at most %.0f s (one hour) is accepted",
                                    Double(hostTime - now) / 1e6, Self.maximumLeadSeconds))
         }
-        let full = "\(queue?.capacity ?? 0) timed messages are already waiting for their frames: the queue is full"
+        // Built only when a message is refused (this runs for every timed message).
+        func full() -> String { "\(queue?.capacity ?? 0) timed messages are already waiting for their frames: the queue is full" }
         if let queue, hostTime > now, hostTime - now > OSCTimedQueue.horizonMicroseconds(period: period, sampleRate: sampleRate) {
-            return queue.hold(self, rendered: engine.renderedFrame) ? .held : .refused(full)
+            return queue.hold(self, rendered: engine.renderedFrame) ? .held : .refused(full())
         }
         let wanted = frameAt(hostTime)
         if wanted >= soonest {
-            if let queue, !queue.admit(wanted, rendered: engine.renderedFrame) { return .refused(full) }
+            if let queue, !queue.admit(wanted, rendered: engine.renderedFrame) { return .refused(full()) }
             return .at(frame: wanted, when: "on its timetag")
         }
         return .at(frame: soonest, when: String(format: "late by %.1f ms", Double(soonest - wanted) / sampleRate * 1000))
