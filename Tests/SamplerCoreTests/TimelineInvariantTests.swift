@@ -219,8 +219,10 @@ import Testing
             if counted { countedCases += 1 }
         }
         print("timeline invariant: \(Self.caseCount) cases, \(judged) periods judged, \(countedCases) cases ended by a counted late command")
-        // Most cases are judged to their end: a counted command is the exception.
-        #expect(countedCases * 4 < Self.caseCount)
+        // Most cases are judged to their end: a counted command is the exception (about one
+        // case in five has one: a voice ended since the command's frame, a ramp that began or
+        // ended in between, a varispeed rewind at 0.77).
+        #expect(countedCases * 100 < Self.caseCount * 35)
         #expect(judged > Self.caseCount * 10)
     }
 
