@@ -28,10 +28,12 @@ package struct PatchStreamingOptions: Sendable {
 /// and the render thread has confirmed that nothing reads the ring that played before, that one
 /// is cued at the start again, ready for the next trigger. Which ring a trigger takes is a
 /// function of the triggers' frames, so a live run and an offline render (whatever their
-/// look-ahead and block size) agree: a trigger less than `retriggerSpacing` (half a second)
+/// look-ahead and block size) agree: a trigger less than `retriggerSpacing` (a quarter second)
 /// plus the declick after the last switch continues the current ring (no restart, no declick);
-/// one after it switches. When the ring is not back by then (a control thread held up for
-/// that long), the trigger continues the current ring, and that is reported.
+/// one after it switches. The spacing covers the live feeder's look-ahead (0.1 s and two
+/// periods) and the confirmation (a few periods) for periods up to 1,024 frames at 48 kHz. When
+/// the ring is not back by then (longer periods, a control thread held up), the trigger
+/// continues the current ring, and that is reported.
 ///
 /// The rings are filled by a disk thread and, before commands are produced, topped up on the
 /// feeding thread so that every ring holds the frames up to the feeder's horizon: an offline
@@ -48,7 +50,7 @@ final class PatchStreams {
     private(set) var lateSwitchCount = 0
 
     /// Seconds after a switch during which a retrigger continues the ring.
-    static let retriggerSpacing = 0.5
+    static let retriggerSpacing = 0.25
 
     init(engine: Engine, options: PatchStreamingOptions) {
         self.engine = engine

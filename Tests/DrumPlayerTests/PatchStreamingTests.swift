@@ -55,7 +55,7 @@ import Testing
     }
 
     /// Which ring a streamed retrigger takes is a function of the triggers' frames (issue 34):
-    /// retriggers 31 ms apart continue the ring, ones more than half a second apart restart it,
+    /// retriggers 31 ms apart continue the ring, ones more than a quarter second apart restart it,
     /// whatever the renderer's block size (and so its look-ahead). Before, a render in large
     /// blocks continued where one in small blocks restarted.
     @Test func streamedRetriggersDoNotDependOnTheBlockSize() throws {
@@ -85,7 +85,7 @@ import Testing
         let small = try render(blockSize: 64), large = try render(blockSize: 4096), odd = try render(blockSize: 1000)
         #expect(firstDifference(small, large) == nil)
         #expect(firstDifference(small, odd) == nil)
-        // Steps 1 and 2 (1,500 and 3,000) continue the ramp; step 20 (30,000), over half a second
+        // Steps 1 and 2 (1,500 and 3,000) continue the ramp; step 20 (30,000), over a quarter second
         // after the first, restarts it (its declick tail fades the old one out over 96 frames).
         let unit = small[0]
         #expect(unit > 0)
