@@ -94,7 +94,10 @@ final class PatchStreams {
             return (entry.stream.activeSoundID, false)
         }
         guard frame - entry.lastSwitch >= entry.spacing + tail else { return (entry.stream.activeSoundID, true) }
-        if entry.stream.isSwitching { entry.stream.maintain(renderedFrame: engine.renderedFrame) }
+        if entry.stream.isSwitching {
+            // Retired now: cued again and filled here, before the start that plays it is sent.
+            if entry.stream.maintain(renderedFrame: engine.renderedFrame) { streamer.fillAll() }
+        }
         guard !entry.stream.isSwitching else {
             lateSwitchCount += 1
             options.report("stream retrigger: player \(player) (\"\(entry.id)\") continues its sound at frame \(frame): the ring it would restart on was not ready in time")

@@ -299,7 +299,7 @@ extension Engine {
         let v = voices + p
         // Listed at least until this period's end, so that what the command changed is published.
         voiceList.insert(player: p, tail: false)
-        if command.frame != Command.immediately && command.frame < v.pointee.startedAt {
+        if command.frame != Command.immediately && command.frame < v.pointee.startedAt && frame > command.frame {
             if case .start = command.kind {} else {
                 // It arrived after a start that is later than its frame: on time it would have
                 // acted on the sound before that start, which is gone. Refused, counted.
@@ -319,13 +319,13 @@ extension Engine {
                 // Declick: the old voice fades out on the player's tail while the new one starts.
                 tails[p] = v.pointee
                 tails[p].isMetered = false  // a tail's meters are never published
-                restoreLevel(tails + p, due: command.frame, late: lateness(command, at: frame))
+                let played = restoreLevel(tails + p, due: command.frame, late: lateness(command, at: frame))
                 startRamp(tails + p, to: 0, frames: command.fadeFrames)
                 tails[p].stopsAfterRamp = true
                 voiceList.insert(player: p, tail: true)
                 // Late: the old sound played on (heard) at its level; its fade is where it would
                 // be had it begun on the start's frame.
-                advanceRamp(tails + p, player: -1, by: lateness(command, at: frame), rampStart: command.frame)
+                advanceRamp(tails + p, player: -1, by: played, rampStart: command.frame)
             }
             v.pointee.setSound(command.sound, slot)
             v.pointee.isActive = true
@@ -337,6 +337,8 @@ extension Engine {
             v.pointee.level = command.level
             v.pointee.levelTarget = command.level
             v.pointee.rampFramesLeft = 0
+            v.pointee.rampEndedAt = .min
+            v.pointee.pausedAt = .min
             v.pointee.stopsAfterRamp = false
             v.pointee.setPan(command.pan)
             v.pointee.tag = command.tag
@@ -358,10 +360,10 @@ extension Engine {
             guard v.pointee.isActive else { return }
             if command.fadeFrames > 0 && !v.pointee.isPaused {
                 if v.pointee.stopsAfterRamp { return }  // already fading out: the first fade goes on
-                restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
+                let played = restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
                 startRamp(v, to: 0, frames: command.fadeFrames)
                 v.pointee.stopsAfterRamp = true
-                advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame)
+                advanceRamp(v, player: p, by: played, rampStart: command.frame)
             } else {
                 v.pointee.isActive = false
                 v.pointee.endedAt = max(command.frame == Command.immediately ? frame : command.frame, v.pointee.startedAt)
@@ -370,10 +372,10 @@ extension Engine {
         case .setGain:
             // A voice fading out to stop keeps fading: a gain change does not revive it.
             if v.pointee.stopsAfterRamp { return }
-            restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
+            // A paused voice's ramp waits for it: advanced only over what it played before its pause.
+            let played = restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
             startRamp(v, to: command.level, frames: command.fadeFrames)
-            // A paused voice's ramp waits for it (it advances only while the voice plays).
-            if !v.pointee.isPaused { advanceRamp(v, player: p, by: lateness(command, at: frame), rampStart: command.frame) }
+            advanceRamp(v, player: p, by: played, rampStart: command.frame)
         case .setPan:
             v.pointee.setPan(command.pan)
         case .setLoops:
@@ -411,6 +413,7 @@ extension Engine {
                 if !rewind(v, by: late, since: command.frame) { lateCommandCounter.add(1, ordering: .relaxed) }
             }
             v.pointee.isPaused = true
+            v.pointee.pausedAt = command.frame == Command.immediately ? frame : max(command.frame, v.pointee.startedAt)
         case .resume:
             guard v.pointee.isPaused else { return }
             v.pointee.isPaused = false
@@ -780,10 +783,10 @@ extension Engine {
                                 voices[p].endedAt = max(due, voices[p].startedAt)
                                 emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
                             } else if !voices[p].stopsAfterRamp {
-                                restoreLevel(voices + p, due: due, late: frame - due)
+                                let played = restoreLevel(voices + p, due: due, late: frame - due)
                                 startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
                                 voices[p].stopsAfterRamp = true
-                                if !voices[p].isPaused { advanceRamp(voices + p, player: p, by: frame - due, rampStart: due) }
+                                advanceRamp(voices + p, player: p, by: played, rampStart: due)
                             }
                         }
                     }

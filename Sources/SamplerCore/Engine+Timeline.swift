@@ -101,7 +101,12 @@ extension Engine {
         swapInInstruments()
         // Nothing of the old clock's frames is kept: when voices ended, when layers were last
         // triggered.
-        for p in 0..<configuration.maxPlayers { voices[p].endedAt = .min }
+        for p in 0..<configuration.maxPlayers {
+            voices[p].endedAt = .min
+            voices[p].startedAt = .min
+            voices[p].rampEndedAt = .min
+            voices[p].pausedAt = .min
+        }
         let tables = instrumentTables.pointee
         for l in 0..<layerCount(tables) {
             tables.layers[l].lastDue = .min
@@ -141,13 +146,18 @@ extension Engine {
     /// Before a gain ramp due on `due` is started `late` frames late on voice `v`: sets the
     /// voice's level to the one it had on `due` (its origin on time) when a ramp under way then
     /// is still under way; counts the command (`lateCommandCount`) when that level cannot be
-    /// known (a ramp began or ended since `due`). Real-time safe.
+    /// known (a ramp began or ended since `due`). Returns the frames the voice played since
+    /// `due` (the late frames, or up to its pause), which the new ramp is to be advanced by.
+    /// Real-time safe.
     @_noLocks @_noAllocation
-    func restoreLevel(_ v: UnsafeMutablePointer<Voice>, due: Frame, late: Int64) {
-        if late <= 0 { return }
-        if v.pointee.isPaused { return }
+    func restoreLevel(_ v: UnsafeMutablePointer<Voice>, due: Frame, late: Int64) -> Int64 {
+        if late <= 0 { return 0 }
+        var played = late
+        // A paused voice played only up to its pause (its ramp waits while it is paused).
+        if v.pointee.isPaused { played = max(0, min(late, v.pointee.pausedAt - due)) }
+        if played <= 0 { return 0 }
         if v.pointee.rampFramesLeft > 0 {
-            let k = Int64(v.pointee.rampElapsed) - late
+            let k = Int64(v.pointee.rampElapsed) - played
             if k >= 0 {
                 v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(k)
             } else {
@@ -156,6 +166,7 @@ extension Engine {
         } else if v.pointee.rampEndedAt > due {
             lateCommandCounter.add(1, ordering: .relaxed)
         }
+        return played
     }
 
     /// How many frames after its own frame `command` is applied at `frame` (0 for an

@@ -31,8 +31,14 @@ extension StreamRingState {
     /// (rounding half away from zero, at least k). Real-time safe.
     @_noLocks @_noAllocation @inline(__always)
     static func wrapFrame(_ k: Int64, sourceFrames: Int64, sourceStart: Int64, ratio: Double) -> Int64 {
-        if ratio == 1 { return k * sourceFrames - sourceStart }
+        // Beyond any frame the stream can reach (a loop count of a trillion): never, not a trap.
+        if ratio == 1 {
+            let (product, overflow) = k.multipliedReportingOverflow(by: sourceFrames)
+            if overflow || product > Int64.max / 2 { return .max }
+            return product - sourceStart
+        }
         let exact = (Double(k) * Double(sourceFrames) - Double(sourceStart)) * ratio
+        if !(exact < 4e18) { return .max }
         // Positive: truncation and the exact remainder give the nearest, halves up.
         let whole = Int64(exact)
         let rounded = exact - Double(whole) >= 0.5 ? whole + 1 : whole
@@ -44,7 +50,10 @@ extension StreamRingState {
     @_noLocks @_noAllocation @inline(__always)
     static func wraps(before j: Int64, sourceFrames: Int64, sourceStart: Int64, ratio: Double) -> Int64 {
         if ratio == 1 { return max(0, (j + sourceStart) / sourceFrames) }
-        var k = max(0, Int64((Double(j) / ratio + Double(sourceStart)) / Double(sourceFrames)))
+        // The estimate, at most j (every wrap is at least one frame after the last): a pass
+        // shorter than a frame would otherwise start the search far above.
+        let estimate = (Double(j) / ratio + Double(sourceStart)) / Double(sourceFrames)
+        var k = estimate < Double(j) ? max(0, Int64(estimate)) : max(0, j)
         while wrapFrame(k + 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) <= j { k += 1 }
         while k > 0 && wrapFrame(k, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) > j { k -= 1 }
         return k

@@ -81,8 +81,10 @@ struct Voice: BitwiseCopyable {
     /// Device frame the last gain ramp ended on (a late ramp due before it cannot know its
     /// origin).
     var rampEndedAt: Frame = .min
+    /// Device frame the voice was paused on (the pause command's frame).
+    var pausedAt: Frame = .min
     /// To a whole number of cache lines (3).
-    private var padding: (Int64, Int64, Int64) = (0, 0, 0)
+    private var padding: (Int64, Int64) = (0, 0)
 
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)

@@ -115,7 +115,10 @@ package final class PlayerStream {
     /// The idle ring starts on `frame` (its start command has been sent): it becomes the active
     /// one, and the old one retires once `frame` has been rendered.
     package func switchToIdle(at frame: Frame, recueLoops: Int? = nil, tail: Frame = 0) {
-        retiring = (active, frame + tail, recueLoops, nil)
+        // Asked now: every command naming the old ring has been sent (the start that replaces
+        // it names the new one), and the render thread answers while it renders on, so a caller
+        // that renders on its own thread (a ManualDevice) does not wait for a render it supplies.
+        retiring = (active, frame + tail, recueLoops, engine?.requestUnreferenced(soundIDs[active]))
         active = 1 - active
         resumable = nil
         startFrame = max(startFrame, frame)
@@ -128,8 +131,7 @@ package final class PlayerStream {
         guard var r = retiring else { return true }
         guard renderedFrame > r.after else { return false }
         if let engine {
-            // The switch's frame has been rendered, so the start that replaced the ring has been
-            // sent: the request goes after every command naming the old ring.
+            // The request made at the switch; made here only if there was none then.
             if r.request == nil {
                 r.request = engine.requestUnreferenced(soundIDs[r.reader])
                 retiring = r

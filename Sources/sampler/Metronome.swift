@@ -217,7 +217,7 @@ struct Metronome: ParsableCommand {
                           summary.lateStarts, summary.xruns) + summary.lostDescription
         if midiClock {
             line += "; \(summary.midiMessages) MIDI clock messages, \(summary.deferredMIDIMessages) deferred"
-            if summary.unwrittenMIDIMessages > 0 { line += ", \(summary.unwrittenMIDIMessages) not written (JACK's MIDI buffer was full)" }
+            if summary.unwrittenMIDIMessages > 0 { line += ", \(summary.unwrittenMIDIMessages) refused by JACK's MIDI buffer" }
         }
         if transportMode == .off && oscPort == nil && !link { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)

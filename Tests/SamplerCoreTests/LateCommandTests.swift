@@ -180,4 +180,27 @@ import Testing
         #expect(none == 0 && counted == 1)
         #expect(Array(onTime[6144...]) == Array(late[6144...]))
     }
+
+    /// A late gain ramp on a voice paused since its frame: advanced only over what the voice
+    /// played before its pause, from the level it had on the ramp's frame (mid-way through an
+    /// earlier ramp), as on time.
+    @Test func aLateGainChangeOnAVoicePausedSinceItsFrameIsPlacedAsOnTime() throws {
+        func run(late: Bool) throws -> ([Float], Int) {
+            let engine = Engine(configuration: .init(maxPlayers: 1))
+            let id = try engine.register(Sound(channels: [[Float](repeating: 0.5, count: 100_000)], sampleRate: 48000))
+            engine.send(.start(player: 0, sound: id, at: 0))
+            engine.send(.setGain(player: 0, Gain(linear: 0), fadeFrames: 1000, at: 100))
+            engine.send(Command(kind: .pause, player: 0, frame: 640))
+            let gain = Command.setGain(player: 0, Gain(linear: 1), fadeFrames: 1000, at: 400)
+            if !late { engine.send(gain) }
+            var out = renderBlocks(engine, periods: 11, blockSize: 64, start: 0).left  // to 704
+            if late { engine.send(gain) }
+            engine.send(Command(kind: .resume, player: 0, frame: 768))
+            out += renderBlocks(engine, periods: 30, blockSize: 64, start: 704).left
+            return (out, engine.lateCommandCount)
+        }
+        let (onTime, _) = try run(late: false), (late, counted) = try run(late: true)
+        #expect(counted == 0)
+        #expect(Array(onTime[704...]) == Array(late[704...]))
+    }
 }

@@ -71,4 +71,30 @@ import Testing
         // The first trigger takes voice 0, free on the new clock.
         #expect(events(engine).filter { $0.kind == .started }.map(\.player).first == 0)
     }
+
+    /// Nothing of the old clock's frames judges a command on the new one: a player last
+    /// started at 1,000,000 on the old clock takes an on-time command at 500 on the new one, and
+    /// a ramp that ended at 1,000,200 does not stop a late pause on the new clock from being
+    /// placed exactly.
+    @Test func theOldClocksStartsAndRampsDoNotJudgeTheNewClocksCommands() throws {
+        func run(oldRamp: Bool) throws -> (counted: Int, position: Frame) {
+            let engine = Engine(configuration: .init(maxPlayers: 2))
+            let id = try engine.register(rampSound(frames: 100_000))
+            engine.send(.start(player: 0, sound: id, at: 1_000_000))
+            engine.send(.start(player: 1, sound: id, at: 1_000_000))
+            if oldRamp { engine.send(.setGain(player: 0, Gain(linear: 0.5), fadeFrames: 100, at: 1_000_100)) }
+            _ = renderBlocks(engine, periods: 8, blockSize: 64, start: 1_000_000)
+            engine.beginNewClock()
+            engine.send(.start(player: 0, sound: id, at: 100))
+            engine.send(.setGain(player: 1, Gain(linear: 0.5), at: 500))  // on time
+            _ = renderBlocks(engine, periods: 17, blockSize: 64, start: 0)  // to 1,088
+            engine.send(Command(kind: .pause, player: 0, frame: 1000))  // 88 frames late
+            _ = renderBlocks(engine, periods: 2, blockSize: 64, start: 1088)
+            return (engine.lateCommandCount, engine.position(ofPlayer: 0))
+        }
+        let plain = try run(oldRamp: false), ramped = try run(oldRamp: true)
+        #expect(plain.counted == 0 && ramped.counted == 0)
+        // Paused where it was on frame 1,000: 900 frames into its sound.
+        #expect(plain.position == 900 && ramped.position == 900)
+    }
 }

@@ -239,6 +239,33 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         }
         #expect(waitUntil(timeout: 10) { completed.load(ordering: .relaxed) == 1 })
     }
+
+    /// A streamed player seeked twice on a device rendered by the calling thread (issue 34): the
+    /// ring the first seek left is confirmed free while the device renders, so the second seek
+    /// does not wait for a render only its own thread could supply, and lands on its sample.
+    @Test func aStreamedPlayerSeekedTwiceOnAManualDeviceLandsOnBothTargets() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("ramp.wav").path
+        try WAVFileWriter.write(path: path, channels: [(0..<(48000 * 10)).map { Float($0 + 1) / 1_000_000 }], sampleRate: 48000)
+        let device = ManualDevice(bufferSize: 256)
+        let session = try AudioSession(device: device)
+        defer { session.close() }
+        let player = try AudioPlayer(streamingContentsOf: path, session: session)
+        #expect(player.play(atFrame: 512))
+        _ = device.render(periods: 8)
+        _ = player.seek(toFrame: 100_000, at: device.nextFrame + 1024)
+        _ = device.render(periods: 10)  // past the first seek's frame
+        let target = device.nextFrame + 1024
+        _ = player.seek(toFrame: 200_000, at: target)
+        let first = device.nextFrame
+        let out = device.render(periods: 10).left
+        let i = Int(target - first)
+        // Sample k of the file is (k + 1) / 1,000,000; the player is panned to the centre.
+        #expect(abs(out[i] / out[i + 1] - 200_001 / 200_002) < 1e-6)
+        #expect(abs(out[i + 1] - out[i] - (out[i + 2] - out[i + 1])) < 1e-6)
+        #expect(out[i - 1] != 0 && abs(out[i] / out[i - 1]) > 1.5)
+    }
 }
 
 /// Issue 14: "a program can feed a PlayerNode for an hour". An hour of device time on a manual

@@ -1,5 +1,5 @@
 import Foundation
-import SamplerCore
+@testable import SamplerCore
 import SoundFiles
 import Testing
 
@@ -304,6 +304,31 @@ private final class StreamHarness {
         #expect(!stream.isSwitching)
     }
 
+
+    /// The render thread's wrap and end arithmetic is the disk thread's (`StreamTimeline`), for
+    /// plain and resampled rates, and never traps or searches long: a loop count of a trillion
+    /// ends "never", a file shorter than a frame at the playback rate wraps every frame.
+    @Test func theRenderThreadsTimelineIsTheWritersAndStaysBounded() {
+        var random = UInt64(0x5EED)
+        func next(_ range: ClosedRange<Int64>) -> Int64 {
+            random = random &* 6364136223846793005 &+ 1442695040888963407
+            return range.lowerBound + Int64((random >> 11) % UInt64(range.count))
+        }
+        let ratios: [Double] = [1, 48000 / 44100, 44100 / 48000, 96000 / 44100, 0.5, 2, 1.0 / 3, 255.9, 1.0 / 255]
+        var mismatches = 0
+        for i in 0..<50_000 {
+            let ratio = ratios[i % ratios.count]
+            let frames = next(1...5_000_000)
+            let t = StreamTimeline(sourceFrameCount: frames, ratio: ratio, startPosition: next(0...Int64(Double(frames) * ratio)))
+            let k = next(1...1000), j = next(0...(t.frameCount * 1000))
+            if t.wrapFrame(k) != StreamRingState.wrapFrame(k, sourceFrames: frames, sourceStart: t.sourceStart, ratio: ratio) { mismatches += 1 }
+            if t.wraps(before: j) != StreamRingState.wraps(before: j, sourceFrames: frames, sourceStart: t.sourceStart, ratio: ratio) { mismatches += 1 }
+        }
+        #expect(mismatches == 0)
+        #expect(StreamRingState.wrapFrame(1_000_000_000_001, sourceFrames: 28_800_000, sourceStart: 0, ratio: 1) == .max)
+        #expect(StreamRingState.wrapFrame(1_000_000_000_001, sourceFrames: 28_800_000, sourceStart: 0, ratio: 48000 / 44100) == .max)
+        #expect(StreamRingState.wraps(before: 28_800_000, sourceFrames: 1, sourceStart: 0, ratio: 44100 / 48000) == 28_800_000)
+    }
 }
 
 /// Waits until every ring is within one refill step of full (the disk thread refills a primed
