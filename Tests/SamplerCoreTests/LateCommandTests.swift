@@ -7,26 +7,13 @@ import Testing
 /// reproducible: each is rendered with every command on time and with every command after the
 /// start arriving one to six periods late; after the last arrival the two are the same.
 @Suite struct LateCommandTests {
-    /// SplitMix64: a small seeded generator, the same on every machine.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-    }
-
     static let period = 256
     static let sound = try! Sound(channels: [(0..<400_000).map { Float($0 + 1) / 1_000_000 }], sampleRate: 48000)
 
     /// The program of `seed`: a start, then pauses, resumes, seeks and rate changes, far enough
     /// apart that each arrives late before the next one's frame; with each command's lateness.
     static func program(seed: UInt64) -> [(command: Command, late: Int)] {
-        var random = Random(state: seed)
+        var random = SeededRandom(state: seed)
         var frame = Frame(random.int(0...300))
         var program: [(Command, Int)] = [(.start(player: 0, sound: SoundID(rawValue: 0), at: frame), 0)]
         var paused = false

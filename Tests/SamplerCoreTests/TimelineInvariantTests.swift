@@ -14,21 +14,6 @@ import Testing
 /// Seeded and reproducible: `make test` runs `INVARIANT_CASES` cases (default 2,000), `make
 /// invariant` many more; a failure names its seed (`INVARIANT_SEED=N` runs that case alone).
 @Suite struct TimelineInvariantTests {
-    /// SplitMix64: a small seeded generator, the same on every machine.
-    struct Random {
-        var state: UInt64
-        mutating func next() -> UInt64 {
-            state &+= 0x9E37_79B9_7F4A_7C15
-            var z = state
-            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-            return z ^ (z >> 31)
-        }
-        mutating func int(_ range: ClosedRange<Int>) -> Int { range.lowerBound + Int(next() % UInt64(range.count)) }
-        mutating func chance(_ percent: Int) -> Bool { int(0...99) < percent }
-        mutating func pick<T>(_ values: [T]) -> T { values[int(0...(values.count - 1))] }
-    }
-
     static let length = 16_384
     static let directPlayers = 4
 
@@ -69,7 +54,7 @@ import Testing
     /// The program of `seed`, in frame order; send times never decrease (one control thread,
     /// sending in order), each early, on time or late.
     static func program(seed: UInt64, late: Bool = true) -> [Sent] {
-        var random = Random(state: seed)
+        var random = SeededRandom(state: seed)
         var commands: [Command] = []
         var frame = Frame(random.int(0...400))
         let count = random.int(8...40)
@@ -121,7 +106,7 @@ import Testing
     /// 8,000 frames, well within `maxCatchUpFrames`) and some periods repeat frames already
     /// rendered.
     static func periods(seed: UInt64) -> [(stamp: Frame, size: Int)] {
-        var random = Random(state: seed ^ 0x5EED)
+        var random = SeededRandom(state: seed ^ 0x5EED)
         var size = random.pick([64, 128, 256, 512, 1024])
         var stamp: Frame = 0
         var periods: [(Frame, Int)] = []
