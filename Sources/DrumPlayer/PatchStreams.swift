@@ -113,9 +113,15 @@ final class PatchStreams {
     func service(horizon: Frame) {
         streamer.start()
         let rendered = engine.renderedFrame
-        for entry in streams.values { entry.stream.maintain(renderedFrame: rendered) }
+        // A ring retired now has a cue pending: its buffered count is still the old stream's
+        // until the cue is applied, so it is filled here, on this thread, whatever that count
+        // says; left to the disk thread, a start could read it before the cue resets it.
+        var recued = false
+        for entry in streams.values where entry.stream.isSwitching {
+            if entry.stream.maintain(renderedFrame: rendered) { recued = true }
+        }
         let needed = Int(max(0, min(Int64(Int.max), horizon - rendered)))
-        if streams.values.contains(where: { $0.stream.readers.contains { $0.bufferedFrames < min(needed, $0.ring.capacity) } }) {
+        if recued || streams.values.contains(where: { $0.stream.readers.contains { $0.bufferedFrames < min(needed, $0.ring.capacity) } }) {
             streamer.fillAll()
         }
         for (player, entry) in streams {
