@@ -58,10 +58,12 @@ let package = Package(
         .target(name: "MetronomeKit", dependencies: ["ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Scheduling", "JACKBackend"]),
         // Hydrogen import: drumkit.xml and .h2song in, the patch model out.
         .target(name: "Hydrogen", dependencies: ["Patches", "SamplerCore", "SafeFiles"]),
+        // SFZ import: .sfz text (with #define and #include) in, the patch model out.
+        .target(name: "SFZ", dependencies: ["Patches", "SamplerCore", "SafeFiles"]),
 
         // The command line: thin commands over the product modules.
         .executableTarget(name: "sampler", dependencies: [
-            "DrumPlayer", "MetronomeKit", "Hydrogen", "ProgramHost", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "ProgramHost", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.
@@ -97,6 +99,7 @@ let package = Package(
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
+        .testTarget(name: "SFZTests", dependencies: ["SFZ", "Patches"]),
         .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "SamplerCore"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend", "Locking"]),
@@ -139,7 +142,7 @@ if ProcessInfo.processInfo.environment["SAMPLER_LINK"] == "1" {
 if ProcessInfo.processInfo.environment["SAMPLER_FUZZ"] == "1" {
     package.targets.append(.executableTarget(
         name: "sampler-fuzz", dependencies: [
-            "Patches", "SamplerCore", "Hydrogen", "ProgramHost", "Scheduling", "SoundFiles", "Sync", "MetronomeKit", "DrumPlayer",
+            "Patches", "SamplerCore", "Hydrogen", "SFZ", "ProgramHost", "Scheduling", "SoundFiles", "Sync", "MetronomeKit", "DrumPlayer",
         ],
         path: "Fuzz/SamplerFuzz", swiftSettings: [.unsafeFlags(["-parse-as-library"])]))
 }

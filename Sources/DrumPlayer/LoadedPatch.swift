@@ -20,7 +20,7 @@ package final class LoadedPatch {
     /// Per instrument, its definition (a streamed one has no layers and no MIDI notes).
     package let definitions: [InstrumentDefinition]
     /// Per streamed instrument: its player and its level and pan before velocity.
-    private let streamedStarts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int)]
+    private let streamedStarts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)]
     /// The streamed instruments' rings, nil when none streams.
     private let streams: PatchStreams?
 
@@ -42,11 +42,11 @@ package final class LoadedPatch {
         var cache: [String: SoundID] = [:]
         var untuned: [String: Sound] = [:]
         var definitions: [InstrumentDefinition] = []
-        var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int)] = [:]
+        var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)] = [:]
         var nextPlayer = 0
         let notes = kit.resolvedMIDINotes
         let declick = Int((sampleRate * 0.002).rounded())
-        let panLaw: PanLawKind = kit.panLaw == .balance ? .balance : .constantPower
+        let panLaw = kit.panLaw.kind
         do {
             for (i, instrument) in kit.instruments.enumerated() {
                 var layers: [InstrumentLayer] = []
@@ -71,12 +71,14 @@ package final class LoadedPatch {
                         case .random(let seed): .random(seed: seed)
                         }
                         layers.append(InstrumentLayer(velocities: layer.velocities, sounds: ids, selection: selection,
-                                                      gain: Gain(decibels: layer.gainDb)))
+                                                      gain: Gain(decibels: layer.gainDb),
+                                                      velocityCurve: layer.velocityCurve.map { $0.levels.map { Float($0) } }))
                     }
                 } else {
                     // The level as the render thread computes a trigger's: instrument × layer.
                     let level = Gain(decibels: instrument.gainDb).linear * Gain(decibels: instrument.layers[0].gainDb).linear
-                    starts[i] = (nextPlayer, level, PanGains(pan: Float(instrument.pan), law: panLaw), declick)
+                    starts[i] = (nextPlayer, level, PanGains(pan: Float(instrument.pan), law: panLaw), declick,
+                                 instrument.layers[0].velocityCurve.map { $0.levels.map { Float($0) } })
                 }
                 definitions.append(InstrumentDefinition(
                     firstPlayer: nextPlayer, voiceCount: instrument.voices, gain: Gain(decibels: instrument.gainDb),
@@ -126,7 +128,7 @@ package final class LoadedPatch {
         let (sound, continues) = streams.soundID(forTriggerOf: trigger.player, at: trigger.frame, tail: Frame(start.declick))
         // A streamed ring holds its loops.
         return .start(player: start.player, sound: sound, at: trigger.frame, loops: 0,
-                      gain: Gain(linear: start.level * Float(velocity) / 127), pan: start.pan,
+                      gain: Gain(linear: start.curve.map { start.level * $0[velocity] } ?? start.level * Float(velocity) / 127), pan: start.pan,
                       declickFrames: continues ? 0 : start.declick, tag: UInt32(trigger.player))
     }
 

@@ -110,7 +110,7 @@ package final class PatchOSC {
                 let isGain = m.path == "/sampler/gain"
                 if isGain && !(0...16).contains(value) { warn(m, "gain out of range (0 to 16, linear)"); continue }
                 if !isGain && !(-1...1).contains(value) { warn(m, "pan out of range (-1 to 1)"); continue }
-                let law: PanLawKind = kit.panLaw == .balance ? .balance : .constantPower
+                let law = kit.panLaw.kind
                 _ = engine.send(.setInstrumentMix(instrument: index, gain: isGain ? Gain(linear: Float(value)) : nil,
                                                   pan: isGain ? nil : PanGains(pan: Float(value), law: law), at: at))
                 log("osc: \(m.path) \(kit.instruments[index].id) \(formatNumber(value)) \(when): at frame \(at)")

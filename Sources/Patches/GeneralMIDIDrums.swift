@@ -14,6 +14,17 @@ package enum GeneralMIDIDrums {
         "crash": 49, "ride": 51, "china": 52, "ride-bell": 53, "tambourine": 54, "splash": 55, "cowbell": 56,
     ]
 
+    /// A name for each General MIDI drum note (the instrument ids an SFZ import gives).
+    static let names: [Int: String] = [
+        35: "kick-2", 36: "kick", 37: "side-stick", 38: "snare", 39: "clap", 40: "snare-2", 41: "floor-tom",
+        42: "closed-hat", 43: "floor-tom-2", 44: "pedal-hat", 45: "low-tom", 46: "open-hat", 47: "mid-tom",
+        48: "high-mid-tom", 49: "crash", 50: "high-tom", 51: "ride", 52: "china", 53: "ride-bell", 54: "tambourine",
+        55: "splash", 56: "cowbell", 57: "crash-2", 59: "ride-2",
+    ]
+
+    /// The General MIDI drum name of `note`, if it has one.
+    package static func name(forNote note: Int) -> String? { names[note] }
+
     /// The note for an instrument id, if the id names a General MIDI drum.
     package static func note(forInstrumentID id: String) -> Int? {
         let key = String(id.lowercased().map { $0 == "_" || $0 == " " ? "-" : $0 })

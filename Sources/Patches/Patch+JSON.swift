@@ -32,6 +32,16 @@ extension Patch {
                 parts.append(#""samples": [\#(layer.samples.map(Self.sample).joined(separator: ", "))]"#)
                 if case .random(let seed) = layer.selection { parts.append(#""selection": "random", "seed": \#(seed)"#) }
                 if layer.gainDb != 0 { parts.append(#""gainDb": \#(Self.number(layer.gainDb))"#) }
+                if let curve = layer.velocityCurve {
+                    switch curve.shape {
+                    case .linear: if curve.track == 1 { parts.append(#""velocityCurve": "linear""#) }
+                    case .squared: parts.append(#""velocityCurve": "squared""#)
+                    case .points(let points):
+                        let list = points.map { "[\($0.velocity), \(Self.number($0.level))]" }.joined(separator: ", ")
+                        parts.append(#""velocityCurve": [\#(list)]"#)
+                    }
+                    if curve.track != 1 { parts.append(#""velocityTrack": \#(Self.number(curve.track))"#) }
+                }
                 lines.append("      { " + parts.joined(separator: ", ") + " }" + (l < instrument.layers.count - 1 ? "," : ""))
             }
             lines.append("    ] }" + (i < instruments.count - 1 ? "," : ""))

@@ -1,3 +1,5 @@
+import SamplerCore
+
 /// A decoded patch, of either file version: instruments (one sample each for a version 1 file's
 /// players, velocity layers for a drum kit), patterns and an optional song. A version 1 file
 /// reads into the same model (see `PatchFormatV1`), so one path takes every patch to the
@@ -97,13 +99,68 @@ package struct DrumLayer: Equatable, Sendable {
     package var selection: LayerSelection
     /// The layer's gain on top of the instrument's, in dB.
     package var gainDb: Double
+    /// How velocity sets the level; nil: velocity / 127.
+    package var velocityCurve: VelocityCurve?
 
     package init(velocities: ClosedRange<Int> = 1...127, samples: [SampleFile], selection: LayerSelection = .roundRobin,
-                gainDb: Double = 0) {
+                gainDb: Double = 0, velocityCurve: VelocityCurve? = nil) {
         self.velocities = velocities
         self.samples = samples
         self.selection = selection
         self.gainDb = gainDb
+        self.velocityCurve = velocityCurve
+    }
+}
+
+/// How velocity sets a layer's level: a shape, then a tracking amount (SFZ's `amp_velcurve_N`
+/// and `amp_veltrack`; `"velocityCurve"` and `"velocityTrack"` in a patch).
+package struct VelocityCurve: Equatable, Sendable {
+    package enum Shape: Equatable, Sendable {
+        /// velocity / 127.
+        case linear
+        /// (velocity / 127)²: sfizz's (and the SFZ specification's) default.
+        case squared
+        /// Straight lines between (velocity, level) points, velocity 0…127 ascending, level
+        /// 0…1; 0 → 0 and 127 → 1 unless given.
+        case points([Point])
+    }
+
+    package struct Point: Equatable, Sendable {
+        package var velocity: Int
+        package var level: Double
+        package init(velocity: Int, level: Double) {
+            self.velocity = velocity
+            self.level = level
+        }
+    }
+
+    package var shape: Shape
+    /// -1…1: 1 follows the shape; 0 ignores velocity; below 0 inverts (level = |track| × (1 − shape)).
+    package var track: Double
+
+    package init(shape: Shape, track: Double = 1) {
+        self.shape = shape
+        self.track = track
+    }
+
+    /// The level for each velocity 0…127 (128 values).
+    package var levels: [Double] {
+        var curve: [Double]
+        switch shape {
+        case .linear: curve = (0...127).map { Double($0) / 127 }
+        case .squared: curve = (0...127).map { Double($0) / 127 * Double($0) / 127 }
+        case .points(let given):
+            var points = given.sorted { $0.velocity < $1.velocity }
+            if points.first?.velocity != 0 { points.insert(Point(velocity: 0, level: 0), at: 0) }
+            if points.last?.velocity != 127 { points.append(Point(velocity: 127, level: 1)) }
+            curve = (0...127).map { v in
+                let after = points.firstIndex { $0.velocity >= v }!
+                if points[after].velocity == v || after == 0 { return points[after].level }
+                let a = points[after - 1], b = points[after]
+                return a.level + (b.level - a.level) * Double(v - a.velocity) / Double(b.velocity - a.velocity)
+            }
+        }
+        return curve.map { c in track >= 0 ? 1 - track * (1 - c) : -track * (1 - c) }
     }
 }
 
@@ -234,4 +291,16 @@ package enum PanLawSetting: String, Equatable, Sendable, CaseIterable {
     case constantPower = "constant-power"
     /// Unity both sides at the centre, the far side falling linearly (Hydrogen 1.2's default).
     case balance
+    /// Constant power for stereo samples too, each channel as a mono one (sfizz's law; an SFZ
+    /// import's).
+    case constantPowerStereo = "constant-power-stereo"
+
+    /// The engine's law.
+    package var kind: PanLawKind {
+        switch self {
+        case .constantPower: .constantPower
+        case .balance: .balance
+        case .constantPowerStereo: .constantPowerStereo
+        }
+    }
 }

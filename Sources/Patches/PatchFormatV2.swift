@@ -16,7 +16,7 @@ import Foundation
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices"]
-    static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb"]
+    static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
     static let sampleKeys = ["path", "stream", "preload"]
     static let trackKeys = ["steps", "probability"]
@@ -60,7 +60,7 @@ enum PatchFormatV2 {
         var panLaw = PanLawSetting.constantPower
         if let lawNode = root.optional("panLaw") {
             guard let law = PanLawSetting(rawValue: try lawNode.string()) else {
-                throw lawNode.mismatch(expected: #""constant-power" or "balance""#)
+                throw lawNode.mismatch(expected: #""constant-power", "balance" or "constant-power-stereo""#)
             }
             panLaw = law
         }
@@ -176,8 +176,40 @@ enum PatchFormatV2 {
         if case .roundRobin = selection, let seedNode = object.optional("seed") {
             throw seedNode.error(#"a seed needs "selection": "random""#)
         }
+        // "velocityCurve": "linear" | "squared" | [[velocity, level], …]; "velocityTrack": -1…1.
+        var curve: VelocityCurve?
+        if let curveNode = object.optional("velocityCurve") {
+            if case .array = curveNode.value {
+                let pointNodes = try curveNode.array()
+                guard !pointNodes.isEmpty, pointNodes.count <= 128 else {
+                    throw curveNode.mismatch(expected: "1 to 128 [velocity, level] points")
+                }
+                var points: [VelocityCurve.Point] = []
+                for pointNode in pointNodes {
+                    let pair = try pointNode.array()
+                    guard pair.count == 2 else { throw pointNode.mismatch(expected: "[velocity, level] with velocity 0…127 and level 0…1") }
+                    let v = try pair[0].integer(in: .between(0, 127))
+                    guard points.last.map({ $0.velocity < v }) ?? true else {
+                        throw pointNode.error("the points' velocities must rise, got \(v) after \(points.last!.velocity)")
+                    }
+                    points.append(VelocityCurve.Point(velocity: v, level: try pair[1].number(in: .between(0, 1))))
+                }
+                curve = VelocityCurve(shape: .points(points))
+            } else {
+                switch try curveNode.string() {
+                case "linear": curve = VelocityCurve(shape: .linear)
+                case "squared": curve = VelocityCurve(shape: .squared)
+                default: throw curveNode.mismatch(expected: #""linear", "squared" or [[velocity, level], …]"#)
+                }
+            }
+        }
+        if let trackNode = object.optional("velocityTrack") {
+            let track = try trackNode.number(in: .between(-1, 1))
+            curve = VelocityCurve(shape: curve?.shape ?? .linear, track: track)
+        }
+        if curve == VelocityCurve(shape: .linear) { curve = nil }
         return DrumLayer(velocities: velocities, samples: samples, selection: selection,
-                         gainDb: try object.optional("gainDb")?.number(in: gainDbRange) ?? 0)
+                         gainDb: try object.optional("gainDb")?.number(in: gainDbRange) ?? 0, velocityCurve: curve)
     }
 
     private static func decodePatterns(_ node: JSONNode, instrumentIDs: [String]) throws(PatchError) -> [DrumPattern] {

@@ -5,10 +5,10 @@ public struct PanGains: BitwiseCopyable, Equatable, Sendable {
     public var stereoLeft: Float, stereoRight: Float
 
     /// The factors for `pan` in -1…1 (see `PanLaw`); with `law: .balance` mono sources follow
-    /// the stereo (balance) law too.
+    /// the stereo (balance) law too, with `.constantPowerStereo` stereo ones the mono law.
     public init(pan: Float, law: PanLawKind = .constantPower) {
         (monoLeft, monoRight) = law == .balance ? PanLaw.stereo(pan: pan) : PanLaw.mono(pan: pan)
-        (stereoLeft, stereoRight) = PanLaw.stereo(pan: pan)
+        (stereoLeft, stereoRight) = law == .constantPowerStereo ? PanLaw.mono(pan: pan) : PanLaw.stereo(pan: pan)
     }
 
     /// Explicit factors for a pan of 0: all-stored values, so real-time code can use them.

@@ -824,7 +824,11 @@ extension Engine {
         var start = Command(kind: .start, player: Int32(player), frame: due)
         start.sound = sound
         start.loops = inst.loops
-        start.level = inst.level * layer.pointee.level * Float(velocity) / 127
+        if let curve = layer.pointee.curve {
+            start.level = inst.level * layer.pointee.level * curve[min(velocity, 127)]
+        } else {
+            start.level = inst.level * layer.pointee.level * Float(velocity) / 127
+        }
         start.pan = inst.pan
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)

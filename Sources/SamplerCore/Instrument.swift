@@ -15,13 +15,17 @@ public struct InstrumentLayer: Equatable, Sendable {
     public var selection: SampleSelection
     /// The layer's own gain, on top of the instrument's (Hydrogen's per-layer gain).
     public var gain: Gain
+    /// The level for each velocity 0…127 (128 values, an SFZ curve); nil: velocity / 127.
+    public var velocityCurve: [Float]?
 
     public init(velocities: ClosedRange<Int> = 1...127, sounds: [SoundID], selection: SampleSelection = .roundRobin,
-                gain: Gain = .unity) {
+                gain: Gain = .unity, velocityCurve: [Float]? = nil) {
+        precondition(velocityCurve.map { $0.count == 128 } ?? true, "a velocity curve has 128 levels")
         self.velocities = velocities
         self.sounds = sounds
         self.selection = selection
         self.gain = gain
+        self.velocityCurve = velocityCurve
     }
 }
 
@@ -93,6 +97,8 @@ struct LayerSlot {
     var lastDue: Frame = .min
     var sameFrameIndex: UInt64 = 0
     var level: Float
+    /// 128 levels, one per velocity (into `InstrumentTables.curves`); nil: velocity / 127.
+    var curve: UnsafeMutablePointer<Float>?
 }
 
 /// The instruments' tables, allocated once on the control thread.
@@ -104,15 +110,19 @@ struct InstrumentTables {
     var soundCount: Int
     /// MIDI note → instrument index, -1 for none (128 entries).
     var noteMap: UnsafeMutablePointer<Int32>
+    /// The layers' velocity curves, 128 levels each.
+    var curves: UnsafeMutablePointer<Float>
 
     static func make(_ definitions: [InstrumentDefinition]) -> InstrumentTables {
         let layerCount = definitions.reduce(0) { $0 + $1.layers.count }
         let soundCount = definitions.reduce(0) { $0 + $1.layers.reduce(0) { $0 + $1.sounds.count } }
+        let curveCount = definitions.reduce(0) { $0 + $1.layers.filter { $0.velocityCurve != nil }.count }
         let t = InstrumentTables(instruments: .allocate(capacity: max(1, definitions.count)), instrumentCount: definitions.count,
                                  layers: .allocate(capacity: max(1, layerCount)), sounds: .allocate(capacity: max(1, soundCount)),
-                                 soundCount: soundCount, noteMap: .allocate(capacity: 128))
+                                 soundCount: soundCount, noteMap: .allocate(capacity: 128),
+                                 curves: .allocate(capacity: max(1, curveCount * 128)))
         t.noteMap.initialize(repeating: -1, count: 128)
-        var layerIndex = 0, soundIndex = 0
+        var layerIndex = 0, soundIndex = 0, curveIndex = 0
         for (i, d) in definitions.enumerated() {
             (t.instruments + i).initialize(to: InstrumentSlot(
                 firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan, law: d.panLaw),
@@ -125,6 +135,12 @@ struct InstrumentTables {
                     minVelocity: layer.velocities.lowerBound, maxVelocity: layer.velocities.upperBound,
                     soundStart: soundIndex, soundCount: layer.sounds.count, isRandom: seed != 0, counter: 0,
                     seed: seed, level: layer.gain.linear))
+                if let curve = layer.velocityCurve {
+                    let levels = t.curves + curveIndex * 128
+                    levels.initialize(from: curve, count: 128)
+                    t.layers[layerIndex].curve = levels
+                    curveIndex += 1
+                }
                 for s in layer.sounds {
                     t.sounds[soundIndex] = s.rawValue
                     soundIndex += 1
@@ -147,5 +163,6 @@ struct InstrumentTables {
         layers.deallocate()
         sounds.deallocate()
         noteMap.deallocate()
+        curves.deallocate()
     }
 }

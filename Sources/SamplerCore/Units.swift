@@ -40,6 +40,9 @@ public enum PanLawKind: String, Equatable, Sendable, CaseIterable {
     /// at the centre): Hydrogen 1.2's default law, "ratio straight polygonal", and what stereo
     /// sources use always.
     case balance
+    /// Constant power for stereo sources too: each channel panned as a mono source (sfizz's
+    /// law, −3 dB each side at the centre).
+    case constantPowerStereo = "constant-power-stereo"
 }
 
 public enum PanLaw {

@@ -1,10 +1,12 @@
 import ArgumentParser
 import DrumPlayer
+import Foundation
 import ProgramHost
+import SFZ
 
 /// Options shared by the commands that read a patch.
 struct PatchOptions: ParsableArguments {
-    @Option(name: .long, help: "The patch file (JSON, version 1 or 2) to play.")
+    @Option(name: .long, help: "The patch file to play: JSON (version 1 or 2) or an SFZ instrument (.sfz).")
     var patch: String = "Patches/drums.json"
 
     @Option(name: .long, help: "Tempo in quarter notes per minute, overriding the patch's (1 ≤ tempo ≤ 1000).")
@@ -28,6 +30,12 @@ struct PatchOptions: ParsableArguments {
 
     func makeProgram(oscPort: String? = nil, oscHost: String = "127.0.0.1", oscRoot: String? = nil, link: Bool = false) throws -> any LiveProgram {
         let selection: PatchSelection = song ? .song : pattern.map { .pattern($0) } ?? .automatic
+        if patch.lowercased().hasSuffix(".sfz") {
+            let imported = try SFZImporter.importSFZ(path: patch)
+            for note in imported.notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
+            return try PatchProgram(kit: imported.kit, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, oscHost: oscHost,
+                                    oscRoot: oscRoot, link: link)
+        }
         return try PatchProgram(path: patch, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, oscHost: oscHost, oscRoot: oscRoot, link: link)
     }
 }

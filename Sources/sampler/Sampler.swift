@@ -6,7 +6,7 @@ struct Sampler: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "sampler",
         abstract: "A sample-exact sampler and metronome for JACK.",
-        subcommands: [Play.self, Render.self, Validate.self, Convert.self, Metronome.self, ImportHydrogen.self],
+        subcommands: [Play.self, Render.self, Validate.self, Convert.self, Metronome.self, ImportHydrogen.self, ImportSFZ.self],
         defaultSubcommand: Play.self
     )
 }

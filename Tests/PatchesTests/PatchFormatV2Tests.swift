@@ -88,7 +88,7 @@ func kitError(_ json: String) -> String? {
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "level": 1 } ]"#, song: nil),
          "kit.json: instruments[0].level: unknown key (expected one of: id, layers, gain, gainDb, pan, tune, loops, midiNote, chokeGroup, voices)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "sample": "k.wav" } ] } ]"#, song: nil),
-         "kit.json: instruments[0].layers[0].sample: unknown key (expected one of: velocity, samples, selection, seed, gainDb)"),
+         "kit.json: instruments[0].layers[0].sample: unknown key (expected one of: velocity, samples, selection, seed, gainDb, velocityCurve, velocityTrack)"),
         (kitJSON(instruments: "[]"), "kit.json: instruments: expected at least one instrument, got an empty array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [] } ]"#), "kit.json: instruments[0].layers: expected at least one layer, got an empty array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": [] } ] } ]"#),
@@ -210,7 +210,7 @@ func kitError(_ json: String) -> String? {
         }
         #expect(try decodeKit(absolute.patchJSON()) == absolute)
         let bad = kitJSON().replacingOccurrences(of: #""version": 2,"#, with: #""version": 2, "panLaw": "linear","#)
-        #expect(kitError(bad) == #"kit.json: panLaw: expected "constant-power" or "balance", got "linear""#)
+        #expect(kitError(bad) == #"kit.json: panLaw: expected "constant-power", "balance" or "constant-power-stereo", got "linear""#)
         let loud = kitJSON().replacingOccurrences(of: #""samples": ["soft.wav"] }"#, with: #""samples": ["soft.wav"], "gainDb": 30 }"#)
         #expect(kitError(loud)?.contains("instruments[1].layers[0].gainDb") == true)
     }

@@ -1,0 +1,326 @@
+import Foundation
+import Patches
+import SamplerCore
+
+/// Converts an SFZ instrument into the patch model, as sfizz plays it where the model can:
+/// one instrument per MIDI note (a key range gives one per key, each tuned by
+/// `pitch_keytrack`), velocity layers from `lovel`/`hivel`, round robin from
+/// `seq_length`/`seq_position`, random choice from `lorand`/`hirand`, choke groups from
+/// `group`/`off_by`, voices from `polyphony`/`note_polyphony`, level from `volume` and
+/// `amplitude`, pan (sfizz's constant-power law, stereo samples too), tuning, the velocity
+/// curve (`amp_veltrack`, `amp_velcurve_N`, sfizz's squared curve by default), `loop_mode`
+/// one_shot. What it cannot carry is reported once per opcode with its first line.
+/// Control thread only.
+package enum SFZImporter {
+    package struct Result {
+        package var kit: Patch
+        /// One line per opcode (or feature) not carried, and per sample found under another
+        /// spelling; each names its file and line.
+        package var notes: [String]
+    }
+
+    /// Opcodes the import carries (with their header-level inheritance).
+    static let carried: Set<String> = [
+        "sample", "key", "lokey", "hikey", "pitch_keycenter", "lovel", "hivel", "seq_length", "seq_position",
+        "lorand", "hirand", "group", "off_by", "off_mode", "polyphony", "note_polyphony", "volume", "amplitude",
+        "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
+    ]
+    /// Why an opcode of the issue's list is not carried yet (reported with its line).
+    static let notYet: [String: String] = [
+        "ampeg_attack": "amplitude envelopes are not carried yet: the sample plays at its level",
+        "ampeg_hold": "amplitude envelopes are not carried yet: the sample plays at its level",
+        "ampeg_decay": "amplitude envelopes are not carried yet: the sample plays at its level",
+        "ampeg_sustain": "amplitude envelopes are not carried yet: the sample plays at its level",
+        "ampeg_release": "amplitude envelopes are not carried yet: the sample plays at its level",
+        "offset": "sample offsets are not carried yet: the sample plays from its start",
+        "end": "sample ends are not carried yet: the sample plays to its end",
+        "off_time": "off_time is not carried: a choke fades over the kit's 5 ms",
+        "output": "per-instrument outputs do not exist yet: everything plays on the main mix",
+    ]
+
+    package static func importSFZ(path: String) throws -> Result {
+        let reader = try SFZReader.read(path: path)
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        return try convert(reader.sections, file: path, directory: directory, fileExists: Self.fileExists)
+    }
+
+    /// Converts read sections; `fileExists` decides which sample paths are on disk (the fuzzer
+    /// passes one that says none is).
+    package static func convert(_ sections: [SFZSection], file: String, directory: String,
+                                fileExists: (String) -> Bool) throws -> Result {
+        var notes: [String] = []
+        var reported: Set<String> = []
+        func report(_ key: String, _ line: String) {
+            if reported.insert(key).inserted { notes.append(line) }
+        }
+        func place(_ o: SFZOpcode) -> String { "\(o.file): line \(o.line)" }
+
+        // Header inheritance: control < global < master < group < region.
+        var control: [String: SFZOpcode] = [:], global: [String: SFZOpcode] = [:]
+        var master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
+        var regions: [(opcodes: [String: SFZOpcode], section: SFZSection, defaultPath: String)] = []
+        for section in sections {
+            var own: [String: SFZOpcode] = [:]
+            for o in section.opcodes { own[o.name] = o }
+            switch section.header {
+            case "control": control.merge(own) { $1 }
+            case "global": global = own; master = [:]; group = [:]
+            case "master": master = own; group = [:]
+            case "group": group = own
+            case "region":
+                var all = global
+                all.merge(master) { $1 }
+                all.merge(group) { $1 }
+                all.merge(own) { $1 }
+                regions.append((all, section, control["default_path"]?.value ?? ""))
+            default:
+                report("<\(section.header)>", "\(section.file): line \(section.line): <\(section.header)> is not carried (its opcodes are ignored)")
+            }
+            guard regions.count <= 100_000 else { throw SFZError("\(file): more than 100000 regions") }
+        }
+        for (name, o) in control where name != "default_path" {
+            report(name, "\(place(o)): \(name) is not carried")
+        }
+
+        // Each region resolved.
+        struct Region {
+            var line: String
+            var sample: SampleFile
+            var keys: ClosedRange<Int>
+            var keycenter: Int?
+            var velocities: ClosedRange<Int>
+            var seqLength: Int, seqPosition: Int
+            var rand: ClosedRange<Double>
+            var group: Int, offBy: Int
+            var polyphony: Int?
+            var gainDb: Double, pan: Double, semitones: Double, keytrack: Double
+            var velocityCurve: VelocityCurve
+        }
+        var resolved: [Region] = []
+        for (opcodes, section, defaultPath) in regions {
+            let regionPlace = "\(section.file): line \(section.line)"
+            for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
+                if carried.contains(name) || name.hasPrefix("amp_velcurve_") { continue }
+                if let why = notYet[name] { report(name, "\(place(o)): \(name): \(why)"); continue }
+                report(name, "\(place(o)): \(name) is not carried")
+            }
+            func value(_ name: String) -> SFZOpcode? { opcodes[name] }
+            func number(_ name: String, _ range: ClosedRange<Double>, default d: Double) throws -> Double {
+                guard let o = value(name) else { return d }
+                guard let x = Double(o.value.trimmingCharacters(in: .whitespaces)), x.isFinite else {
+                    throw SFZError("\(place(o)): \(name): expected a number, got \"\(o.value.prefix(40))\"")
+                }
+                return min(range.upperBound, max(range.lowerBound, x))
+            }
+            func integer(_ name: String, _ range: ClosedRange<Int>, default d: Int) throws -> Int {
+                Int(try number(name, Double(range.lowerBound)...Double(range.upperBound), default: Double(d)).rounded(.down))
+            }
+            func note(_ name: String) throws -> Int? {
+                guard let o = value(name) else { return nil }
+                guard let n = noteNumber(o.value) else {
+                    throw SFZError("\(place(o)): \(name): expected a MIDI note (0 to 127, or a name like c4 or f#2), got \"\(o.value.prefix(40))\"")
+                }
+                return n
+            }
+            if let t = value("trigger"), t.value != "attack" {
+                report("trigger=\(t.value)", "\(place(t)): trigger=\(t.value) is not carried: those regions are left out")
+                continue
+            }
+            guard let sampleOpcode = value("sample") else {
+                report("no sample", "\(regionPlace): a region without sample= is left out")
+                continue
+            }
+            if sampleOpcode.value.hasPrefix("*") {
+                report("generator", "\(place(sampleOpcode)): sample=\(sampleOpcode.value): generated sounds are not carried: the region is left out")
+                continue
+            }
+            let written = (defaultPath + sampleOpcode.value).replacingOccurrences(of: "\\", with: "/")
+            let full = written.hasPrefix("/") ? written : directory + "/" + written
+            guard let found = findFile(full, exists: fileExists) else {
+                throw SFZError("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
+            }
+            if found != URL(fileURLWithPath: full).standardizedFileURL.path || sampleOpcode.value.contains("\\") {
+                report("spelling:\(found)", "\(place(sampleOpcode)): sample \"\(sampleOpcode.value)\" found as \"\(found)\"")
+            }
+            var keys: ClosedRange<Int>
+            let key = try note("key")
+            let lo = try note("lokey") ?? key ?? 0
+            let hi = try note("hikey") ?? key ?? 127
+            guard lo <= hi else {
+                report("keys:\(regionPlace)", "\(regionPlace): lokey is above hikey: the region is left out")
+                continue
+            }
+            keys = lo...hi
+            if key != nil, value("lokey") == nil, value("hikey") == nil { keys = key!...key! }
+            let lovel = max(1, try integer("lovel", 0...127, default: 0))
+            let hivel = try integer("hivel", 0...127, default: 127)
+            guard lovel <= hivel else { continue }
+            let lorand = try number("lorand", 0...1, default: 0), hirand = try number("hirand", 0...1, default: 1)
+            if let mode = value("loop_mode"), mode.value != "one_shot" {
+                let why = mode.value == "no_loop"
+                    ? "note-offs are not carried yet: the sample plays to its end, as with loop_mode=one_shot"
+                    : "loops are not carried yet: the sample plays once"
+                report("loop_mode=\(mode.value)", "\(place(mode)): loop_mode=\(mode.value): \(why)")
+            } else if value("loop_mode") == nil {
+                report("loop_mode", "\(regionPlace): regions without loop_mode=one_shot stop at their note-off in sfizz; note-offs are not carried yet, so they play to their end")
+            }
+            let amplitude = try number("amplitude", 0...100, default: 100)
+            let gainDb = try number("volume", -144...48, default: 0) + (amplitude > 0 ? 20 * log10(amplitude / 100) : -144)
+            // The velocity curve: amp_velcurve_N points, else sfizz's (v/127)²; then amp_veltrack.
+            var points: [VelocityCurve.Point] = []
+            for (name, o) in opcodes where name.hasPrefix("amp_velcurve_") {
+                guard let n = Int(name.dropFirst("amp_velcurve_".count)), (0...127).contains(n),
+                      let g = Double(o.value.trimmingCharacters(in: .whitespaces)), g.isFinite else {
+                    throw SFZError("\(place(o)): \(name)=\(o.value.prefix(40)): expected amp_velcurve_0 … amp_velcurve_127 with a number from 0 to 1")
+                }
+                points.append(VelocityCurve.Point(velocity: n, level: min(1, max(0, g))))
+            }
+            points.sort { $0.velocity < $1.velocity }
+            let curve = VelocityCurve(shape: points.isEmpty ? .squared : .points(points),
+                                      track: try number("amp_veltrack", -100...100, default: 100) / 100)
+            resolved.append(Region(
+                line: regionPlace,
+                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace),
+                keys: keys, keycenter: try note("pitch_keycenter") ?? key,
+                velocities: lovel...hivel,
+                seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),
+                rand: lorand...max(lorand, hirand),
+                group: try integer("group", Int(Int32.min)...Int(Int32.max), default: 0),
+                offBy: try integer("off_by", Int(Int32.min)...Int(Int32.max), default: 0),
+                polyphony: value("note_polyphony") != nil ? try integer("note_polyphony", 1...256, default: 1)
+                    : value("polyphony") != nil ? try integer("polyphony", 1...256, default: 1) : nil,
+                gainDb: gainDb, pan: try number("pan", -100...100, default: 0) / 100,
+                semitones: try number("transpose", -127...127, default: 0) + (try number("tune", -9600...9600, default: 0)) / 100,
+                keytrack: try number("pitch_keytrack", -1200...1200, default: 100) / 100,
+                velocityCurve: curve))
+        }
+        guard !resolved.isEmpty else { throw SFZError("\(file): no region with a sample file") }
+
+        // One instrument per key: its regions' layers.
+        var instruments: [DrumInstrument] = []
+        var groups: [(group: Int, offBy: Int)] = []
+        var instrumentsOfKey: [Int: Int] = [:]
+        for key in 0...127 {
+            let here = resolved.filter { $0.keys.contains(key) }
+            guard let first = here.first else { continue }
+            // Regions that would sound together with another (same velocities, sequence place
+            // and random range): only the first is carried.
+            var layers: [DrumLayer] = []
+            var layerRegions: [[Region]] = []
+            for r in here {
+                if let l = layerRegions.firstIndex(where: { $0[0].velocities == r.velocities }) {
+                    if layerRegions[l].contains(where: { $0.seqPosition == r.seqPosition && $0.rand == r.rand }) {
+                        report("stack", "\(r.line): regions that sound together on one key (several microphones, say) are not carried: only the first of them plays")
+                        continue
+                    }
+                    layerRegions[l].append(r)
+                } else {
+                    if layerRegions.contains(where: { $0[0].velocities.overlaps(r.velocities) }) {
+                        report("overlap", "\(r.line): overlapping velocity ranges: a velocity plays the first region's layer only")
+                    }
+                    layerRegions.append([r])
+                }
+            }
+            for regions in layerRegions {
+                let random = regions.contains { $0.rand != 0...1 }
+                let ordered = random ? regions.sorted { $0.rand.lowerBound < $1.rand.lowerBound }
+                    : regions.sorted { $0.seqPosition < $1.seqPosition }
+                if random, Set(ordered.map { ($0.rand.upperBound - $0.rand.lowerBound) * 1000 }.map { $0.rounded() }).count > 1 {
+                    report("rand", "\(regions[0].line): lorand/hirand ranges of different widths: each sample is chosen equally often")
+                }
+                if regions.contains(where: { $0.gainDb != regions[0].gainDb || $0.velocityCurve != regions[0].velocityCurve }) {
+                    report("layerlevel", "\(regions[0].line): samples of one velocity layer at different levels: the first region's level is used")
+                }
+                layers.append(DrumLayer(velocities: regions[0].velocities, samples: ordered.map(\.sample),
+                                        selection: random ? .random(seed: UInt64(key + 1)) : .roundRobin,
+                                        gainDb: regions[0].gainDb, velocityCurve: regions[0].velocityCurve))
+            }
+            layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
+            let all = layerRegions.flatMap { $0 }
+            if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy }) {
+                report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group or off_by: the first region's are used")
+            }
+            let semitones = first.semitones + Double(key - (first.keycenter ?? key)) * first.keytrack
+            let name = GeneralMIDIDrums.name(forNote: key).map { "\($0)-\(key)" } ?? "note-\(key)"
+            instrumentsOfKey[key] = instruments.count
+            instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,
+                                              voices: first.polyphony ?? 0))
+            groups.append((first.group, first.offBy))
+        }
+        guard instruments.count <= PatchLimits.instruments else {
+            throw SFZError("\(file): \(instruments.count) instruments; a kit has at most \(PatchLimits.instruments)")
+        }
+        // Voices: polyphony where given, else enough to let hits ring over each other as in
+        // sfizz (16, fewer when the kit is large); a region that chokes its own group: one.
+        let defaultVoices = max(1, min(16, PatchLimits.players / max(1, instruments.count)))
+        for i in instruments.indices {
+            if instruments[i].voices == 0 { instruments[i].voices = groups[i].offBy != 0 && groups[i].offBy == groups[i].group ? 1 : defaultVoices }
+        }
+        // Choke groups: an instrument silenced by group G shares a choke group with G's members.
+        var parent = Array(instruments.indices)
+        func root(_ i: Int) -> Int { var i = i; while parent[i] != i { i = parent[i] }; return i }
+        var asymmetric = false
+        for i in instruments.indices where groups[i].offBy != 0 {
+            for j in instruments.indices where j != i && groups[j].group == groups[i].offBy {
+                parent[root(j)] = root(i)
+                if groups[j].offBy != groups[i].group { asymmetric = true }
+            }
+        }
+        if asymmetric {
+            report("asymmetric", "\(file): off_by is one-way in SFZ; here instruments that share a choke group silence each other both ways")
+        }
+        var chokeIDs: [Int: Int] = [:]
+        for i in instruments.indices {
+            let r = root(i)
+            let members = instruments.indices.filter { root($0) == r }
+            if members.count > 1 {
+                if chokeIDs[r] == nil { chokeIDs[r] = chokeIDs.count + 1 }
+                instruments[i].chokeGroup = chokeIDs[r]!
+            }
+        }
+        // Each instrument in turn, eighth notes at 120 bpm.
+        let bars = (instruments.count + 7) / 8
+        let tracks = instruments.indices.map { i in
+            DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
+        }
+        let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
+        _ = instrumentsOfKey
+        return Result(kit: Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: file,
+                                 panLaw: .constantPowerStereo), notes: notes)
+    }
+
+    /// A MIDI note number or an SFZ note name (c4 = 60; c#4, db4; c-1 = 0).
+    package static func noteNumber(_ text: String) -> Int? {
+        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        if let n = Int(t) { return (0...127).contains(n) ? n : nil }
+        guard let letter = t.first, let base = ["c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11][letter] else { return nil }
+        var rest = t.dropFirst()
+        var n = base
+        if rest.first == "#" { n += 1; rest = rest.dropFirst() } else if rest.first == "b" { n -= 1; rest = rest.dropFirst() }
+        guard let octave = Int(rest), (-1...9).contains(octave) else { return nil }
+        n += (octave + 1) * 12
+        return (0...127).contains(n) ? n : nil
+    }
+
+    static func fileExists(_ path: String) -> Bool {
+        var isDirectory: ObjCBool = false
+        return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
+    }
+
+    /// `path` itself if it exists, else the file whose path matches it ignoring letter case
+    /// (component by component), else nil.
+    static func findFile(_ path: String, exists: (String) -> Bool) -> String? {
+        let standardized = URL(fileURLWithPath: path).standardizedFileURL.path
+        if exists(standardized) { return standardized }
+        var current = "/"
+        for component in standardized.split(separator: "/") {
+            let candidate = current + (current.hasSuffix("/") ? "" : "/") + component
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) { current = candidate; continue }
+            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: current),
+                  let match = entries.first(where: { $0.lowercased() == component.lowercased() }) else { return nil }
+            current = current + (current.hasSuffix("/") ? "" : "/") + match
+        }
+        return exists(current) ? current : nil
+    }
+}

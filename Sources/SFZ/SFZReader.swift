@@ -1,0 +1,210 @@
+import Foundation
+import SafeFiles
+
+/// One opcode as written: `name=value`, with the file and line it came from (an `#include`d
+/// file names itself).
+package struct SFZOpcode: Equatable, Sendable {
+    package var name: String
+    package var value: String
+    package var file: String
+    package var line: Int
+}
+
+/// One header (`<region>`, `<group>`, …) and the opcodes written under it.
+package struct SFZSection: Equatable, Sendable {
+    package var header: String
+    package var opcodes: [SFZOpcode]
+    package var file: String
+    package var line: Int
+}
+
+/// Reads SFZ text into headers and opcodes: comments (`//`, `/* */`), `#define $NAME value` and
+/// `$NAME` in values, `#include "file"` (relative to the top file's directory, at most 16 deep
+/// and 4,096 files), values that run to the next opcode or the end of the line (a `sample=`
+/// path may hold spaces). Control thread only.
+package struct SFZReader {
+    /// The largest SFZ file read (bytes), and the most text read through includes altogether.
+    package static let maximumFileSize = 16 << 20
+    package static let maximumTotalSize = 64 << 20
+    package static let maximumIncludeDepth = 16
+    package static let maximumIncludes = 4096
+    package static let maximumOpcodes = 2_000_000
+
+    package private(set) var sections: [SFZSection] = []
+    private var defines: [String: String] = [:]
+    private var includes = 0
+    private var totalBytes = 0
+    private var opcodeCount = 0
+    /// The directory includes resolve against (the top file's).
+    private let directory: String
+    /// Reads an included file (the tests and the fuzzer pass their own).
+    private let readInclude: (String) throws -> [UInt8]
+
+    /// Reads `path` and every file it includes.
+    package static func read(path: String) throws -> SFZReader {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var reader = SFZReader(directory: directory) { p in try Self.readFile(p) }
+        try reader.parse(Self.readFile(path), file: path, depth: 0)
+        return reader
+    }
+
+    /// Reads SFZ text held in `bytes`; `file` names it; includes go through `readInclude`.
+    package static func read(bytes: [UInt8], file: String, directory: String,
+                             readInclude: @escaping (String) throws -> [UInt8]) throws -> SFZReader {
+        var reader = SFZReader(directory: directory, readInclude: readInclude)
+        try reader.parse(bytes, file: file, depth: 0)
+        return reader
+    }
+
+    private init(directory: String, readInclude: @escaping (String) throws -> [UInt8]) {
+        self.directory = directory
+        self.readInclude = readInclude
+    }
+
+    static func readFile(_ path: String) throws -> [UInt8] {
+        do {
+            return try FileGate.read(path, limit: maximumFileSize)
+        } catch .tooLarge(let size) {
+            throw SFZError("\(path): the file is \(size >> 20) MB; an SFZ file is at most \(maximumFileSize >> 20) MB")
+        } catch {
+            throw SFZError("\(path): cannot read the file (\(error.reason))")
+        }
+    }
+
+    private mutating func parse(_ bytes: [UInt8], file: String, depth: Int) throws {
+        totalBytes += bytes.count
+        guard totalBytes <= Self.maximumTotalSize else {
+            throw SFZError("\(file): the SFZ files together exceed \(Self.maximumTotalSize >> 20) MB")
+        }
+        // SFZ files are mostly ASCII; Latin-1 paths in old kits are read as such.
+        let text = String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        var inBlockComment = false
+        var lineNumber = 0
+        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+            lineNumber += 1
+            var line = Substring(rawLine)
+            if line.hasSuffix("\r") { line = line.dropLast() }
+            // Comments.
+            var cleaned = ""
+            var i = line.startIndex
+            while i < line.endIndex {
+                if inBlockComment {
+                    if line[i...].hasPrefix("*/") { inBlockComment = false; i = line.index(i, offsetBy: 2) } else { i = line.index(after: i) }
+                    continue
+                }
+                if line[i...].hasPrefix("//") { break }
+                if line[i...].hasPrefix("/*") { inBlockComment = true; i = line.index(i, offsetBy: 2); continue }
+                cleaned.append(line[i])
+                i = line.index(after: i)
+            }
+            try parseLine(cleaned, file: file, line: lineNumber, depth: depth)
+        }
+    }
+
+    private static func isNameCharacter(_ c: Character) -> Bool {
+        c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "$")
+    }
+
+    private mutating func parseLine(_ text: String, file: String, line: Int, depth: Int) throws {
+        var s = Substring(text).drop { $0 == " " || $0 == "\t" }
+        if s.hasPrefix("#define") {
+            let parts = s.dropFirst(7).split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
+            guard parts.count == 2, parts[0].hasPrefix("$") else {
+                throw SFZError("\(file): line \(line): expected #define $NAME value")
+            }
+            defines[String(parts[0])] = String(parts[1]).trimmingCharacters(in: .whitespaces)
+            return
+        }
+        if s.hasPrefix("#include") {
+            let rest = s.dropFirst(8).trimmingCharacters(in: .whitespaces)
+            guard rest.count >= 2, rest.first == "\"", rest.last == "\"" else {
+                throw SFZError("\(file): line \(line): expected #include \"file\"")
+            }
+            let name = substitute(String(rest.dropFirst().dropLast())).replacingOccurrences(of: "\\", with: "/")
+            guard depth < Self.maximumIncludeDepth else {
+                throw SFZError("\(file): line \(line): #include \"\(name)\": includes nest more than \(Self.maximumIncludeDepth) deep (an include that includes itself?)")
+            }
+            includes += 1
+            guard includes <= Self.maximumIncludes else {
+                throw SFZError("\(file): line \(line): more than \(Self.maximumIncludes) #include lines")
+            }
+            let path = name.hasPrefix("/") ? name : directory + "/" + name
+            let bytes: [UInt8]
+            do { bytes = try readInclude(path) } catch {
+                throw SFZError("\(file): line \(line): #include \"\(name)\": \(error)")
+            }
+            try parse(bytes, file: path, depth: depth + 1)
+            return
+        }
+        while true {
+            s = s.drop { $0 == " " || $0 == "\t" }
+            if s.isEmpty { return }
+            if s.first == "<" {
+                guard let close = s.firstIndex(of: ">") else { throw SFZError("\(file): line \(line): a header without its closing >") }
+                let name = String(s[s.index(after: s.startIndex)..<close])
+                guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
+                    throw SFZError("\(file): line \(line): \"<\(name)>\" is not a header")
+                }
+                sections.append(SFZSection(header: name, opcodes: [], file: file, line: line))
+                s = s[s.index(after: close)...]
+                continue
+            }
+            // name=value; the value runs to the next " name=" or "<" or the end of the line.
+            guard let equals = s.firstIndex(of: "=") else {
+                throw SFZError("\(file): line \(line): expected an opcode (name=value) or a header, got \"\(s.prefix(40))\"")
+            }
+            let name = substitute(String(s[..<equals]))
+            guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
+                throw SFZError("\(file): line \(line): \"\(s[..<equals].prefix(40))\" is not an opcode name")
+            }
+            var end = s.index(after: equals)
+            var valueEnd = end
+            scan: while end < s.endIndex {
+                let c = s[end]
+                if c == "<" { break scan }
+                if c == " " || c == "\t" {
+                    // Does another opcode start after this blank?
+                    var j = end
+                    while j < s.endIndex, s[j] == " " || s[j] == "\t" { j = s.index(after: j) }
+                    var k = j
+                    while k < s.endIndex, Self.isNameCharacter(s[k]) { k = s.index(after: k) }
+                    if j == s.endIndex || (k > j && k < s.endIndex && s[k] == "=") || s[j] == "<" { break scan }
+                    end = j
+                    continue
+                }
+                end = s.index(after: end)
+                valueEnd = end
+            }
+            let value = substitute(String(s[s.index(after: equals)..<valueEnd]))
+            opcodeCount += 1
+            guard opcodeCount <= Self.maximumOpcodes else {
+                throw SFZError("\(file): line \(line): more than \(Self.maximumOpcodes) opcodes")
+            }
+            let opcode = SFZOpcode(name: name, value: value, file: file, line: line)
+            if sections.isEmpty {
+                throw SFZError("\(file): line \(line): \(name)= before any header (<region>, <group>, …)")
+            }
+            sections[sections.count - 1].opcodes.append(opcode)
+            s = s[end...]
+        }
+    }
+
+    /// `text` with every `$NAME` that is defined replaced (longest names first).
+    private func substitute(_ text: String) -> String {
+        guard text.contains("$"), !defines.isEmpty else { return text }
+        var out = text
+        for key in defines.keys.sorted(by: { $0.count > $1.count }) where out.contains(key) {
+            out = out.replacingOccurrences(of: key, with: defines[key]!)
+            // Defines that name each other cannot grow a value without bound.
+            if out.utf8.count > 4096 { break }
+        }
+        return out
+    }
+}
+
+/// An SFZ problem, one line naming the file and line.
+package struct SFZError: Error, Equatable, Sendable, CustomStringConvertible {
+    package var message: String
+    package init(_ message: String) { self.message = message }
+    package var description: String { message }
+}

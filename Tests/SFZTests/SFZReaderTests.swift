@@ -1,0 +1,61 @@
+import Testing
+@testable import SFZ
+
+@Suite struct SFZReaderTests {
+    func read(_ text: String, includes: [String: String] = [:]) throws -> SFZReader {
+        try SFZReader.read(bytes: Array(text.utf8), file: "kit.sfz", directory: "/kit") { path in
+            guard let t = includes[path] else { throw SFZError("no such file") }
+            return Array(t.utf8)
+        }
+    }
+
+    @Test func headersOpcodesCommentsAndValuesWithSpaces() throws {
+        let r = try read("""
+        // a comment
+        <control> default_path=Samples\\Kick/
+        <group> lovel=1 hivel=64 /* block
+        comment */ volume=-3
+        <region> sample=kick one.wav key=36 pan=-20 // trailing
+        <region>sample=snare.wav key=c4
+        """)
+        #expect(r.sections.map(\.header) == ["control", "group", "region", "region"])
+        #expect(r.sections[2].opcodes.map(\.name) == ["sample", "key", "pan"])
+        #expect(r.sections[2].opcodes[0].value == "kick one.wav")
+        #expect(r.sections[2].opcodes[0].line == 5)
+        #expect(r.sections[1].opcodes.map(\.name) == ["lovel", "hivel", "volume"])
+        #expect(r.sections[3].opcodes[1].value == "c4")
+    }
+
+    @Test func definesAndIncludes() throws {
+        let r = try read("""
+        #define $KICK 36
+        #include "parts/kick.sfz"
+        """, includes: ["/kit/parts/kick.sfz": "<region> sample=k.wav key=$KICK"])
+        #expect(r.sections.count == 1)
+        #expect(r.sections[0].opcodes[1].value == "36")
+        #expect(r.sections[0].file == "/kit/parts/kick.sfz")
+    }
+
+    @Test func errorsNameFileAndLine() {
+        #expect(throws: SFZError("kit.sfz: line 2: volume= before any header (<region>, <group>, …)")) {
+            try read("\nvolume=3")
+        }
+        #expect(throws: SFZError("kit.sfz: line 1: a header without its closing >")) { try read("<region sample=a.wav") }
+        #expect(throws: SFZError("kit.sfz: line 1: #include \"missing.sfz\": no such file")) { try read("#include \"missing.sfz\"") }
+        // An include of itself stops at the depth limit.
+        #expect(throws: SFZError.self) {
+            try read("#include \"self.sfz\"", includes: ["/kit/self.sfz": "#include \"self.sfz\""])
+        }
+    }
+
+    @Test func noteNames() {
+        #expect(SFZImporter.noteNumber("c4") == 60)
+        #expect(SFZImporter.noteNumber("C#4") == 61)
+        #expect(SFZImporter.noteNumber("db4") == 61)
+        #expect(SFZImporter.noteNumber("c-1") == 0)
+        #expect(SFZImporter.noteNumber("g9") == 127)
+        #expect(SFZImporter.noteNumber("36") == 36)
+        #expect(SFZImporter.noteNumber("128") == nil)
+        #expect(SFZImporter.noteNumber("h2") == nil)
+    }
+}
