@@ -63,7 +63,7 @@ let package = Package(
 
         // The command line: thin commands over the product modules.
         .executableTarget(name: "sampler", dependencies: [
-            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "ProgramHost", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "Patches", "Scheduling", "ProgramHost", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.

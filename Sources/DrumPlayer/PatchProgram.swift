@@ -28,6 +28,8 @@ package struct PatchProgram: LiveProgram {
     /// A description of what plays, e.g. "song" or "pattern fill".
     package let selectionName: String
     package let streaming: PatchStreamingOptions
+    /// A Standard MIDI File played instead of the patch's song or patterns (`--midi`).
+    package let midi: MIDIPlayback?
     private let session = Session()
 
     /// What `prepare` and `makeFeeder` set, read by the status line and the commands.
@@ -62,11 +64,21 @@ package struct PatchProgram: LiveProgram {
     ///     process may read).
     package init(kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = nil, tempo: Double? = nil,
                 streaming: PatchStreamingOptions = .init(), oscPort: String? = nil, oscHost: String = "127.0.0.1",
-                oscRoot: String? = nil, link: Bool = false) throws {
+                oscRoot: String? = nil, link: Bool = false, midi: MIDIPlayback? = nil) throws {
         self.kit = kit
         self.streaming = streaming
+        self.midi = midi
+        if midi != nil {
+            guard selection == .automatic else { throw SamplerError("--midi plays the MIDI file: it cannot be used with --pattern or --song") }
+            guard !link else { throw SamplerError("--midi cannot be used with --link") }
+        }
         func tempoOf(_ entry: Song.Entry?) -> Double { tempo ?? entry?.tempo ?? kit.tempo }
         var selection = selection
+        if let midi {
+            sections = []
+            loops = midi.loops
+            selectionName = midi.file.file + (midi.loops ? ", looped" : "")
+        } else {
         if selection == .automatic {
             if kit.song != nil {
                 selection = .song
@@ -93,7 +105,7 @@ package struct PatchProgram: LiveProgram {
             sections = []
             loops = false
             selectionName = "every instrument once"
-        }
+        } }
         session.oscPort = oscPort
         session.oscHost = oscHost
         session.oscRoot = oscRoot
@@ -109,7 +121,7 @@ package struct PatchProgram: LiveProgram {
         return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
     }
     package var title: String {
-        "\(kit.file) (\(session.oscPort != nil && sections.isEmpty ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
+        "\(kit.file) (\(session.oscPort != nil && sections.isEmpty && midi == nil ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
     }
 
     package mutating func prepare(engine: Engine, sampleRate: Double) throws {
@@ -168,6 +180,17 @@ package struct PatchProgram: LiveProgram {
                       sampleRate: sampleRate, origin: origin)
     }
 
+    /// The MIDI file's notes from `origin` on (nil without `--midi`). A note plays the
+    /// instruments with that MIDI note.
+    package func midiSource(origin: Frame) -> MIDIFileSource? {
+        guard let midi else { return nil }
+        let notes = kit.resolvedMIDINotes
+        var byNote: [Int: [Int]] = [:]
+        for (i, note) in notes.enumerated() { if let note { byNote[note, default: []].append(i) } }
+        return MIDIFileSource(file: midi.file, instruments: { byNote[$0] ?? [] }, sampleRate: session.sampleRate, origin: origin,
+                              speed: midi.tempo.map { $0 / midi.file.initialTempo } ?? 1, loops: midi.loops)
+    }
+
     /// The commands from `origin` on: the loaded instruments' (after `prepare`; before it,
     /// plain triggers, for a program that is only asked for its status).
     package func makeFeeder(origin: Frame) -> CommandFeeder {
@@ -178,8 +201,13 @@ package struct PatchProgram: LiveProgram {
             guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
             return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
         }
-        let source: any TriggerSource = sequencer(origin: origin, sampleRate: session.sampleRate)
-            ?? OneShot(players: session.oscPort == nil ? kit.instruments.count : 0, frame: origin)
+        let source: any TriggerSource
+        if let midi = midiSource(origin: origin) {
+            source = midi
+        } else {
+            source = sequencer(origin: origin, sampleRate: session.sampleRate)
+                ?? OneShot(players: session.oscPort == nil ? kit.instruments.count : 0, frame: origin)
+        }
         guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
         return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
     }
@@ -216,6 +244,26 @@ package struct PatchProgram: LiveProgram {
         let channels = (0..<sound.channelCount).map { sound.samples(channel: $0) }
         let shifted = try Resampler.resample(channels, from: rate, to: rate / Double.pow(2, semitones / 12))
         return try Sound(channels: shifted, sampleRate: rate, memory: HugePageSampleMemory.shared)
+    }
+}
+
+/// A Standard MIDI File to play (`--midi`): at its own tempo map or scaled so that its first
+/// tempo is `tempo`, once or looped.
+package struct MIDIPlayback: Sendable {
+    package var file: MIDIFile
+    package var tempo: Double?
+    package var loops: Bool
+
+    package init(file: MIDIFile, tempo: Double? = nil, loops: Bool = false) {
+        self.file = file
+        self.tempo = tempo
+        self.loops = loops
+    }
+
+    /// The notes of `file` no instrument of `kit` plays, for a warning.
+    package func unplayedNotes(in kit: Patch) -> [Int] {
+        let mapped = Set(kit.resolvedMIDINotes.compactMap { $0 })
+        return Set(file.events.filter { $0.isNoteOn && !mapped.contains($0.note) }.map(\.note)).sorted()
     }
 }
 

@@ -2,7 +2,9 @@ import ArgumentParser
 import DrumPlayer
 import Foundation
 import ProgramHost
+import Patches
 import SFZ
+import Scheduling
 
 /// Options shared by the commands that read a patch.
 struct PatchOptions: ParsableArguments {
@@ -18,24 +20,43 @@ struct PatchOptions: ParsableArguments {
     @Flag(name: .long, help: "Play the patch's song.")
     var song = false
 
-    @Flag(inversion: .prefixedNo, help: "Loop the song or pattern, or stop at its end (default: a song as the patch says, a pattern loops).")
+    @Flag(inversion: .prefixedNo, help: "Loop the song, pattern or MIDI file, or stop at its end (default: a song as the patch says, a pattern loops, a MIDI file plays once).")
     var loop: Bool?
+
+    @Option(name: .long, help: "Play this Standard MIDI File (type 0 or 1) through the patch: each note plays the instruments with its MIDI note, on the file's tempo map (--tempo scales it so that its first tempo is the one given).")
+    var midi: String?
 
     func validate() throws {
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
             throw ValidationError("--tempo must be a number between 1 and 1000, got \(tempo)")
         }
         if pattern != nil && song { throw ValidationError("--pattern and --song cannot be used together") }
+        if midi != nil && (pattern != nil || song) { throw ValidationError("--midi plays the MIDI file: it cannot be used with --pattern or --song") }
     }
 
     func makeProgram(oscPort: String? = nil, oscHost: String = "127.0.0.1", oscRoot: String? = nil, link: Bool = false) throws -> any LiveProgram {
         let selection: PatchSelection = song ? .song : pattern.map { .pattern($0) } ?? .automatic
+        let kit: Patch
         if patch.lowercased().hasSuffix(".sfz") {
             let imported = try SFZImporter.importSFZ(path: patch)
-            for note in imported.notes { FileHandle.standardError.write(Data("note: \(note)\n".utf8)) }
-            return try PatchProgram(kit: imported.kit, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, oscHost: oscHost,
-                                    oscRoot: oscRoot, link: link)
+            for note in imported.notes { warn("note: \(note)") }
+            kit = imported.kit
+        } else {
+            do { kit = try PatchLoader.load(path: patch) } catch { throw CommandError("\(error)") }
         }
-        return try PatchProgram(path: patch, selection: selection, loop: loop, tempo: tempo, oscPort: oscPort, oscHost: oscHost, oscRoot: oscRoot, link: link)
+        var playback: MIDIPlayback?
+        if let midi {
+            playback = MIDIPlayback(file: try MIDIFile.load(path: midi), tempo: tempo, loops: loop ?? false)
+            let unplayed = playback!.unplayedNotes(in: kit)
+            if !unplayed.isEmpty {
+                warn("warning: \(midi): no instrument of \(patch) plays MIDI note\(unplayed.count == 1 ? "" : "s") \(unplayed.map(String.init).joined(separator: ", "))")
+            }
+        }
+        return try PatchProgram(kit: kit, selection: selection, loop: loop, tempo: playback == nil ? tempo : nil, oscPort: oscPort, oscHost: oscHost,
+                                oscRoot: oscRoot, link: link, midi: playback)
+    }
+
+    private func warn(_ line: String) {
+        FileHandle.standardError.write(Data((line + "\n").utf8))
     }
 }
