@@ -115,7 +115,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Hydrogen", "Sync", "JACKBackend", "JACKTestSupport", "Locking",
+            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Hydrogen", "Sync", "JACKBackend", "JACKTestSupport", "Locking", "SoundFiles",
         ]),
     ],
     swiftLanguageModes: [.v6],

@@ -8,13 +8,13 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds="${FUZZ_SECONDS:-30}"
-targets="${FUZZ_TARGETS:-json tempo hydrogen sound midi osc}"
+targets="${FUZZ_TARGETS:-json tempo hydrogen sound midi osc smf sfz}"
 # Whole seconds, at most a week: libFuzzer reads -max_total_time=abc, and 0, as "no limit", so a
 # mistyped value would fuzz until stopped.
 . scripts/whole-number.sh
 seconds=$(whole_number fuzz FUZZ_SECONDS "$seconds" 1 604800 seconds) || exit 2
 for t in $targets; do
-    [[ " json tempo hydrogen sound midi osc " == *" $t "* ]] || { echo "fuzz: FUZZ_TARGETS: no target named '$t' (the targets: json tempo hydrogen sound midi osc)" >&2; exit 2; }
+    [[ " json tempo hydrogen sound midi osc smf sfz " == *" $t "* ]] || { echo "fuzz: FUZZ_TARGETS: no target named '$t' (the targets: json tempo hydrogen sound midi osc smf sfz)" >&2; exit 2; }
 done
 # SwiftPM gives -sanitize=fuzzer to the fuzz target only; the coverage flags instrument every
 # module (without them the libraries are fuzzed blind: 3 counters instead of ~17,000).

@@ -4,10 +4,11 @@
 # Link's headers, ip and unshare for its network namespace); with `link`, Ableton Link's headers
 # (a Link build). Runs `apt-get update` only when something has to be installed.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev liblo-dev sox)
 for arg in "$@"; do
     case "$arg" in
-        test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3) ;;
+        test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3 python3-venv) ;;
         link) packages+=(ableton-link-dev libasio-dev) ;;
     esac
 done
@@ -21,6 +22,18 @@ if [ ${#missing[@]} -gt 0 ]; then
     [ "$(id -u)" -ne 0 ] && sudo="sudo"
     $sudo apt-get update -qq
     DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" >/dev/null
+fi
+# With `test`: sfizz's offline renderer (PyPI's pysfizz 0.1.3, BSD-2-Clause), the reference of the
+# SFZ comparison test, in a virtual environment of its own under .build/sfizz.
+if [[ " $* " == *" test "* ]] && [ ! -x .build/sfizz/sfizz_render ]; then
+    echo "installing: pysfizz (sfizz_render) into .build/sfizz"
+    mkdir -p .build/sfizz
+    python3 -m venv .build/sfizz/venv
+    .build/sfizz/venv/bin/pip install -q pysfizz==0.1.3
+    render=$(find .build/sfizz/venv -path '*site-packages/bin/sfizz_render' -type f | head -1)
+    [ -n "$render" ] || { echo "error: pysfizz installed no sfizz_render" >&2; exit 1; }
+    chmod +x "$render"
+    ln -sf "$(cd "$(dirname "$render")" && pwd)/sfizz_render" .build/sfizz/sfizz_render
 fi
 if ! command -v swift >/dev/null; then
     echo "error: swift is not on PATH (Swift 6.1 or later is needed: https://www.swift.org/install/linux/)" >&2

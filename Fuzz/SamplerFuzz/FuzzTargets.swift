@@ -5,6 +5,7 @@
 import DrumPlayer
 import Foundation
 import Hydrogen
+import SFZ
 import MetronomeKit
 import Patches
 import SamplerCore
@@ -13,16 +14,31 @@ import SoundFiles
 import Sync
 
 enum FuzzTarget: String {
-    case json, tempo, hydrogen, sound, midi, osc
+    case json, tempo, hydrogen, sound, midi, osc, smf, sfz
 }
 
 let target: FuzzTarget = {
     guard let name = ProcessInfo.processInfo.environment["FUZZ_TARGET"], let t = FuzzTarget(rawValue: name) else {
-        FileHandle.standardError.write(Data("sampler-fuzz: set FUZZ_TARGET to json, tempo, hydrogen, sound, midi or osc\n".utf8))
+        FileHandle.standardError.write(Data("sampler-fuzz: set FUZZ_TARGET to json, tempo, hydrogen, sound, midi, osc, smf or sfz\n".utf8))
         exit(2)
     }
     return t
 }()
+
+/// Standard MIDI Files, and their notes turned into frames.
+func fuzzSMF(_ data: Data) {
+    guard let file = try? MIDIFile(bytes: [UInt8](data), file: "fuzz.mid") else { return }
+    var source = MIDIFileSource(file: file, instruments: { [$0] }, sampleRate: 48000, origin: 0, loops: true)
+    var n = 0
+    source.produce(before: 48000 * 60) { _ in n += 1 }
+}
+
+/// SFZ text, includes of itself, and the import (no sample is on disk).
+func fuzzSFZ(_ data: Data) {
+    let bytes = [UInt8](data)
+    guard let reader = try? SFZReader.read(bytes: bytes, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", readInclude: { _ in bytes }) else { return }
+    _ = try? SFZImporter.convert(reader.sections, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", fileExists: { _ in true })
+}
 
 /// The patch JSON parser and decoding, every format version.
 func fuzzJSON(_ data: Data) {
@@ -163,6 +179,8 @@ public func fuzzOne(_ start: UnsafePointer<UInt8>, _ count: Int) -> CInt {
     case .sound: fuzzSound(data)
     case .midi: fuzzMIDI(data)
     case .osc: oscFixture.run(data)
+    case .smf: fuzzSMF(data)
+    case .sfz: fuzzSFZ(data)
     }
     return 0
 }
