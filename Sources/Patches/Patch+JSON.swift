@@ -23,6 +23,7 @@ extension Patch {
             if let note = instrument.midiNote { fields.append(#""midiNote": \#(note)"#) }
             if instrument.chokeGroup != 0 { fields.append(#""chokeGroup": \#(instrument.chokeGroup)"#) }
             if instrument.voices != 1 { fields.append(#""voices": \#(instrument.voices)"#) }
+            if instrument.sharesNote { fields.append(#""shareNote": true"#) }
             lines.append("    { " + fields.joined(separator: ", ") + #", "layers": ["#)
             for (l, layer) in instrument.layers.enumerated() {
                 var parts: [String] = []

@@ -181,9 +181,13 @@ package struct DrumInstrument: Equatable, Sendable {
     package var chokeGroup: Int
     /// 1: one voice (a re-trigger fades the old sound out); N > 1: a pool, the oldest is stolen.
     package var voices: Int
+    /// Whether other instruments may have the same `midiNote` (then a note plays them all, in
+    /// file order: a multi-microphone drum). `"shareNote": true` in a patch.
+    package var sharesNote: Bool
 
     package init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
-                midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1) {
+                midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1, sharesNote: Bool = false) {
+        self.sharesNote = sharesNote
         self.id = id
         self.layers = layers
         self.gainDb = gainDb

@@ -15,7 +15,7 @@ import Foundation
 /// ```
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
     static let sampleKeys = ["path", "stream", "preload"]
@@ -73,7 +73,7 @@ enum PatchFormatV2 {
         try PatchLimits.check(elements.count, PatchLimits.instruments, "instruments", at: node)
         var instruments: [DrumInstrument] = []
         var firstUse: [String: JSONPath] = [:]
-        var noteUse: [Int: JSONPath] = [:]
+        var noteUse: [Int: (path: JSONPath, shares: Bool)] = [:]
         for element in elements {
             let object = try element.object(allowedKeys: instrumentKeys)
             let idNode = try object.required("id")
@@ -112,12 +112,13 @@ enum PatchFormatV2 {
                 break
             }
             var midiNote: Int?
+            let sharesNote = try object.optional("shareNote")?.bool() ?? false
             if let noteNode = object.optional("midiNote") {
                 let note = try noteNode.integer(in: noteRange)
-                if let first = noteUse[note] {
-                    throw noteNode.error("MIDI note \(note) is already used by \(first)")
+                if let first = noteUse[note], !(sharesNote && first.shares) {
+                    throw noteNode.error("MIDI note \(note) is already used by \(first.path) (instruments that sound together on one note both say \"shareNote\": true)")
                 }
-                noteUse[note] = noteNode.path
+                noteUse[note] = (noteNode.path, sharesNote)
                 midiNote = note
             }
             instruments.append(DrumInstrument(
@@ -128,7 +129,7 @@ enum PatchFormatV2 {
                 loops: try object.optional("loops")?.integer(in: loopsRange) ?? 0,
                 midiNote: midiNote,
                 chokeGroup: try object.optional("chokeGroup")?.integer(in: chokeRange) ?? 0,
-                voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1))
+                voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1, sharesNote: sharesNote))
         }
         return instruments
     }

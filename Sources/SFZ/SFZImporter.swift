@@ -187,8 +187,8 @@ package enum SFZImporter {
                 rand: lorand...max(lorand, hirand),
                 group: try integer("group", Int(Int32.min)...Int(Int32.max), default: 0),
                 offBy: try integer("off_by", Int(Int32.min)...Int(Int32.max), default: 0),
-                polyphony: value("note_polyphony") != nil ? try integer("note_polyphony", 1...256, default: 1)
-                    : value("polyphony") != nil ? try integer("polyphony", 1...256, default: 1) : nil,
+                polyphony: value("note_polyphony") != nil ? try integer("note_polyphony", 1...64, default: 1)
+                    : value("polyphony") != nil ? try integer("polyphony", 1...64, default: 1) : nil,
                 gainDb: gainDb, pan: try number("pan", -100...100, default: 0) / 100,
                 semitones: try number("transpose", -127...127, default: 0) + (try number("tune", -9600...9600, default: 0)) / 100,
                 keytrack: try number("pitch_keytrack", -1200...1200, default: 100) / 100,
@@ -199,53 +199,59 @@ package enum SFZImporter {
         // One instrument per key: its regions' layers.
         var instruments: [DrumInstrument] = []
         var groups: [(group: Int, offBy: Int)] = []
-        var instrumentsOfKey: [Int: Int] = [:]
         for key in 0...127 {
             let here = resolved.filter { $0.keys.contains(key) }
-            guard let first = here.first else { continue }
-            // Regions that would sound together with another (same velocities, sequence place
-            // and random range): only the first is carried.
-            var layers: [DrumLayer] = []
-            var layerRegions: [[Region]] = []
+            guard !here.isEmpty else { continue }
+            // Regions that sound together (the same velocities, sequence place and random
+            // range: several microphones of one drum, say) go to instruments of their own that
+            // share the note; the others are alternatives within one instrument.
+            var stacks: [[[Region]]] = []
             for r in here {
-                if let l = layerRegions.firstIndex(where: { $0[0].velocities == r.velocities }) {
-                    if layerRegions[l].contains(where: { $0.seqPosition == r.seqPosition && $0.rand == r.rand }) {
-                        report("stack", "\(r.line): regions that sound together on one key (several microphones, say) are not carried: only the first of them plays")
-                        continue
+                var placed = false
+                for s in stacks.indices {
+                    if let l = stacks[s].firstIndex(where: { $0[0].velocities == r.velocities }) {
+                        if stacks[s][l].contains(where: { $0.seqPosition == r.seqPosition && $0.rand == r.rand }) { continue }
+                        stacks[s][l].append(r)
+                    } else {
+                        if stacks[s].contains(where: { $0[0].velocities.overlaps(r.velocities) }) {
+                            report("overlap", "\(r.line): overlapping velocity ranges: a velocity plays the first region's layer only")
+                        }
+                        stacks[s].append([r])
                     }
-                    layerRegions[l].append(r)
-                } else {
-                    if layerRegions.contains(where: { $0[0].velocities.overlaps(r.velocities) }) {
-                        report("overlap", "\(r.line): overlapping velocity ranges: a velocity plays the first region's layer only")
+                    placed = true
+                    break
+                }
+                if !placed { stacks.append([[r]]) }
+            }
+            for (stackIndex, layerRegions) in stacks.enumerated() {
+                let first = layerRegions[0][0]
+                var layers: [DrumLayer] = []
+                for regions in layerRegions {
+                    let random = regions.contains { $0.rand != 0...1 }
+                    let ordered = random ? regions.sorted { $0.rand.lowerBound < $1.rand.lowerBound }
+                        : regions.sorted { $0.seqPosition < $1.seqPosition }
+                    if random, Set(ordered.map { ($0.rand.upperBound - $0.rand.lowerBound) * 1000 }.map { $0.rounded() }).count > 1 {
+                        report("rand", "\(regions[0].line): lorand/hirand ranges of different widths: each sample is chosen equally often")
                     }
-                    layerRegions.append([r])
+                    if regions.contains(where: { $0.gainDb != regions[0].gainDb || $0.velocityCurve != regions[0].velocityCurve }) {
+                        report("layerlevel", "\(regions[0].line): samples of one velocity layer at different levels: the first region's level is used")
+                    }
+                    layers.append(DrumLayer(velocities: regions[0].velocities, samples: ordered.map(\.sample),
+                                            selection: random ? .random(seed: UInt64(key + 1)) : .roundRobin,
+                                            gainDb: regions[0].gainDb, velocityCurve: regions[0].velocityCurve))
                 }
-            }
-            for regions in layerRegions {
-                let random = regions.contains { $0.rand != 0...1 }
-                let ordered = random ? regions.sorted { $0.rand.lowerBound < $1.rand.lowerBound }
-                    : regions.sorted { $0.seqPosition < $1.seqPosition }
-                if random, Set(ordered.map { ($0.rand.upperBound - $0.rand.lowerBound) * 1000 }.map { $0.rounded() }).count > 1 {
-                    report("rand", "\(regions[0].line): lorand/hirand ranges of different widths: each sample is chosen equally often")
+                layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
+                let all = layerRegions.flatMap { $0 }
+                if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy }) {
+                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group or off_by: the first region's are used")
                 }
-                if regions.contains(where: { $0.gainDb != regions[0].gainDb || $0.velocityCurve != regions[0].velocityCurve }) {
-                    report("layerlevel", "\(regions[0].line): samples of one velocity layer at different levels: the first region's level is used")
-                }
-                layers.append(DrumLayer(velocities: regions[0].velocities, samples: ordered.map(\.sample),
-                                        selection: random ? .random(seed: UInt64(key + 1)) : .roundRobin,
-                                        gainDb: regions[0].gainDb, velocityCurve: regions[0].velocityCurve))
+                let semitones = first.semitones + Double(key - (first.keycenter ?? key)) * first.keytrack
+                let name = (GeneralMIDIDrums.name(forNote: key).map { "\($0)-\(key)" } ?? "note-\(key)")
+                    + (stackIndex == 0 ? "" : "-\(stackIndex + 1)")
+                instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,
+                                                  voices: first.polyphony ?? 0, sharesNote: stacks.count > 1))
+                groups.append((first.group, first.offBy))
             }
-            layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
-            let all = layerRegions.flatMap { $0 }
-            if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy }) {
-                report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group or off_by: the first region's are used")
-            }
-            let semitones = first.semitones + Double(key - (first.keycenter ?? key)) * first.keytrack
-            let name = GeneralMIDIDrums.name(forNote: key).map { "\($0)-\(key)" } ?? "note-\(key)"
-            instrumentsOfKey[key] = instruments.count
-            instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,
-                                              voices: first.polyphony ?? 0))
-            groups.append((first.group, first.offBy))
         }
         guard instruments.count <= PatchLimits.instruments else {
             throw SFZError("\(file): \(instruments.count) instruments; a kit has at most \(PatchLimits.instruments)")
@@ -284,7 +290,6 @@ package enum SFZImporter {
             DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
         }
         let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
-        _ = instrumentsOfKey
         return Result(kit: Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: file,
                                  panLaw: .constantPowerStereo), notes: notes)
     }

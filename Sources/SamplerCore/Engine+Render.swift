@@ -706,20 +706,30 @@ extension Engine {
     }
 
     /// Queues a MIDI note-on for `frame` (one period after the frame the note arrived on keeps the
-    /// latency constant). Notes mapped to no instrument and note-offs are ignored. Render thread
+    /// latency constant): a trigger of every instrument with that note, in their order. Notes
+    /// mapped to no instrument and note-offs are ignored. Render thread
     /// only; real-time safe.
     @_noLocks @_noAllocation
     public func receiveNoteOn(note: Int, velocity: Int, at frame: Frame) {
         guard velocity > 0, note >= 0, note < 128 else { return }
-        let instrument = instrumentTables.pointee.noteMap[note]
-        guard instrument >= 0 else { return }
-        var command = Command(kind: .trigger, player: instrument, frame: frame)
-        command.level = Float(velocity)
-        if schedule.insert(command) {
-            midiNoteCounter.add(1, ordering: .relaxed)
-        } else {
-            droppedCommandCounter.add(1, ordering: .relaxed)
+        let tables = instrumentTables.pointee
+        var instrument = tables.noteMap[note]
+        // Every instrument the note plays, in their order (the chain is built acyclic; the count
+        // bounds it all the same).
+        var remaining = tables.instrumentCount
+        var queued = false
+        while instrument >= 0, remaining > 0 {
+            var command = Command(kind: .trigger, player: instrument, frame: frame)
+            command.level = Float(velocity)
+            if schedule.insert(command) {
+                queued = true
+            } else {
+                droppedCommandCounter.add(1, ordering: .relaxed)
+            }
+            instrument = tables.noteNext[Int(instrument)]
+            remaining -= 1
         }
+        if queued { midiNoteCounter.add(1, ordering: .relaxed) }
     }
 
     /// Resolves a trigger due on `due` and applied on `frame` (later when it arrived late): the

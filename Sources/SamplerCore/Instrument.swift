@@ -108,8 +108,11 @@ struct InstrumentTables {
     var layers: UnsafeMutablePointer<LayerSlot>
     var sounds: UnsafeMutablePointer<Int32>
     var soundCount: Int
-    /// MIDI note → instrument index, -1 for none (128 entries).
+    /// MIDI note → the first instrument it plays, -1 for none (128 entries).
     var noteMap: UnsafeMutablePointer<Int32>
+    /// Per instrument, the next instrument the same note plays, -1 for none (instruments sharing
+    /// a note: a multi-microphone drum).
+    var noteNext: UnsafeMutablePointer<Int32>
     /// The layers' velocity curves, 128 levels each.
     var curves: UnsafeMutablePointer<Float>
 
@@ -120,8 +123,11 @@ struct InstrumentTables {
         let t = InstrumentTables(instruments: .allocate(capacity: max(1, definitions.count)), instrumentCount: definitions.count,
                                  layers: .allocate(capacity: max(1, layerCount)), sounds: .allocate(capacity: max(1, soundCount)),
                                  soundCount: soundCount, noteMap: .allocate(capacity: 128),
+                                 noteNext: .allocate(capacity: max(1, definitions.count)),
                                  curves: .allocate(capacity: max(1, curveCount * 128)))
         t.noteMap.initialize(repeating: -1, count: 128)
+        t.noteNext.initialize(repeating: -1, count: max(1, definitions.count))
+        var noteTail = [Int32](repeating: -1, count: 128)
         var layerIndex = 0, soundIndex = 0, curveIndex = 0
         for (i, d) in definitions.enumerated() {
             (t.instruments + i).initialize(to: InstrumentSlot(
@@ -147,7 +153,11 @@ struct InstrumentTables {
                 }
                 layerIndex += 1
             }
-            for note in d.midiNotes where (0..<128).contains(note) { t.noteMap[note] = Int32(i) }
+            // In definition order; an instrument naming a note twice is chained once.
+            for note in Set(d.midiNotes) where (0..<128).contains(note) {
+                if noteTail[note] < 0 { t.noteMap[note] = Int32(i) } else { t.noteNext[Int(noteTail[note])] = Int32(i) }
+                noteTail[note] = Int32(i)
+            }
         }
         return t
     }
@@ -163,6 +173,7 @@ struct InstrumentTables {
         layers.deallocate()
         sounds.deallocate()
         noteMap.deallocate()
+        noteNext.deallocate()
         curves.deallocate()
     }
 }

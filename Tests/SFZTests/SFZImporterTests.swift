@@ -37,7 +37,10 @@ import Testing
                      "Samples/hat_closed_a.wav", "Samples/hat_closed_b.wav", "Samples/hat_open.wav", "Samples/tom.wav"])
         let result = try SFZImporter.importSFZ(path: path)
         let kit = result.kit
-        #expect(kit.instruments.map(\.midiNote) == [36, 42, 45, 46, 47])
+        // Key 46 has the open hat and the tom range's tom: two instruments sharing the note.
+        #expect(kit.instruments.map(\.midiNote) == [36, 42, 45, 46, 46, 47])
+        #expect(kit.instruments.map(\.id) == ["kick-36", "closed-hat-42", "low-tom-45", "open-hat-46", "open-hat-46-2", "mid-tom-47"])
+        #expect(kit.instruments.map(\.sharesNote) == [false, false, false, true, true, false])
         let kick = kit.instruments[0]
         #expect(kick.id == "kick-36")
         #expect(kick.layers.map(\.velocities) == [1...63, 64...127])
@@ -52,12 +55,13 @@ import Testing
         #expect(hat.voices == 1)
         // The open hat (off_by 1) and the closed one (group 1) choke each other; the toms are free.
         #expect(hat.chokeGroup != 0 && kit.instruments[3].chokeGroup == hat.chokeGroup)
-        #expect(kit.instruments[2].chokeGroup == 0)
+        #expect(kit.instruments[2].chokeGroup == 0 && kit.instruments[4].chokeGroup == 0)
         #expect(kit.instruments[3].voices == 2)
         #expect(kit.instruments[3].layers[0].velocityCurve == VelocityCurve(shape: .points([.init(velocity: 1, level: 0.5)])))
         // The tom range: one instrument per key, tuned by the distance from the key centre.
         #expect(abs(kit.instruments[2].tune - 0.1) < 1e-12)
-        #expect(abs(kit.instruments[4].tune - 2.1) < 1e-12)
+        #expect(abs(kit.instruments[4].tune - 1.1) < 1e-12)
+        #expect(abs(kit.instruments[5].tune - 2.1) < 1e-12)
         #expect(kit.panLaw == .constantPowerStereo)
         #expect(result.notes.contains { $0.contains("one-way") })
         // What is written reads back the same.
@@ -103,5 +107,23 @@ import Testing
         #expect(VelocityCurve(shape: .squared, track: 0).levels.allSatisfy { $0 == 1 })
         let half = VelocityCurve(shape: .points([.init(velocity: 1, level: 0.5)])).levels
         #expect(half[0] == 0 && half[1] == 0.5 && half[127] == 1 && abs(half[64] - (0.5 + 0.5 * 63 / 126)) < 1e-12)
+    }
+
+    @Test func regionsThatSoundTogetherBecomeInstrumentsSharingTheNote() throws {
+        let (path, _) = try kit("""
+        <global> loop_mode=one_shot key=38
+        <group> pan=-100
+        <region> sample=snare_top.wav seq_length=2 seq_position=1
+        <region> sample=snare_top2.wav seq_length=2 seq_position=2
+        <group> pan=100
+        <region> sample=overhead.wav
+        """, files: ["snare_top.wav", "snare_top2.wav", "overhead.wav"])
+        let kit = try SFZImporter.importSFZ(path: path).kit
+        #expect(kit.instruments.map(\.id) == ["snare-38", "snare-38-2"])
+        #expect(kit.instruments.map(\.midiNote) == [38, 38])
+        #expect(kit.instruments.allSatisfy { $0.sharesNote })
+        #expect(kit.instruments[0].layers[0].samples.count == 2 && kit.instruments[1].pan == 1)
+        let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
+        #expect(back.instruments == kit.instruments)
     }
 }

@@ -279,4 +279,23 @@ import Testing
         #expect(firstNonZero(out) == 70)
         #expect(events(engine).filter { $0.kind == .started }.count == 1)
     }
+
+    @Test func aNoteSharedByInstrumentsPlaysThemAllAndTheirVelocityCurves() throws {
+        let (engine, s) = try engineWithKit()
+        // A squared curve on the first; the second linear (the default); the third on another note.
+        let squared = (0...127).map { Float($0) / 127 * Float($0) / 127 }
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [s[1]], velocityCurve: squared)],
+                                 declickFrames: 0, midiNotes: [36]),
+            InstrumentDefinition(firstPlayer: 1, pan: 1, layers: [InstrumentLayer(sounds: [s[1]])], declickFrames: 0, midiNotes: [36]),
+            InstrumentDefinition(firstPlayer: 2, pan: 1, layers: [InstrumentLayer(sounds: [s[1]])], declickFrames: 0, midiNotes: [38]),
+        ])
+        engine.receiveNoteOn(note: 36, velocity: 64, at: 70)
+        let out = renderBlocks(engine, periods: 1, blockSize: 100)
+        #expect(firstNonZero(out.left) == 70 && firstNonZero(out.right) == 70)
+        #expect(events(engine).filter { $0.kind == .started }.map(\.player) == [0, 1])
+        #expect(engine.midiNoteCount == 1)
+        // Same sample, hard left and hard right: the levels differ by the curves.
+        #expect(abs(out.left[70] / out.right[70] - Float(64) / 127) < 1e-6)
+    }
 }
