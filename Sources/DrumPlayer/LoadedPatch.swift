@@ -54,11 +54,16 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(sample.resolvedPath)"
+                            let key = "\(instrument.tune)|\(sample.offset)|\(sample.end ?? -1)|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
-                                let sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath)
-                                untuned[sample.resolvedPath] = sound
+                                let sound: Sound
+                                if sample.isTrimmed {
+                                    sound = try Self.trimmed(sample, sampleRate: sampleRate)
+                                } else {
+                                    sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath)
+                                    untuned[sample.resolvedPath] = sound
+                                }
                                 let id = try engine.register(try PatchProgram.tuned(sound, semitones: instrument.tune))
                                 cache[key] = id
                                 ids.append(id)
@@ -85,7 +90,7 @@ package final class LoadedPatch {
                     pan: Float(instrument.pan), loops: instrument.loops, chokeGroup: instrument.chokeGroup, layers: layers,
                     declickFrames: declick, chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
                     midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
-                    panLaw: panLaw))
+                    panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers))
                 nextPlayer += instrument.voices
             }
             guard nextPlayer <= engine.configuration.maxPlayers else {
@@ -151,8 +156,8 @@ package final class LoadedPatch {
         case .preload:
             return nil
         case .automatic:
-            // A tuned sample is resampled when decoded; streaming plays it untuned.
-            guard let threshold = options.threshold, instrument.tune == 0 else { return nil }
+            // A tuned sample is resampled when decoded; streaming plays it untuned, and whole.
+            guard let threshold = options.threshold, instrument.tune == 0, !sample.isTrimmed else { return nil }
             let file = try open(sample, place(kit, i, 0, 0))
             return file.duration > threshold ? file : nil
         case .stream:
@@ -161,6 +166,21 @@ package final class LoadedPatch {
             }
             return try open(sample, place(kit, i, 0, 0))
         }
+    }
+
+    /// Frames `sample.offset … sample.end` of the file (at its own rate), then at `sampleRate`.
+    static func trimmed(_ sample: SampleFile, sampleRate: Double) throws -> Sound {
+        let native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath)
+        let start = min(sample.offset, native.frameCount)
+        let stop = min((sample.end ?? (native.frameCount - 1)) + 1, native.frameCount)
+        guard start < stop else {
+            throw SamplerError("the offset (\(sample.offset)) is at or past the file's end (\(native.frameCount) frames)")
+        }
+        var channels = (0..<native.channelCount).map { Array(native.samples(channel: $0)[start..<stop]) }
+        if native.sampleRate != sampleRate {
+            channels = try Resampler.resample(channels, from: native.sampleRate, to: sampleRate)
+        }
+        return try Sound(channels: channels, sampleRate: sampleRate, memory: HugePageSampleMemory.shared)
     }
 
     private static func open(_ sample: SampleFile, _ place: String) throws -> StreamFile {

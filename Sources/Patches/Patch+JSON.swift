@@ -24,6 +24,7 @@ extension Patch {
             if instrument.chokeGroup != 0 { fields.append(#""chokeGroup": \#(instrument.chokeGroup)"#) }
             if instrument.voices != 1 { fields.append(#""voices": \#(instrument.voices)"#) }
             if instrument.sharesNote { fields.append(#""shareNote": true"#) }
+            if instrument.roundRobinAcrossLayers { fields.append(#""roundRobinAcrossLayers": true"#) }
             lines.append("    { " + fields.joined(separator: ", ") + #", "layers": ["#)
             for (l, layer) in instrument.layers.enumerated() {
                 var parts: [String] = []
@@ -85,7 +86,14 @@ extension Patch {
 
     /// A sample: its path, or `{ "path": …, "stream": true }` when it says how it is loaded.
     private static func sample(_ file: SampleFile) -> String {
-        switch file.loading {
+        if file.isTrimmed {
+            var fields = [#""path": \#(JSONValue.quoted(file.path))"#]
+            if file.loading == .preload { fields.append(#""preload": true"#) }
+            if file.offset != 0 { fields.append(#""offset": \#(file.offset)"#) }
+            if let end = file.end { fields.append(#""end": \#(end)"#) }
+            return "{ " + fields.joined(separator: ", ") + " }"
+        }
+        return switch file.loading {
         case .automatic: JSONValue.quoted(file.path)
         case .stream: #"{ "path": \#(JSONValue.quoted(file.path)), "stream": true }"#
         case .preload: #"{ "path": \#(JSONValue.quoted(file.path)), "preload": true }"#

@@ -60,16 +60,26 @@ package struct SampleFile: Equatable, Sendable {
     /// `instruments[0].layers[1].samples[2]`), for messages; nil for a sample made in code. Not
     /// part of equality.
     package var place: String?
+    /// The first frame played (frames of the file, at its own rate): SFZ's `offset`.
+    package var offset: Int
+    /// The last frame played, nil for the file's last: SFZ's `end`.
+    package var end: Int?
 
-    package init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil) {
+    package init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil,
+                 offset: Int = 0, end: Int? = nil) {
         self.path = path
         self.resolvedPath = resolvedPath
         self.loading = loading
         self.place = place
+        self.offset = offset
+        self.end = end
     }
 
+    /// Whether only part of the file plays.
+    package var isTrimmed: Bool { offset != 0 || end != nil }
+
     package static func == (a: SampleFile, b: SampleFile) -> Bool {
-        a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading
+        a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading && a.offset == b.offset && a.end == b.end
     }
 }
 
@@ -184,6 +194,10 @@ package struct DrumInstrument: Equatable, Sendable {
     /// Whether other instruments may have the same `midiNote` (then a note plays them all, in
     /// file order: a multi-microphone drum). `"shareNote": true` in a patch.
     package var sharesNote: Bool
+    /// Round robin counts every trigger of the instrument, whatever its velocity layer (as sfizz
+    /// counts a region's sequence); false: each layer counts its own triggers.
+    /// `"roundRobinAcrossLayers": true` in a patch.
+    package var roundRobinAcrossLayers: Bool = false
 
     package init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
                 midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1, sharesNote: Bool = false) {

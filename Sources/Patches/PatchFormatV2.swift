@@ -15,10 +15,10 @@ import Foundation
 /// ```
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
-    static let sampleKeys = ["path", "stream", "preload"]
+    static let sampleKeys = ["path", "stream", "preload", "offset", "end"]
     static let trackKeys = ["steps", "probability"]
     static let humanizeKeys = ["seed", "frames", "velocity"]
     static let songKeys = ["sequence", "loop"]
@@ -130,6 +130,7 @@ enum PatchFormatV2 {
                 midiNote: midiNote,
                 chokeGroup: try object.optional("chokeGroup")?.integer(in: chokeRange) ?? 0,
                 voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1, sharesNote: sharesNote))
+            instruments[instruments.count - 1].roundRobinAcrossLayers = try object.optional("roundRobinAcrossLayers")?.bool() ?? false
         }
         return instruments
     }
@@ -158,8 +159,19 @@ enum PatchFormatV2 {
             if case .object = sampleNode.value {
                 let sample = try sampleNode.object(allowedKeys: sampleKeys)
                 let path = try sample.required("path").nonEmptyString()
+                let offset = try sample.optional("offset")?.integer(in: .between(0, 1_099_511_627_776)) ?? 0
+                var end: Int?
+                if let endNode = sample.optional("end") {
+                    let e = try endNode.integer(in: .between(0, 1_099_511_627_776))
+                    guard e >= offset else { throw endNode.error("the last frame played (\(e)) is before the offset (\(offset))") }
+                    end = e
+                }
+                let loading = try PatchFormatV1.decodeLoading(sample)
+                if loading == .stream, offset != 0 || end != nil {
+                    throw sampleNode.error("a streamed sample plays the whole file: \"offset\" and \"end\" need it in memory")
+                }
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
-                                          loading: try PatchFormatV1.decodeLoading(sample), place: sampleNode.path.description))
+                                          loading: loading, place: sampleNode.path.description, offset: offset, end: end))
             } else {
                 let path = try sampleNode.nonEmptyString()
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),

@@ -24,6 +24,9 @@ package enum SFZImporter {
         "sample", "key", "lokey", "hikey", "pitch_keycenter", "lovel", "hivel", "seq_length", "seq_position",
         "lorand", "hirand", "group", "off_by", "off_mode", "polyphony", "note_polyphony", "volume", "amplitude",
         "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
+        "offset", "end",
+        // Loading hints: the sampler decides how to load samples itself.
+        "hint_ram_based",
     ]
     /// Why an opcode of the list is not carried yet (reported with its line).
     static let notYet: [String: String] = [
@@ -32,8 +35,6 @@ package enum SFZImporter {
         "ampeg_decay": "amplitude envelopes are not carried yet: the sample plays at its level",
         "ampeg_sustain": "amplitude envelopes are not carried yet: the sample plays at its level",
         "ampeg_release": "amplitude envelopes are not carried yet: the sample plays at its level",
-        "offset": "sample offsets are not carried yet: the sample plays from its start",
-        "end": "sample ends are not carried yet: the sample plays to its end",
         "off_time": "off_time is not carried: a choke fades over the kit's 5 ms",
         "output": "per-instrument outputs do not exist yet: everything plays on the main mix",
     ]
@@ -78,7 +79,7 @@ package enum SFZImporter {
             }
             guard regions.count <= 100_000 else { throw SFZError("\(file): more than 100000 regions") }
         }
-        for (name, o) in control where name != "default_path" {
+        for (name, o) in control where !carried.contains(name) {
             report(name, "\(place(o)): \(name) is not carried")
         }
 
@@ -164,6 +165,14 @@ package enum SFZImporter {
             } else if value("loop_mode") == nil {
                 report("loop_mode", "\(regionPlace): regions without loop_mode=one_shot stop at their note-off in sfizz; note-offs are not carried yet, so they play to their end")
             }
+            let offset = try integer("offset", 0...(1 << 40), default: 0)
+            var end: Int? = value("end") == nil ? nil : try integer("end", -1...(1 << 40), default: 0)
+            if let e = end, e <= 0 || e < offset {
+                // end=0 or -1 silences a region in SFZ; an end before the offset plays nothing.
+                report("end:\(regionPlace)", "\(regionPlace): end=\(e) plays nothing: the region is left out")
+                continue
+            }
+            if offset == 0, end == nil { end = nil }
             let amplitude = try number("amplitude", 0...100, default: 100)
             let gainDb = try number("volume", -144...48, default: 0) + (amplitude > 0 ? 20 * log10(amplitude / 100) : -144)
             // The velocity curve: amp_velcurve_N points, else sfizz's (v/127)²; then amp_veltrack.
@@ -180,7 +189,7 @@ package enum SFZImporter {
                                       track: try number("amp_veltrack", -100...100, default: 100) / 100)
             resolved.append(Region(
                 line: regionPlace,
-                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace),
+                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end),
                 keys: keys, keycenter: try note("pitch_keycenter") ?? key,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),
@@ -250,6 +259,7 @@ package enum SFZImporter {
                     + (stackIndex == 0 ? "" : "-\(stackIndex + 1)")
                 instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,
                                                   voices: first.polyphony ?? 0, sharesNote: stacks.count > 1))
+                instruments[instruments.count - 1].roundRobinAcrossLayers = layers.count > 1 && layers.contains { $0.samples.count > 1 }
                 groups.append((first.group, first.offBy))
             }
         }

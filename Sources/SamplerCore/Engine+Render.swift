@@ -755,25 +755,28 @@ extension Engine {
         // the frame order of the layer's triggers for a round robin. A trigger that reaches the
         // render thread after a later one of its layer was applied (sent out of order, late)
         // cannot have the place it would have had: counted.
-        if due < layer.pointee.lastDue {
+        // The slot that keeps the order: the layer's own, or the instrument's first layer's when
+        // the round robin counts across layers.
+        let order = inst.roundRobinAcrossLayers ? tables.layers + inst.layerStart : layer
+        if due < order.pointee.lastDue {
             lateCommandCounter.add(1, ordering: .relaxed)
-        } else if due == layer.pointee.lastDue {
-            layer.pointee.sameFrameIndex &+= 1
+        } else if due == order.pointee.lastDue {
+            order.pointee.sameFrameIndex &+= 1
         } else {
-            layer.pointee.lastDue = due
-            layer.pointee.sameFrameIndex = 0
+            order.pointee.lastDue = due
+            order.pointee.sameFrameIndex = 0
         }
         var pick: Int
         if layer.pointee.isRandom {
             // SplitMix64's finalizer over the seed, the frame and the place on that frame.
-            var z = layer.pointee.seed ^ (UInt64(bitPattern: due) &* 0x9E37_79B9_7F4A_7C15) ^ (layer.pointee.sameFrameIndex &* 0xD6E8_FEB8_6659_FD93)
+            var z = layer.pointee.seed ^ (UInt64(bitPattern: due) &* 0x9E37_79B9_7F4A_7C15) ^ (order.pointee.sameFrameIndex &* 0xD6E8_FEB8_6659_FD93)
             z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
             z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
             z ^= z >> 31
             pick = Int(z % UInt64(layer.pointee.soundCount))
         } else {
-            pick = Int(layer.pointee.counter % UInt64(layer.pointee.soundCount))
-            layer.pointee.counter &+= 1
+            pick = Int(order.pointee.counter % UInt64(layer.pointee.soundCount))
+            order.pointee.counter &+= 1
         }
         let sound = tables.sounds[layer.pointee.soundStart + pick]
         // Choke: silence the other instruments of the group, with a short fade.

@@ -50,11 +50,15 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// MIDI notes (0…127) that trigger it.
     public var midiNotes: [Int]
     public var panLaw: PanLawKind
+    /// Round robin counts every trigger of the instrument, whatever its layer (sfizz counts a
+    /// region's sequence on every note of its key); false: each layer counts its own.
+    public var roundRobinAcrossLayers: Bool = false
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
-                midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower) {
+                midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower, roundRobinAcrossLayers: Bool = false) {
         self.panLaw = panLaw
+        self.roundRobinAcrossLayers = roundRobinAcrossLayers
         self.firstPlayer = firstPlayer
         self.voiceCount = max(1, voiceCount)
         self.gain = gain
@@ -81,6 +85,8 @@ struct InstrumentSlot {
     var chokeFadeFrames: Int32
     var layerStart: Int
     var layerCount: Int
+    /// The round-robin order is kept by the first layer's slot for every layer.
+    var roundRobinAcrossLayers: Bool = false
 }
 
 /// A velocity layer as the render thread holds it, with its selection state.
@@ -133,7 +139,8 @@ struct InstrumentTables {
             (t.instruments + i).initialize(to: InstrumentSlot(
                 firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan, law: d.panLaw),
                 loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
-                chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count))
+                chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count,
+                roundRobinAcrossLayers: d.roundRobinAcrossLayers))
             for layer in d.layers {
                 var seed: UInt64 = 0
                 if case .random(let s) = layer.selection { seed = s == 0 ? 0x9E37_79B9_7F4A_7C15 : s }

@@ -79,7 +79,7 @@ import Testing
         let sfz = dir.appendingPathComponent("kit.sfz").path
         try """
         // Made by SFZComparisonTests.
-        <control> default_path=Samples/
+        <control> default_path=Samples/ hint_ram_based=1
         #define $KICK 36
         <global> loop_mode=one_shot
         <group> key=$KICK
@@ -97,43 +97,94 @@ import Testing
         <group> key=51
         <region> sample=ride_a.wav lorand=0 hirand=0.5
         <region> sample=ride_b.wav lorand=0.5 hirand=1
+        <region> sample=snare_a.wav key=53 offset=2400 end=14399
         """.write(toFile: sfz, atomically: true, encoding: .utf8)
         // Eighths at 120 bpm (240 ticks = 0.25 s = 12,000 frames).
         var notes: [(tick: Int, note: Int, velocity: Int)] = []
         for (k, n) in [(36, 120), (36, 40), (38, 100), (38, 100), (46, 110), (42, 90), (47, 100), (50, 60), (51, 100), (51, 100),
-                       (36, 64), (36, 63), (38, 30), (49, 127)].enumerated() {
+                       (36, 64), (36, 63), (38, 30), (49, 127), (53, 100)].enumerated() {
             notes.append((k * 240, n.0, n.1))
         }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes)
+    }
+
+    /// A multi-layer kit of realistic size: 8 drums × 4 velocity layers × 4 round-robin samples
+    /// (128 samples), 96 notes in sixteenths over every drum and layer.
+    @Test func aKitOf128SamplesPlaysAsSfizzPlaysIt() throws {
+        guard let sfizz = Self.sfizzRender else {
+            Issue.record("sfizz_render is not installed (make test installs pysfizz into .build/sfizz): nothing to compare with")
+            return
+        }
+        let dir = try temporaryDirectory()
+        var text = "<control> hint_ram_based=1\n<global> loop_mode=one_shot\n"
+        for drum in 0..<8 {
+            text += "<master> key=\(36 + drum) pan=\(drum * 25 - 87)\n"
+            for layer in 0..<4 {
+                let top = min(127, layer * 32 + 32)
+                text += "<group> lovel=\(layer * 32 + 1) hivel=\(top) seq_length=4 amp_velcurve_\(top)=1\n"
+                for rr in 0..<4 {
+                    let name = "d\(drum)_v\(layer)_rr\(rr).wav"
+                    let f = 80.0 * pow(1.31, Double(drum)) * (1 + 0.02 * Double(layer)) + Double(rr)
+                    try Self.writeWAV(dir.appendingPathComponent(name).path,
+                                      [Self.tone(f, seconds: 0.3, decay: 20 + Double(drum), level: 0.3 + 0.15 * Double(layer))])
+                    text += "<region> sample=\(name) seq_position=\(rr + 1)\n"
+                }
+            }
+        }
+        let sfz = dir.appendingPathComponent("big.sfz").path
+        try text.write(toFile: sfz, atomically: true, encoding: .utf8)
+        // Sixteenths (120 ticks = 6,000 frames), drums and velocities in a pattern that reaches
+        // every layer and every round-robin place.
+        let notes = (0..<96).map { k in (tick: k * 120, note: 36 + (k * 3) % 8, velocity: 1 + (k * 37) % 127) }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, spacing: 6000)
+    }
+
+    /// Renders `sfz` through `notes` (one every `spacing` frames) with sfizz and the sampler and
+    /// checks the tolerances; returns sfizz's level below ours in dB.
+    @discardableResult
+    func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
         try Self.midiFile(notes).write(to: URL(fileURLWithPath: mid))
+        // sfizz_render holds the first 8,192 frames of each sample and streams the rest from a
+        // thread of its own, which the render does not wait for: about one render in 40 of
+        // 0.6 s samples differs. The kits say hint_ram_based=1 (whole samples in memory; 60 of
+        // 60 renders agreed), and the reference is a render that the next one repeats exactly.
         let reference = dir.appendingPathComponent("sfizz.wav").path
-        let s = try runTool(URL(fileURLWithPath: sfizz), ["--sfz", sfz, "--midi", mid, "--wav", reference, "-s", String(Self.rate)], timeout: 120)
-        #expect(s.status == 0, "sfizz_render: \(s.stderr.suffix(300))")
+        var previous: Data?
+        for attempt in 1...5 {
+            let s = try runTool(URL(fileURLWithPath: sfizz), ["--sfz", sfz, "--midi", mid, "--wav", reference, "-s", String(Self.rate)], timeout: 120)
+            #expect(s.status == 0, "sfizz_render: \(s.stderr.suffix(300))")
+            let bytes = try Data(contentsOf: URL(fileURLWithPath: reference))
+            if bytes == previous { break }
+            if previous != nil { print("sfizz_render gave another output on attempt \(attempt)") }
+            #expect(attempt < 5, "sfizz_render gave five different outputs")
+            previous = bytes
+        }
         let ours = dir.appendingPathComponent("sampler.wav").path
-        let seconds = Double(notes.count * 12_000 + 36_000) / Double(Self.rate)
+        let seconds = Double(notes.count * spacing + 36_000) / Double(Self.rate)
         let r = try runSampler(["render", "--patch", sfz, "--midi", mid, "--duration", String(seconds), "--out", ours], timeout: 120)
         #expect(r.status == 0, "sampler render: \(r.stderr)")
         let a = try SoundFileLoader().load(path: ours), b = try SoundFileLoader().load(path: reference)
         let n = min(a.frameCount, b.frameCount)
-        #expect(n >= notes.count * 12_000)
+        #expect(n >= notes.count * spacing)
         // The constant: the median over the notes of sfizz's peak over ours.
         func peak(_ s: Sound, _ range: Range<Int>) -> Float {
             var p: Float = 0
             for i in range { p = max(p, abs(s.left[i]), abs(s.right[i])) }
             return p
         }
-        let ratios = notes.indices.map { k in Double(peak(b, k * 12_000..<(k + 1) * 12_000) / peak(a, k * 12_000..<(k + 1) * 12_000)) }.sorted()
+        let ratios = notes.indices.map { k in Double(peak(b, k * spacing..<(k + 1) * spacing) / peak(a, k * spacing..<(k + 1) * spacing)) }.sorted()
         let gain = ratios[ratios.count / 2]
         print(String(format: "sfizz's level: %.2f dB below ours", -20 * log10(gain)))
         var worstPeak = 0.0, worstWindow = 0.0
         for (k, note) in notes.enumerated() {
-            let range = k * 12_000..<(k + 1) * 12_000
+            let range = k * spacing..<(k + 1) * spacing
             let peakDb = 20 * log10(Double(peak(b, range)) / (gain * Double(peak(a, range))))
             worstPeak = max(worstPeak, abs(peakDb))
             #expect(abs(peakDb) <= 1, "note \(k) (MIDI \(note.note), velocity \(note.velocity)): peak differs by \(peakDb) dB")
             // Onset: the lag (−4…4 frames) at which the note's first 10 ms here (after the
             // constant) differ least from sfizz's must be within a frame.
-            let start = k * 12_000
+            let start = k * spacing
             var bestLag = 0, bestError = Double.infinity
             for lag in -4...4 {
                 var error = 0.0
@@ -157,5 +208,6 @@ import Testing
         }
         print(String(format: "worst note peak %.3f dB, worst 50 ms window %.3f dB", worstPeak, worstWindow))
         #expect(abs(-20 * log10(gain) - 8.5) < 0.5, "sfizz's renderer level moved: \(-20 * log10(gain)) dB")
+        return -20 * log10(gain)
     }
 }

@@ -126,4 +126,22 @@ import Testing
         let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
         #expect(back.instruments == kit.instruments)
     }
+
+    @Test func offsetAndEndTrimTheSampleAndEndZeroLeavesTheRegionOut() throws {
+        let (path, _) = try kit("""
+        <region> sample=a.wav key=36 offset=10 end=99 loop_mode=one_shot
+        <region> sample=a.wav key=38 end=0 loop_mode=one_shot
+        """, files: ["a.wav"])
+        let result = try SFZImporter.importSFZ(path: path)
+        let sample = result.kit.instruments[0].layers[0].samples[0]
+        #expect(result.kit.instruments.count == 1)
+        #expect(sample.offset == 10 && sample.end == 99)
+        #expect(result.notes.contains("\(path): line 2: end=0 plays nothing: the region is left out"))
+        let back = try PatchLoader.decode(Data(result.kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
+        #expect(back.instruments[0].layers[0].samples[0] == sample)
+        #expect(throws: PatchError.self) {
+            try PatchLoader.decode(Data(#"{"version": 2, "instruments": [{"id": "k", "layers": [{"samples": [{"path": "a.wav", "offset": 10, "end": 5}]}]}]}"#.utf8),
+                                   file: "k.json", baseDirectory: "/")
+        }
+    }
 }
