@@ -144,7 +144,7 @@ package struct PatchProgram: LiveProgram {
             do { server = try OSCServer(host: session.oscHost, port: port, hostNow: { JACKClient.hostClockNow }) } catch {
                 throw SamplerError("--osc-port: \(error)")
             }
-            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty, root: session.oscRoot) { print($0); fflush(nil) }
+            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty && midi == nil, root: session.oscRoot) { print($0); fflush(nil) }
             print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port) of \(server.host)")
             fflush(nil)
         }

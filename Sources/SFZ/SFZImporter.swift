@@ -39,10 +39,19 @@ package enum SFZImporter {
         "output": "per-instrument outputs do not exist yet: everything plays on the main mix",
     ]
 
+    /// The most regions that sound together on one key (instruments sharing its note).
+    static let maximumStacks = 16
+
+    /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
+    /// accepts (it is checked as `import-sfz` writes it).
     package static func importSFZ(path: String) throws -> Result {
         let reader = try SFZReader.read(path: path)
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        return try convert(reader.sections, file: path, directory: directory, fileExists: Self.fileExists)
+        let result = try convert(reader.sections, file: path, directory: directory, fileExists: Self.fileExists)
+        do { _ = try PatchLoader.decode(Data(result.kit.patchJSON().utf8), file: path, baseDirectory: "/") } catch {
+            throw SFZError("\(path): the kit does not fit the patch format: \(error)")
+        }
+        return result
     }
 
     /// Converts read sections; `fileExists` decides which sample paths are on disk (the fuzzer
@@ -88,7 +97,7 @@ package enum SFZImporter {
             var line: String
             var sample: SampleFile
             var keys: ClosedRange<Int>
-            var keycenter: Int?
+            var keycenter: Int
             var velocities: ClosedRange<Int>
             var seqLength: Int, seqPosition: Int
             var rand: ClosedRange<Double>
@@ -173,8 +182,12 @@ package enum SFZImporter {
                 continue
             }
             if offset == 0, end == nil { end = nil }
-            let amplitude = try number("amplitude", 0...100, default: 100)
-            let gainDb = try number("volume", -144...48, default: 0) + (amplitude > 0 ? 20 * log10(amplitude / 100) : -144)
+            let amplitude = try number("amplitude", 0...1e8, default: 100)
+            var gainDb = try number("volume", -144...48, default: 0) + (amplitude > 0 ? 20 * log10(amplitude / 100) : -144)
+            if gainDb < -120 || gainDb > 24 {
+                report("gain:\(regionPlace)", "\(regionPlace): a level of \(Int(gainDb.rounded())) dB is held to the patch format's -120…24 dB")
+                gainDb = min(24, max(-120, gainDb))
+            }
             // The velocity curve: amp_velcurve_N points, else sfizz's (v/127)²; then amp_veltrack.
             var points: [VelocityCurve.Point] = []
             for (name, o) in opcodes where name.hasPrefix("amp_velcurve_") {
@@ -190,7 +203,7 @@ package enum SFZImporter {
             resolved.append(Region(
                 line: regionPlace,
                 sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end),
-                keys: keys, keycenter: try note("pitch_keycenter") ?? key,
+                keys: keys, keycenter: try note("pitch_keycenter") ?? key ?? 60,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),
                 rand: lorand...max(lorand, hirand),
@@ -215,22 +228,47 @@ package enum SFZImporter {
             // range: several microphones of one drum, say) go to instruments of their own that
             // share the note; the others are alternatives within one instrument.
             var stacks: [[[Region]]] = []
+            // Per stack: the layer of each velocity range, and the (sequence, random range) places taken.
+            var layerOf: [[ClosedRange<Int>: Int]] = []
+            var taken: [[Set<String>]] = []
             for r in here {
+                let place = "\(r.seqPosition)|\(r.rand.lowerBound)|\(r.rand.upperBound)"
                 var placed = false
                 for s in stacks.indices {
-                    if let l = stacks[s].firstIndex(where: { $0[0].velocities == r.velocities }) {
-                        if stacks[s][l].contains(where: { $0.seqPosition == r.seqPosition && $0.rand == r.rand }) { continue }
+                    if let l = layerOf[s][r.velocities] {
+                        if taken[s][l].contains(place) { continue }
+                        guard stacks[s][l].count < PatchLimits.samplesPerLayer else {
+                            report("samples:\(key)", "\(r.line): more than \(PatchLimits.samplesPerLayer) samples in one velocity layer: the rest are left out")
+                            placed = true
+                            break
+                        }
                         stacks[s][l].append(r)
+                        taken[s][l].insert(place)
                     } else {
+                        guard stacks[s].count < PatchLimits.layersPerInstrument else {
+                            report("layers:\(key)", "\(r.line): more than \(PatchLimits.layersPerInstrument) velocity layers on one key: the rest are left out")
+                            placed = true
+                            break
+                        }
                         if stacks[s].contains(where: { $0[0].velocities.overlaps(r.velocities) }) {
                             report("overlap", "\(r.line): overlapping velocity ranges: a velocity plays the first region's layer only")
                         }
+                        layerOf[s][r.velocities] = stacks[s].count
                         stacks[s].append([r])
+                        taken[s].append([place])
                     }
                     placed = true
                     break
                 }
-                if !placed { stacks.append([[r]]) }
+                if !placed {
+                    guard stacks.count < Self.maximumStacks else {
+                        report("stacks:\(key)", "\(r.line): more than \(Self.maximumStacks) regions sound together on key \(key): the rest are left out")
+                        continue
+                    }
+                    stacks.append([[r]])
+                    layerOf.append([r.velocities: 0])
+                    taken.append([[place]])
+                }
             }
             for (stackIndex, layerRegions) in stacks.enumerated() {
                 let first = layerRegions[0][0]
@@ -254,7 +292,11 @@ package enum SFZImporter {
                 if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy }) {
                     report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group or off_by: the first region's are used")
                 }
-                let semitones = first.semitones + Double(key - (first.keycenter ?? key)) * first.keytrack
+                let semitones = first.semitones + Double(key - first.keycenter) * first.keytrack
+                guard abs(semitones) <= 48 else {
+                    report("tune:\(key)", "\(first.line): key \(key) would be tuned \(Int(semitones.rounded())) semitones (pitch_keycenter, tune, transpose); the patch format holds ±48: left out")
+                    continue
+                }
                 let name = (GeneralMIDIDrums.name(forNote: key).map { "\($0)-\(key)" } ?? "note-\(key)")
                     + (stackIndex == 0 ? "" : "-\(stackIndex + 1)")
                 instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,

@@ -29,6 +29,9 @@ package struct SFZReader {
     package static let maximumIncludeDepth = 16
     package static let maximumIncludes = 4096
     package static let maximumOpcodes = 2_000_000
+    package static let maximumDefines = 4096
+    /// The longest name or value after `$NAME`s are replaced (bytes).
+    package static let maximumValueSize = 64 << 10
 
     package private(set) var sections: [SFZSection] = []
     private var defines: [String: String] = [:]
@@ -80,10 +83,10 @@ package struct SFZReader {
         let text = String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         var inBlockComment = false
         var lineNumber = 0
-        for rawLine in text.split(separator: "\n", omittingEmptySubsequences: false) {
+        // "\r\n" is one Character in Swift: split on every kind of line end (Windows files).
+        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
             lineNumber += 1
-            var line = Substring(rawLine)
-            if line.hasSuffix("\r") { line = line.dropLast() }
+            let line = Substring(rawLine)
             // Comments.
             var cleaned = ""
             var i = line.startIndex
@@ -112,7 +115,11 @@ package struct SFZReader {
             guard parts.count == 2, parts[0].hasPrefix("$") else {
                 throw SFZError("\(file): line \(line): expected #define $NAME value")
             }
-            defines[String(parts[0])] = String(parts[1]).trimmingCharacters(in: .whitespaces)
+            guard defines.count < Self.maximumDefines || defines[String(parts[0])] != nil else {
+                throw SFZError("\(file): line \(line): more than \(Self.maximumDefines) #define names")
+            }
+            // A define's value is expanded when it is defined ($B defined as $A is $A's value).
+            defines[String(parts[0])] = try substitute(String(parts[1]).trimmingCharacters(in: .whitespaces), file: file, line: line)
             return
         }
         if s.hasPrefix("#include") {
@@ -120,7 +127,7 @@ package struct SFZReader {
             guard rest.count >= 2, rest.first == "\"", rest.last == "\"" else {
                 throw SFZError("\(file): line \(line): expected #include \"file\"")
             }
-            let name = substitute(String(rest.dropFirst().dropLast())).replacingOccurrences(of: "\\", with: "/")
+            let name = try substitute(String(rest.dropFirst().dropLast()), file: file, line: line).replacingOccurrences(of: "\\", with: "/")
             guard depth < Self.maximumIncludeDepth else {
                 throw SFZError("\(file): line \(line): #include \"\(name)\": includes nest more than \(Self.maximumIncludeDepth) deep (an include that includes itself?)")
             }
@@ -153,7 +160,7 @@ package struct SFZReader {
             guard let equals = s.firstIndex(of: "=") else {
                 throw SFZError("\(file): line \(line): expected an opcode (name=value) or a header, got \"\(s.prefix(40))\"")
             }
-            let name = substitute(String(s[..<equals]))
+            let name = try substitute(String(s[..<equals]), file: file, line: line)
             guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
                 throw SFZError("\(file): line \(line): \"\(s[..<equals].prefix(40))\" is not an opcode name")
             }
@@ -175,7 +182,7 @@ package struct SFZReader {
                 end = s.index(after: end)
                 valueEnd = end
             }
-            let value = substitute(String(s[s.index(after: equals)..<valueEnd]))
+            let value = try substitute(String(s[s.index(after: equals)..<valueEnd]), file: file, line: line)
             opcodeCount += 1
             guard opcodeCount <= Self.maximumOpcodes else {
                 throw SFZError("\(file): line \(line): more than \(Self.maximumOpcodes) opcodes")
@@ -189,16 +196,42 @@ package struct SFZReader {
         }
     }
 
-    /// `text` with every `$NAME` that is defined replaced (longest names first).
-    private func substitute(_ text: String) -> String {
-        guard text.contains("$"), !defines.isEmpty else { return text }
-        var out = text
-        for key in defines.keys.sorted(by: { $0.count > $1.count }) where out.contains(key) {
-            out = out.replacingOccurrences(of: key, with: defines[key]!)
-            // Defines that name each other cannot grow a value without bound.
-            if out.utf8.count > 4096 { break }
+    /// `text` with each `$NAME` replaced by its define, in one pass: at each `$`, the longest
+    /// defined name that the following letters, digits and underscores start with. Linear in the
+    /// text; a result over `maximumValueSize` bytes is an error.
+    private func substitute(_ text: String, file: String, line: Int) throws -> String {
+        guard !defines.isEmpty, text.utf8.contains(UInt8(ascii: "$")) else { return text }
+        let chars = Array(text.unicodeScalars)
+        var out = String.UnicodeScalarView()
+        var size = 0
+        var i = 0
+        while i < chars.count {
+            if chars[i] == "$" {
+                var j = i + 1
+                while j < chars.count, j - i <= 64, chars[j].properties.isAlphabetic || ("0"..."9").contains(chars[j]) || chars[j] == "_" { j += 1 }
+                var k = j
+                while k > i + 1 {
+                    let name = String(String.UnicodeScalarView(chars[i..<k]))
+                    if let value = defines[name] {
+                        out.append(contentsOf: value.unicodeScalars)
+                        size += value.utf8.count
+                        break
+                    }
+                    k -= 1
+                }
+                if k > i + 1 {
+                    i = k
+                    guard size <= Self.maximumValueSize else {
+                        throw SFZError("\(file): line \(line): a value over \(Self.maximumValueSize >> 10) kB after #define names are replaced")
+                    }
+                    continue
+                }
+            }
+            out.append(chars[i])
+            size += 1
+            i += 1
         }
-        return out
+        return String(out)
     }
 }
 

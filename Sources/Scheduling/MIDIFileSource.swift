@@ -38,13 +38,16 @@ package struct MIDIFileSource: TriggerSource {
         self.speed = speed
         self.sampleRate = sampleRate
         self.origin = origin
-        // A file of no length cannot loop (every pass would fall on one frame).
-        self.loops = loops && length > 0 && !notes.isEmpty
+        // A file shorter than a frame cannot loop (its passes would pile up on one frame).
+        self.loops = loops && !notes.isEmpty && length / speed * sampleRate >= 1
     }
 
-    /// The frame of `seconds` into pass `pass`.
+    /// The frame of `seconds` into pass `pass`; beyond 2^62 frames (a file slowed down by an
+    /// extreme `--tempo`), never.
     func frame(pass: Int64, seconds: Double) -> Frame {
-        origin + Frame(((Double(pass) * length + seconds) / speed * sampleRate).rounded())
+        let offset = ((Double(pass) * length + seconds) / speed * sampleRate).rounded()
+        guard offset < 4.6e18 else { return .max }
+        return origin.addingReportingOverflow(Frame(offset)).overflow ? .max : origin + Frame(offset)
     }
 
     package var endFrame: Frame? { loops ? nil : frame(pass: 0, seconds: length) }
@@ -58,7 +61,7 @@ package struct MIDIFileSource: TriggerSource {
             }
             let note = notes[next]
             let f = frame(pass: pass, seconds: note.seconds)
-            if f >= horizon { return }
+            if f >= horizon || f == .max { return }
             for instrument in note.instruments { body(Trigger(frame: f, player: instrument, velocity: note.velocity)) }
             next += 1
         }

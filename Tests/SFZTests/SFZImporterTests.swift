@@ -144,4 +144,13 @@ import Testing
                                    file: "k.json", baseDirectory: "/")
         }
     }
+
+    @Test func aKeyRangeWithoutACentreIsTunedFromC4AndKeysBeyond48SemitonesAreLeftOut() throws {
+        let (path, _) = try kit("<region> sample=t.wav lokey=0 hikey=127 loop_mode=one_shot", files: ["t.wav"])
+        let result = try SFZImporter.importSFZ(path: path)
+        // sfizz's pitch_keycenter defaults to 60: keys 12…108 fit in ±48 semitones.
+        #expect(result.kit.instruments.map(\.midiNote) == (12...108).map { $0 })
+        #expect(result.kit.instruments.first { $0.midiNote == 48 }?.tune == -12)
+        #expect(result.notes.contains { $0.contains("would be tuned -60 semitones") })
+    }
 }

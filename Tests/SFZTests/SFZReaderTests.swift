@@ -58,4 +58,22 @@ import Testing
         #expect(SFZImporter.noteNumber("128") == nil)
         #expect(SFZImporter.noteNumber("h2") == nil)
     }
+
+    @Test func windowsLineEndsAreLineEnds() throws {
+        let r = try read("// Kit\r\n<region> sample=kick.wav\r\nlokey=36\r\n#define $X 5\r\n<region> sample=s.wav key=$X\r\n")
+        #expect(r.sections.count == 2)
+        #expect(r.sections[0].opcodes.map(\.value) == ["kick.wav", "36"])
+        #expect(r.sections[0].opcodes[1].line == 3)
+        #expect(r.sections[1].opcodes[1].value == "5")
+    }
+
+    @Test func definesExpandOnceInOrderAndCannotGrowWithoutBound() throws {
+        // A define of a define takes its value when defined; the longest name wins.
+        let r = try read("#define $A 36\n#define $B $A\n#define $AB 40\n<region> key=$B lokey=$AB hikey=$A1")
+        #expect(r.sections[0].opcodes.map(\.value) == ["36", "40", "361"])
+        let big = String(repeating: "x", count: 60_000)
+        #expect(throws: SFZError("kit.sfz: line 2: a value over 64 kB after #define names are replaced")) {
+            try read("#define $A \(big)\n<region> sample=$A$A")
+        }
+    }
 }

@@ -102,4 +102,21 @@ struct SMFWriter {
         let once = MIDIFileSource(file: f, instruments: { _ in [0] }, sampleRate: 48000, origin: 0, speed: 2)
         #expect(once.endFrame == Int64((1.7 / 2 * 48000).rounded()))
     }
+
+    @Test func aFileShorterThanAFrameDoesNotLoopAndAnExtremeSlowDownNeverTraps() throws {
+        // 1 µs per quarter at 32,767 ticks a quarter: the file lasts a few picoseconds.
+        let tiny = SMFWriter.file(division: 32767, tracks: [SMFWriter.track([(0, SMFWriter.tempo(1)), (0, [0x99, 36, 100])], endDelta: 1)])
+        var s = MIDIFileSource(file: try MIDIFile(bytes: tiny, file: "t.mid"), instruments: { [$0] }, sampleRate: 48000, origin: 0, loops: true)
+        var n = 0
+        s.produce(before: 48000) { _ in n += 1 }
+        #expect(n == 1 && s.endFrame != nil)
+        // 60,000,000 bpm, then the slowest tempo, a note a million ticks on, played 10^8 times slower.
+        let far = SMFWriter.file(division: 1, tracks: [SMFWriter.track([(0, SMFWriter.tempo(1)), (1, SMFWriter.tempo(0xFFFFFF)),
+                                                                        (999_999, [0x99, 36, 100])])])
+        var slow = MIDIFileSource(file: try MIDIFile(bytes: far, file: "f.mid"), instruments: { [$0] }, sampleRate: 384_000, origin: 0,
+                                  speed: 1e-8)
+        n = 0
+        slow.produce(before: .max) { _ in n += 1 }
+        #expect(n == 0 && slow.endFrame == .max)
+    }
 }
