@@ -90,7 +90,8 @@ package final class LoadedPatch {
                     pan: Float(instrument.pan), loops: instrument.loops, chokeGroup: instrument.chokeGroup, layers: layers,
                     declickFrames: declick, chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
                     midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
-                    panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers))
+                    panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers,
+                    envelope: streamFiles[i] == nil ? instrument.envelope.map { Self.envelope($0, sampleRate: sampleRate) } : nil))
                 nextPlayer += instrument.voices
             }
             guard nextPlayer <= engine.configuration.maxPlayers else {
@@ -125,7 +126,7 @@ package final class LoadedPatch {
     /// The command for `trigger` (instrument `trigger.player`, velocity 0…1 → 1…127): a
     /// `Command.trigger`, or for a streamed instrument the start of its cued ring.
     package func command(for trigger: Trigger) -> Command {
-        guard let start = streamedStarts[trigger.player], let streams else { return PatchProgram.command(for: trigger) }
+        guard !trigger.isRelease, let start = streamedStarts[trigger.player], let streams else { return PatchProgram.command(for: trigger) }
         let velocity = max(1, min(127, Int((trigger.velocity * 127).rounded())))
         // The ring that played before is cued again only after the new start's declick, which
         // still reads it. A trigger that continues the ring playing has no declick: the tail
@@ -166,6 +167,13 @@ package final class LoadedPatch {
             }
             return try open(sample, place(kit, i, 0, 0))
         }
+    }
+
+    /// `e` in frames at `sampleRate`.
+    static func envelope(_ e: Envelope, sampleRate: Double) -> AmplitudeEnvelope {
+        func frames(_ seconds: Double) -> Int { Int((seconds * sampleRate).rounded()) }
+        return AmplitudeEnvelope(attackFrames: frames(e.attack), holdFrames: frames(e.hold), decayFrames: frames(e.decay),
+                                 sustain: Float(e.sustain), releaseFrames: frames(e.release), followsNoteOff: e.noteOff)
     }
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate), then at `sampleRate`.

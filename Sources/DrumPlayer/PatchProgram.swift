@@ -187,7 +187,13 @@ package struct PatchProgram: LiveProgram {
         let notes = kit.resolvedMIDINotes
         var byNote: [Int: [Int]] = [:]
         for (i, note) in notes.enumerated() { if let note { byNote[note, default: []].append(i) } }
-        return MIDIFileSource(file: midi.file, instruments: { byNote[$0] ?? [] }, sampleRate: session.sampleRate, origin: origin,
+        var releasing: [Int: [Int]] = [:]
+        for (note, instruments) in byNote {
+            let followers = instruments.filter { (kit.instruments[$0].envelope?.noteOff ?? false) && !(session.loaded?.streams(instrument: $0) ?? false) }
+            if !followers.isEmpty { releasing[note] = followers }
+        }
+        return MIDIFileSource(file: midi.file, instruments: { byNote[$0] ?? [] }, releasing: { releasing[$0] ?? [] },
+                              sampleRate: session.sampleRate, origin: origin,
                               speed: midi.tempo.map { $0 / midi.file.initialTempo } ?? 1, loops: midi.loops)
     }
 
@@ -226,7 +232,8 @@ package struct PatchProgram: LiveProgram {
 
     /// The trigger of instrument `trigger.player` at its velocity (0…1 → 1…127).
     package static func command(for trigger: Trigger) -> Command {
-        .trigger(instrument: trigger.player, velocity: max(1, min(127, Int((trigger.velocity * 127).rounded()))), at: trigger.frame)
+        if trigger.isRelease { return .release(instrument: trigger.player, at: trigger.frame) }
+        return .trigger(instrument: trigger.player, velocity: max(1, min(127, Int((trigger.velocity * 127).rounded()))), at: trigger.frame)
     }
 
     static func sequencePattern(_ p: DrumPattern) -> SequencePattern {

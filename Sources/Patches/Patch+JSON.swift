@@ -25,6 +25,16 @@ extension Patch {
             if instrument.voices != 1 { fields.append(#""voices": \#(instrument.voices)"#) }
             if instrument.sharesNote { fields.append(#""shareNote": true"#) }
             if instrument.roundRobinAcrossLayers { fields.append(#""roundRobinAcrossLayers": true"#) }
+            if let e = instrument.envelope {
+                var parts: [String] = []
+                if e.attack != 0 { parts.append(#""attack": \#(Self.number(e.attack))"#) }
+                if e.hold != 0 { parts.append(#""hold": \#(Self.number(e.hold))"#) }
+                if e.decay != 0 { parts.append(#""decay": \#(Self.number(e.decay))"#) }
+                if e.sustain != 1 { parts.append(#""sustain": \#(Self.number(e.sustain))"#) }
+                if e.release != 0.006 { parts.append(#""release": \#(Self.number(e.release))"#) }
+                if !e.noteOff { parts.append(#""noteOff": false"#) }
+                fields.append(#""envelope": { \#(parts.joined(separator: ", ")) }"#)
+            }
             lines.append("    { " + fields.joined(separator: ", ") + #", "layers": ["#)
             for (l, layer) in instrument.layers.enumerated() {
                 var parts: [String] = []

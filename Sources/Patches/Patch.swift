@@ -174,6 +174,30 @@ package struct VelocityCurve: Equatable, Sendable {
     }
 }
 
+/// An amplitude envelope, in seconds, shaped as sfizz shapes SFZ's `ampeg_*`: a straight rise
+/// over `attack`, full level for `hold`, a fall that reaches −78 dB after `decay` and stops at
+/// `sustain` (0…1), and after a note-off (when `noteOff`) a fall that reaches −78 dB after
+/// `release`.
+package struct Envelope: Equatable, Sendable {
+    package var attack: Double
+    package var hold: Double
+    package var decay: Double
+    package var sustain: Double
+    package var release: Double
+    /// Whether a note-off releases the voice (false: it plays out, as a one-shot).
+    package var noteOff: Bool
+
+    package init(attack: Double = 0, hold: Double = 0, decay: Double = 0, sustain: Double = 1, release: Double = 0.006,
+                 noteOff: Bool = true) {
+        self.attack = attack
+        self.hold = hold
+        self.decay = decay
+        self.sustain = sustain
+        self.release = release
+        self.noteOff = noteOff
+    }
+}
+
 /// One drum: velocity layers, level, position, tuning, MIDI note, choke group and voices.
 package struct DrumInstrument: Equatable, Sendable {
     package var id: String
@@ -198,6 +222,8 @@ package struct DrumInstrument: Equatable, Sendable {
     /// counts a region's sequence); false: each layer counts its own triggers.
     /// `"roundRobinAcrossLayers": true` in a patch.
     package var roundRobinAcrossLayers: Bool = false
+    /// The voices' amplitude envelope (`"envelope"` in a patch); nil: none.
+    package var envelope: Envelope?
 
     package init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
                 midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1, sharesNote: Bool = false) {

@@ -15,7 +15,8 @@ import Foundation
 /// ```
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope"]
+    static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
     static let sampleKeys = ["path", "stream", "preload", "offset", "end"]
@@ -131,6 +132,16 @@ enum PatchFormatV2 {
                 chokeGroup: try object.optional("chokeGroup")?.integer(in: chokeRange) ?? 0,
                 voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1, sharesNote: sharesNote))
             instruments[instruments.count - 1].roundRobinAcrossLayers = try object.optional("roundRobinAcrossLayers")?.bool() ?? false
+            if let envelopeNode = object.optional("envelope") {
+                let e = try envelopeNode.object(allowedKeys: envelopeKeys)
+                func seconds(_ key: String, _ d: Double) throws(PatchError) -> Double {
+                    try e.optional(key)?.number(in: .between(0, 100)) ?? d
+                }
+                instruments[instruments.count - 1].envelope = Envelope(
+                    attack: try seconds("attack", 0), hold: try seconds("hold", 0), decay: try seconds("decay", 0),
+                    sustain: try e.optional("sustain")?.number(in: .between(0, 1)) ?? 1,
+                    release: try seconds("release", 0.006), noteOff: try e.optional("noteOff")?.bool() ?? true)
+            }
         }
         return instruments
     }

@@ -24,17 +24,12 @@ package enum SFZImporter {
         "sample", "key", "lokey", "hikey", "pitch_keycenter", "lovel", "hivel", "seq_length", "seq_position",
         "lorand", "hirand", "group", "off_by", "off_mode", "polyphony", "note_polyphony", "volume", "amplitude",
         "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
-        "offset", "end",
+        "offset", "end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release",
         // Loading hints: the sampler decides how to load samples itself.
         "hint_ram_based",
     ]
     /// Why an opcode of the issue's list is not carried yet (reported with its line).
     static let notYet: [String: String] = [
-        "ampeg_attack": "amplitude envelopes are not carried yet: the sample plays at its level",
-        "ampeg_hold": "amplitude envelopes are not carried yet: the sample plays at its level",
-        "ampeg_decay": "amplitude envelopes are not carried yet: the sample plays at its level",
-        "ampeg_sustain": "amplitude envelopes are not carried yet: the sample plays at its level",
-        "ampeg_release": "amplitude envelopes are not carried yet: the sample plays at its level",
         "off_time": "off_time is not carried: a choke fades over the kit's 5 ms",
         "output": "per-instrument outputs do not exist yet: everything plays on the main mix",
     ]
@@ -105,6 +100,8 @@ package enum SFZImporter {
             var polyphony: Int?
             var gainDb: Double, pan: Double, semitones: Double, keytrack: Double
             var velocityCurve: VelocityCurve
+            var envelope: Envelope?
+            var loops: Int
         }
         var resolved: [Region] = []
         for (opcodes, section, defaultPath) in regions {
@@ -166,13 +163,33 @@ package enum SFZImporter {
             let hivel = try integer("hivel", 0...127, default: 127)
             guard lovel <= hivel else { continue }
             let lorand = try number("lorand", 0...1, default: 0), hirand = try number("hirand", 0...1, default: 1)
-            if let mode = value("loop_mode"), mode.value != "one_shot" {
-                let why = mode.value == "no_loop"
-                    ? "note-offs are not carried yet: the sample plays to its end, as with loop_mode=one_shot"
-                    : "loops are not carried yet: the sample plays once"
-                report("loop_mode=\(mode.value)", "\(place(mode)): loop_mode=\(mode.value): \(why)")
-            } else if value("loop_mode") == nil {
-                report("loop_mode", "\(regionPlace): regions without loop_mode=one_shot stop at their note-off in sfizz; note-offs are not carried yet, so they play to their end")
+            // loop_mode (default no_loop: the sample files' own loop points are not read): one_shot
+            // plays out whatever the note-off; the others are released by it, loop_continuous
+            // looping the whole sample until then.
+            let mode = value("loop_mode")?.value ?? "no_loop"
+            var loops = 0
+            switch mode {
+            case "one_shot", "no_loop": break
+            case "loop_continuous": loops = -1
+            case "loop_sustain":
+                loops = -1
+                report("loop_sustain", "\(place(value("loop_mode")!)): loop_mode=loop_sustain loops on after the note-off here (as loop_continuous)")
+            default:
+                throw SFZError("\(place(value("loop_mode")!)): loop_mode: expected no_loop, one_shot, loop_continuous or loop_sustain, got \"\(mode.prefix(40))\"")
+            }
+            if value("loop_start") != nil || value("loop_end") != nil, loops != 0 {
+                report("looppoints", "\(regionPlace): loop_start/loop_end are not carried: the whole sample loops")
+            }
+            // The amplitude envelope, as sfizz plays it: its release is never shorter than 6 ms
+            // (a shorter or zero ampeg_release sounds as 6 ms there).
+            let shaped = ["ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain"].contains { value($0) != nil }
+            var envelope: Envelope?
+            if mode != "one_shot" || shaped {
+                envelope = Envelope(attack: try number("ampeg_attack", 0...100, default: 0), hold: try number("ampeg_hold", 0...100, default: 0),
+                                    decay: try number("ampeg_decay", 0...100, default: 0),
+                                    sustain: try number("ampeg_sustain", 0...100, default: 100) / 100,
+                                    release: max(0.006, try number("ampeg_release", 0...100, default: 0.001)),
+                                    noteOff: mode != "one_shot")
             }
             let offset = try integer("offset", 0...(1 << 40), default: 0)
             var end: Int? = value("end") == nil ? nil : try integer("end", -1...(1 << 40), default: 0)
@@ -214,7 +231,7 @@ package enum SFZImporter {
                 gainDb: gainDb, pan: try number("pan", -100...100, default: 0) / 100,
                 semitones: try number("transpose", -127...127, default: 0) + (try number("tune", -9600...9600, default: 0)) / 100,
                 keytrack: try number("pitch_keytrack", -1200...1200, default: 100) / 100,
-                velocityCurve: curve))
+                velocityCurve: curve, envelope: envelope, loops: loops))
         }
         guard !resolved.isEmpty else { throw SFZError("\(file): no region with a sample file") }
 
@@ -289,8 +306,9 @@ package enum SFZImporter {
                 }
                 layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
                 let all = layerRegions.flatMap { $0 }
-                if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy }) {
-                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group or off_by: the first region's are used")
+                if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy
+                    || $0.envelope != first.envelope || $0.loops != first.loops }) {
+                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group, off_by, envelope or loop mode: the first region's are used")
                 }
                 let semitones = first.semitones + Double(key - first.keycenter) * first.keytrack
                 guard abs(semitones) <= 48 else {
@@ -302,6 +320,8 @@ package enum SFZImporter {
                 instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,
                                                   voices: first.polyphony ?? 0, sharesNote: stacks.count > 1))
                 instruments[instruments.count - 1].roundRobinAcrossLayers = layers.count > 1 && layers.contains { $0.samples.count > 1 }
+                instruments[instruments.count - 1].envelope = first.envelope
+                instruments[instruments.count - 1].loops = first.loops
                 groups.append((first.group, first.offBy))
             }
         }

@@ -85,6 +85,10 @@ public struct Command: BitwiseCopyable, Sendable {
         /// Confirm, once nothing refers to sound `sound` any more, request `position` (see
         /// `Engine.requestUnreferenced`). Acts when the render thread receives it.
         case confirmUnreferenced
+        /// A note-off for instrument `player`: its sounding voices whose envelope follows
+        /// note-offs (`AmplitudeEnvelope.followsNoteOff`) begin their release on the command's
+        /// frame. Instruments without an envelope ignore it.
+        case release
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -201,6 +205,11 @@ public struct Command: BitwiseCopyable, Sendable {
         if let gain { c.level = gain.linear; c.loops |= 1 }
         if let pan { c.pan = pan; c.loops |= 2 }
         return c
+    }
+
+    /// A note-off for `instrument` at `frame` (see `Kind.release`).
+    public static func release(instrument: Int, at frame: Frame) -> Command {
+        Command(kind: .release, player: Int32(instrument), frame: frame)
     }
 
     public static func trigger(instrument: Int, velocity: Int, at frame: Frame) -> Command {

@@ -286,6 +286,11 @@ extension Engine {
             swapInInstruments()
             return
         }
+        if case .release = command.kind {
+            let due = command.frame == Command.immediately ? frame : command.frame
+            release(instrument: Int(command.player), due: due, at: frame)
+            return
+        }
         if case .setInstrumentMix = command.kind {
             // The render thread owns the instrument tables once rendering has begun.
             let tables = instrumentTables.pointee
@@ -328,6 +333,7 @@ extension Engine {
                 advanceRamp(tails + p, player: -1, by: played, rampStart: command.frame)
             }
             v.pointee.setSound(command.sound, slot)
+            v.pointee.envStage = 0
             v.pointee.isActive = true
             v.pointee.isPaused = false
             v.pointee.position = min(max(command.position, 0), slot.frames - 1)
@@ -458,7 +464,7 @@ extension Engine {
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
-        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced:
+        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced, .release:
             break
         }
     }
@@ -477,6 +483,8 @@ extension Engine {
 
     @_noLocks @_noAllocation
     private func startRamp(_ v: UnsafeMutablePointer<Voice>, to target: Float, frames: Int32) {
+        // A command's ramp (a fade, a gain change, a choke) ends the voice's envelope.
+        v.pointee.envStage = 0
         v.pointee.levelTarget = target
         if frames <= 0 {
             v.pointee.level = target
@@ -655,11 +663,14 @@ extension Engine {
                     if v.pointee.stopsAfterRamp {
                         v.pointee.stopsAfterRamp = false
                         v.pointee.isActive = false
+                        v.pointee.envStage = 0
                         v.pointee.endedAt = periodStart + Int64(out + n)
                         v.pointee.position += Int64(advance)
                         if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n), tag: v.pointee.tag)) }
                         return
                     }
+                    // An envelope goes on with its next segment on the next frame.
+                    if v.pointee.envStage != 0 { nextEnvelopeSegment(v) }
                 }
             }
             v.pointee.position += Int64(advance)
@@ -696,13 +707,42 @@ extension Engine {
     }
 
     /// Takes one MIDI message of `count` bytes as it came from any client: a note-on (status
-    /// 0x9n, velocity > 0) is queued for `frame`; everything else (note-offs, controllers,
-    /// running status, SysEx, truncated or malformed messages) is ignored. Render thread only;
+    /// 0x9n, velocity > 0) or a note-off (0x8n, or 0x9n with velocity 0) is queued for `frame`;
+    /// everything else (controllers, running status, SysEx, truncated or malformed messages) is
+    /// ignored. Render thread only;
     /// real-time safe.
     @_noLocks @_noAllocation
     public func receiveMIDI(_ data: UnsafePointer<UInt8>, count: Int, at frame: Frame) {
-        guard count >= 3, data[0] & 0xF0 == 0x90, data[1] < 0x80, data[2] < 0x80, data[2] > 0 else { return }
-        receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]), at: frame)
+        guard count >= 3, data[1] < 0x80, data[2] < 0x80 else { return }
+        let kind = data[0] & 0xF0
+        if kind == 0x90 {
+            if data[2] > 0 {
+                receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]), at: frame)
+            } else {
+                receiveNoteOff(note: Int(data[1]), at: frame)
+            }
+        } else if kind == 0x80 {
+            receiveNoteOff(note: Int(data[1]), at: frame)
+        }
+    }
+
+    /// Queues a MIDI note-off for `frame`: a `Command.release` of every instrument with that note
+    /// that has an envelope. Render thread only; real-time safe.
+    @_noLocks @_noAllocation
+    public func receiveNoteOff(note: Int, at frame: Frame) {
+        guard note >= 0, note < 128 else { return }
+        let tables = instrumentTables.pointee
+        var instrument = tables.noteMap[note]
+        var remaining = tables.instrumentCount
+        while instrument >= 0, remaining > 0 {
+            if tables.instruments[Int(instrument)].hasEnvelope {
+                if !schedule.insert(Command(kind: .release, player: instrument, frame: frame)) {
+                    droppedCommandCounter.add(1, ordering: .relaxed)
+                }
+            }
+            instrument = tables.noteNext[Int(instrument)]
+            remaining -= 1
+        }
     }
 
     /// Queues a MIDI note-on for `frame` (one period after the frame the note arrived on keeps the
@@ -846,5 +886,148 @@ extension Engine {
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)
         apply(start, at: frame)
+        if inst.hasEnvelope {
+            beginEnvelope(voices + player, inst)
+            // A late trigger's envelope is where it would be had it begun on its frame.
+            if frame > due { advanceEnvelope(voices + player, player: player, by: frame - due, from: due) }
+        }
+    }
+
+    /// Releases instrument `index`'s sounding voices that follow note-offs (see `Kind.release`).
+    @_noLocks @_noAllocation
+    private func release(instrument index: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        guard index >= 0, index < tables.instrumentCount else { return }
+        let inst = tables.instruments[index]
+        guard inst.hasEnvelope else { return }
+        for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
+            let v = voices + p
+            if !v.pointee.isActive { continue }
+            if !v.pointee.envFollowsNoteOff { continue }
+            // Not one the note-off can reach: without an envelope now, or released already.
+            if v.pointee.envStage == 0 { continue }
+            if v.pointee.envStage >= 5 { continue }
+            // Started after the note-off's frame: on time the note-off came before it.
+            if v.pointee.startedAt > due { continue }
+            // Late: the release begins from the level the voice had on the note-off's frame (when
+            // that can be known; otherwise counted) and is advanced over the frames since.
+            let played = restoreLevel(v, due: due, late: frame > due ? frame - due : 0)
+            let base = v.pointee.envBase
+            v.pointee.envValue = base > 0 ? v.pointee.level / base : 0
+            v.pointee.envStage = 5
+            continueRelease(v)
+            if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }
+        }
+    }
+
+    /// Moves voice `v`'s envelope on by `frames` from frame `start`, segment by segment, as
+    /// mixing them would (the level at a ramp's frame k is its origin + step × k; at a segment's
+    /// end, its target). A release that ends in them stops the voice there.
+    @_noLocks @_noAllocation
+    private func advanceEnvelope(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, from start: Frame) {
+        var left = frames
+        var at = start
+        while left > 0 {
+            if v.pointee.rampFramesLeft <= 0 { return }
+            if !v.pointee.isActive { return }
+            let step = min(left, Int64(v.pointee.rampFramesLeft))
+            v.pointee.rampElapsed += Int32(step)
+            v.pointee.rampFramesLeft -= Int32(step)
+            left -= step
+            at += step
+            if v.pointee.rampFramesLeft == 0 {
+                v.pointee.level = v.pointee.levelTarget
+                v.pointee.rampEndedAt = at
+                if v.pointee.stopsAfterRamp {
+                    v.pointee.stopsAfterRamp = false
+                    v.pointee.isActive = false
+                    v.pointee.envStage = 0
+                    v.pointee.endedAt = at
+                    emit(Event(kind: .stopped, player: Int32(p), frame: at, tag: v.pointee.tag))
+                    return
+                }
+                if v.pointee.envStage != 0 { nextEnvelopeSegment(v) }
+            } else {
+                v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(v.pointee.rampElapsed)
+            }
+        }
+    }
+
+    /// Starts voice `v`'s envelope (it has just been started at its level, the envelope's 1).
+    @_noLocks @_noAllocation
+    private func beginEnvelope(_ v: UnsafeMutablePointer<Voice>, _ inst: InstrumentSlot) {
+        v.pointee.envFollowsNoteOff = inst.followsNoteOff
+        v.pointee.envBase = v.pointee.level
+        v.pointee.envHoldFrames = inst.holdFrames
+        v.pointee.envDecaySegment = inst.decaySegment
+        v.pointee.envDecayFactor = inst.decayFactor
+        v.pointee.envSustain = inst.sustain
+        v.pointee.envReleaseSegment = inst.releaseSegment
+        v.pointee.envReleaseFactor = inst.releaseFactor
+        v.pointee.envStage = 1
+        if inst.attackFrames > 0 {
+            v.pointee.level = 0
+            envelopeSegment(v, to: 1, frames: inst.attackFrames)
+        } else {
+            // As if the attack had just ended.
+            v.pointee.envValue = 1
+            nextEnvelopeSegment(v)
+        }
+    }
+
+    /// A straight segment of voice `v`'s envelope to `value` (× its base level) over `frames`.
+    @_noLocks @_noAllocation @inline(__always)
+    private func envelopeSegment(_ v: UnsafeMutablePointer<Voice>, to value: Float, frames: Int32) {
+        let target = v.pointee.envBase * value
+        v.pointee.envValue = value
+        v.pointee.levelTarget = target
+        v.pointee.levelStep = (target - v.pointee.level) / Float(frames)
+        v.pointee.rampOrigin = v.pointee.level
+        v.pointee.rampElapsed = 0
+        v.pointee.rampFramesLeft = frames
+    }
+
+    /// The segment after the one voice `v` has just finished.
+    @_noLocks @_noAllocation
+    private func nextEnvelopeSegment(_ v: UnsafeMutablePointer<Voice>) {
+        let stage = v.pointee.envStage
+        if stage == 1 {
+            if v.pointee.envHoldFrames > 0 {
+                v.pointee.envStage = 2
+                envelopeSegment(v, to: 1, frames: v.pointee.envHoldFrames)
+                return
+            }
+            v.pointee.envStage = 3
+        } else if stage == 2 {
+            v.pointee.envStage = 3
+        } else if stage == 5 {
+            continueRelease(v)
+            return
+        } else if stage != 3 {
+            return
+        }
+        // The decay: down by a factor per segment, to the sustain level.
+        let sustain = v.pointee.envSustain
+        if v.pointee.envDecaySegment == 0 || v.pointee.envValue <= sustain {
+            v.pointee.envStage = 4
+            v.pointee.envValue = sustain
+            v.pointee.level = v.pointee.envBase * sustain
+            v.pointee.levelTarget = v.pointee.level
+            v.pointee.rampFramesLeft = 0
+            return
+        }
+        envelopeSegment(v, to: max(sustain, v.pointee.envValue * v.pointee.envDecayFactor), frames: v.pointee.envDecaySegment)
+    }
+
+    /// The release's next segment; below −80 dB, a last one to silence, after which the voice stops.
+    @_noLocks @_noAllocation
+    private func continueRelease(_ v: UnsafeMutablePointer<Voice>) {
+        if v.pointee.envValue <= 1e-4 {
+            v.pointee.envStage = 6
+            envelopeSegment(v, to: 0, frames: v.pointee.envReleaseSegment)
+            v.pointee.stopsAfterRamp = true
+            return
+        }
+        envelopeSegment(v, to: v.pointee.envValue * v.pointee.envReleaseFactor, frames: v.pointee.envReleaseSegment)
     }
 }

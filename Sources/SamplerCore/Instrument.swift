@@ -29,6 +29,44 @@ public struct InstrumentLayer: Equatable, Sendable {
     }
 }
 
+/// An amplitude envelope as sfizz shapes SFZ's `ampeg_*`: a straight rise from 0 over the
+/// attack, the full level for the hold, then a fall by a constant factor per frame (reaching
+/// 1/8,103 (−78 dB) after the decay time) that stops at the sustain level; after a note-off
+/// (`Command.release`), the same kind of fall over the release time from wherever the level is,
+/// and the voice stops below −80 dB. The render thread plays the falls as straight segments
+/// between points of the curve (each at most 10 % below the last), so that a period's split
+/// never changes a sample.
+public struct AmplitudeEnvelope: Equatable, Sendable {
+    public var attackFrames: Int
+    public var holdFrames: Int
+    /// Frames for the decay's fall by e⁻⁹ (0: straight to the sustain level).
+    public var decayFrames: Int
+    /// 0…1.
+    public var sustain: Float
+    /// Frames for the release's fall by e⁻⁹.
+    public var releaseFrames: Int
+    /// Whether a note-off releases the voice (false: a one-shot's envelope ignores note-offs).
+    public var followsNoteOff: Bool
+
+    public init(attackFrames: Int = 0, holdFrames: Int = 0, decayFrames: Int = 0, sustain: Float = 1, releaseFrames: Int = 0,
+                followsNoteOff: Bool = true) {
+        self.attackFrames = max(0, attackFrames)
+        self.holdFrames = max(0, holdFrames)
+        self.decayFrames = max(0, decayFrames)
+        self.sustain = min(1, max(0, sustain))
+        self.releaseFrames = max(1, releaseFrames)
+        self.followsNoteOff = followsNoteOff
+    }
+
+    /// A fall by e⁻⁹ over `frames` in straight segments: their length (each falls by at most
+    /// 10 %, and at most 256 frames) and the factor per segment.
+    static func segments(forFall frames: Int) -> (frames: Int32, factor: Float) {
+        let perFrame = 9 / Double(max(1, frames))
+        let length = max(1, min(256, Int(0.1 / perFrame)))
+        return (Int32(length), Float(Double.exp(-perFrame * Double(length))))
+    }
+}
+
 /// A drum-machine instrument: velocity layers, gain, pan, loops, a choke group and a pool of
 /// voices (players `firstPlayer ..< firstPlayer + voiceCount`). Triggered with
 /// `Command.trigger`, or by MIDI note, it is resolved on the render thread, so a pattern step and
@@ -53,10 +91,15 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// Round robin counts every trigger of the instrument, whatever its layer (sfizz counts a
     /// region's sequence on every note of its key); false: each layer counts its own.
     public var roundRobinAcrossLayers: Bool = false
+    /// The voices' amplitude envelope; nil: the sample plays at its level and note-offs do
+    /// nothing.
+    public var envelope: AmplitudeEnvelope?
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
-                midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower, roundRobinAcrossLayers: Bool = false) {
+                midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower, roundRobinAcrossLayers: Bool = false,
+                envelope: AmplitudeEnvelope? = nil) {
+        self.envelope = envelope
         self.panLaw = panLaw
         self.roundRobinAcrossLayers = roundRobinAcrossLayers
         self.firstPlayer = firstPlayer
@@ -87,6 +130,16 @@ struct InstrumentSlot {
     var layerCount: Int
     /// The round-robin order is kept by the first layer's slot for every layer.
     var roundRobinAcrossLayers: Bool = false
+    /// The envelope, resolved into segments (see `Voice`); `hasEnvelope` false: none.
+    var hasEnvelope = false
+    var followsNoteOff = false
+    var attackFrames: Int32 = 0
+    var holdFrames: Int32 = 0
+    var decaySegment: Int32 = 0
+    var decayFactor: Float = 1
+    var sustain: Float = 1
+    var releaseSegment: Int32 = 1
+    var releaseFactor: Float = 0
 }
 
 /// A velocity layer as the render thread holds it, with its selection state.
@@ -141,6 +194,19 @@ struct InstrumentTables {
                 loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
                 chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count,
                 roundRobinAcrossLayers: d.roundRobinAcrossLayers))
+            if let e = d.envelope {
+                let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
+                let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)
+                t.instruments[i].hasEnvelope = true
+                t.instruments[i].followsNoteOff = e.followsNoteOff
+                t.instruments[i].attackFrames = Int32(clamping: e.attackFrames)
+                t.instruments[i].holdFrames = Int32(clamping: e.holdFrames)
+                t.instruments[i].decaySegment = e.decayFrames == 0 ? 0 : decay.frames
+                t.instruments[i].decayFactor = decay.factor
+                t.instruments[i].sustain = e.sustain
+                t.instruments[i].releaseSegment = release.frames
+                t.instruments[i].releaseFactor = release.factor
+            }
             for layer in d.layers {
                 var seed: UInt64 = 0
                 if case .random(let s) = layer.selection { seed = s == 0 ? 0x9E37_79B9_7F4A_7C15 : s }

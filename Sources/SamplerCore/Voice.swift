@@ -83,8 +83,21 @@ struct Voice: BitwiseCopyable {
     var rampEndedAt: Frame = .min
     /// Device frame the voice was paused on (the pause command's frame).
     var pausedAt: Frame = .min
-    /// To a whole number of cache lines (3).
-    private var padding: (Int64, Int64) = (0, 0)
+    // MARK: The envelope (see `AmplitudeEnvelope`), copied from the instrument at its trigger.
+    /// 0 none, 1 attack, 2 hold, 3 decay, 4 sustain, 5 release.
+    var envStage: UInt8 = 0
+    var envFollowsNoteOff = false
+    /// The level with the envelope at 1, and the envelope's value at the end of the current segment.
+    var envBase: Float = 0
+    var envValue: Float = 0
+    var envHoldFrames: Int32 = 0
+    var envDecaySegment: Int32 = 0
+    var envDecayFactor: Float = 1
+    var envSustain: Float = 1
+    var envReleaseSegment: Int32 = 1
+    var envReleaseFactor: Float = 0
+    /// To a whole number of cache lines (4).
+    private var padding: (Int64, Int64, Int64, Int64, Int32) = (0, 0, 0, 0, 0)
 
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)
@@ -172,7 +185,7 @@ struct UnsafeCommandSchedule {
             let command = storage[(head + i) % capacity]
             var isTrigger = false, isInstrumentCommand = false
             switch command.kind {
-            case .trigger: isTrigger = true; isInstrumentCommand = true
+            case .trigger, .release: isTrigger = true; isInstrumentCommand = true
             case .setInstrumentMix, .replaceInstruments: isInstrumentCommand = true
             default: break
             }

@@ -5,7 +5,7 @@ import SamplerCore
 /// file's tempo map (scaled by `speed`), counted from `origin`. Frames come from absolute
 /// positions (the pass times the file's length plus the note's time), never from summed
 /// intervals. With `loops`, the file starts again at its end (its last end-of-track). Note-offs
-/// are not played: the instruments the patch format has play their samples to the end.
+/// release the instruments `releasing` names (those with an envelope that follows note-offs).
 /// Control thread only.
 package struct MIDIFileSource: TriggerSource {
     /// One note-on: seconds from the file's start, the instruments it plays, its velocity (0…1).
@@ -13,6 +13,7 @@ package struct MIDIFileSource: TriggerSource {
         var seconds: Double
         var instruments: [Int]
         var velocity: Float
+        var isRelease = false
     }
 
     let notes: [Note]
@@ -28,11 +29,13 @@ package struct MIDIFileSource: TriggerSource {
     /// - Parameters:
     ///   - speed: tempo factor (2: twice as fast); `--tempo` gives tempo / the file's first tempo.
     ///   - instruments: the instruments a MIDI note plays (none: the note is skipped).
-    package init(file: MIDIFile, instruments: (Int) -> [Int], sampleRate: Double, origin: Frame, speed: Double = 1, loops: Bool = false) {
+    ///   - releasing: the instruments a note-off of a MIDI note releases (`Trigger.isRelease`).
+    package init(file: MIDIFile, instruments: (Int) -> [Int], releasing: (Int) -> [Int] = { _ in [] }, sampleRate: Double, origin: Frame,
+                 speed: Double = 1, loops: Bool = false) {
         notes = file.events.compactMap { e in
-            guard e.isNoteOn else { return nil }
-            let targets = instruments(e.note)
-            return targets.isEmpty ? nil : Note(seconds: file.seconds(atTick: e.tick), instruments: targets, velocity: Float(e.velocity) / 127)
+            let targets = e.isNoteOn ? instruments(e.note) : releasing(e.note)
+            return targets.isEmpty ? nil : Note(seconds: file.seconds(atTick: e.tick), instruments: targets, velocity: Float(e.velocity) / 127,
+                                                isRelease: !e.isNoteOn)
         }
         length = file.duration
         self.speed = speed
@@ -62,7 +65,9 @@ package struct MIDIFileSource: TriggerSource {
             let note = notes[next]
             let f = frame(pass: pass, seconds: note.seconds)
             if f >= horizon || f == .max { return }
-            for instrument in note.instruments { body(Trigger(frame: f, player: instrument, velocity: note.velocity)) }
+            for instrument in note.instruments {
+                body(Trigger(frame: f, player: instrument, velocity: note.velocity, isRelease: note.isRelease))
+            }
             next += 1
         }
     }

@@ -5,11 +5,15 @@ package struct Trigger: Equatable, Sendable {
     package var frame: Frame
     package var player: Int
     package var velocity: Float
+    /// A note-off: the instrument's voices that follow note-offs begin their release (a MIDI
+    /// file's; `Command.release`).
+    package var isRelease: Bool
 
-    package init(frame: Frame, player: Int, velocity: Float = 1) {
+    package init(frame: Frame, player: Int, velocity: Float = 1, isRelease: Bool = false) {
         self.frame = frame
         self.player = player
         self.velocity = velocity
+        self.isRelease = isRelease
     }
 }
 

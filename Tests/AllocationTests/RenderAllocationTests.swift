@@ -76,6 +76,16 @@ import Testing
         defer { server.stop() }
         let engine = Engine(configuration: .init(maxPlayers: 64))
         let sound = try engine.register(Sound(channels: [(0..<4000).map { Float($0 % 100) / 100 }], sampleRate: 48000))
+        // Players 48…63: two instruments sharing note 36, one with an envelope and a velocity curve
+        // (the SFZ paths: triggers, note-offs, envelope segments, shared notes).
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 48, voiceCount: 8, layers: [
+                InstrumentLayer(velocities: 1...63, sounds: [sound], velocityCurve: (0...127).map { Float($0) / 127 }),
+                InstrumentLayer(velocities: 64...127, sounds: [sound, sound]),
+            ], midiNotes: [36], roundRobinAcrossLayers: true,
+                                 envelope: AmplitudeEnvelope(attackFrames: 100, holdFrames: 50, decayFrames: 900, sustain: 0.3, releaseFrames: 700)),
+            InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36]),
+        ])
         let tap = RecordTap(capacity: 1 << 20)
         let client = try JACKClient(name: "alloc", serverName: server.name, engine: engine, recordTap: tap)
         defer { client.close() }
@@ -89,6 +99,10 @@ import Testing
         }
         for i in 0..<200 {
             engine.send(.setGain(player: i % 48, Gain(linear: 0.5), fadeFrames: 100, at: from + Frame(i * 97)))
+        }
+        for i in 0..<60 {
+            engine.send(.trigger(instrument: i % 2, velocity: 1 + (i * 37) % 127, at: from + Frame(i * 211)))
+            engine.send(.release(instrument: 0, at: from + Frame(i * 211 + 500)))
         }
         let target = engine.periodCount + 3000
 

@@ -25,11 +25,12 @@ import Testing
         try! Sound(channels: [(0..<1_200).map { Float($0 % 97) / 120 }, (0..<1_200).map { -Float($0 % 61) / 90 }], sampleRate: 48000),
     ]
 
-    /// An engine with the sounds and three instruments: a pool of two with round robin over three
+    /// An engine with the sounds and four instruments: a pool of two with round robin over three
     /// sounds and a declick, a single voice choosing at random, and a looping one with velocity
-    /// layers, all three in choke group 1 (the last one choked without a fade).
+    /// layers, all three in choke group 1 (the last one choked without a fade); and a pool of two
+    /// with an amplitude envelope and a velocity curve, released by note-offs.
     static func engine() -> Engine {
-        let engine = Engine(configuration: .init(maxPlayers: 8))
+        let engine = Engine(configuration: .init(maxPlayers: 10))
         let ids = sounds.map { try! engine.register($0) }
         engine.setInstruments([
             InstrumentDefinition(firstPlayer: 4, voiceCount: 2, pan: -0.3, chokeGroup: 1,
@@ -41,6 +42,11 @@ import Testing
                 InstrumentLayer(velocities: 1...63, sounds: [ids[0]], gain: Gain(linear: 0.5)),
                 InstrumentLayer(velocities: 64...127, sounds: [ids[3], ids[1]]),
             ], declickFrames: 32, chokeFadeFrames: 0),
+            // An envelope (attack, hold, decay to half, a release on note-off), looping once.
+            InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: 1,
+                                 layers: [InstrumentLayer(sounds: [ids[2], ids[3]], velocityCurve: (0...127).map { Float($0 * $0) / 16_129 })],
+                                 declickFrames: 48, envelope: AmplitudeEnvelope(attackFrames: 150, holdFrames: 90, decayFrames: 700,
+                                                                                sustain: 0.5, releaseFrames: 500)),
         ])
         return engine
     }
@@ -62,9 +68,9 @@ import Testing
             frame += Frame(random.int(0...900))
             if frame >= Frame(length - 2_000) { break }
             // Mostly the players no instrument uses; sometimes an instrument's own voices.
-            let player = random.chance(75) ? random.int(0...(directPlayers - 1)) : random.int(directPlayers...7)
+            let player = random.chance(75) ? random.int(0...(directPlayers - 1)) : random.int(directPlayers...9)
             let c: Command
-            switch random.int(0...13) {
+            switch random.int(0...15) {
             case 0, 1, 2:
                 c = .start(player: player, sound: SoundID(rawValue: Int32(random.int(0...3))), at: frame,
                            from: Frame(random.chance(30) ? random.int(0...250) : 0), loops: random.pick([0, 0, 1, 3, -1]),
@@ -80,8 +86,9 @@ import Testing
             case 10: c = .setRate(player: player, random.pick([0.5, 1, 1.25, 2]), at: frame)
             case 11:
                 c = random.chance(10) ? Command(kind: .stopAll, player: 0, frame: frame)
-                    : .setInstrumentMix(instrument: random.int(0...2), gain: Gain(linear: random.pick([0.5, 1])), pan: nil, at: frame)
-            default: c = .trigger(instrument: random.int(0...2), velocity: random.int(1...127), at: frame)
+                    : .setInstrumentMix(instrument: random.int(0...3), gain: Gain(linear: random.pick([0.5, 1])), pan: nil, at: frame)
+            case 12: c = .release(instrument: random.int(0...3), at: frame)
+            default: c = .trigger(instrument: random.int(0...3), velocity: random.int(1...127), at: frame)
             }
             commands.append(c)
         }

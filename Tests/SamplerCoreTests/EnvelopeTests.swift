@@ -1,0 +1,80 @@
+import Testing
+@testable import SamplerCore
+
+/// Amplitude envelopes (SFZ's ampeg_*, shaped as sfizz shapes them) and note-offs.
+@Suite struct EnvelopeTests {
+    /// An engine with a constant sound (1.0, mono, 48,000 frames) on instrument 0 (note 36),
+    /// hard left, with `envelope`.
+    func engine(_ envelope: AmplitudeEnvelope, loops: Int = 0) throws -> Engine {
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        let id = try engine.register(Sound(channels: [[Float](repeating: 1, count: 48_000)], sampleRate: 48_000))
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, voiceCount: 2, pan: -1, loops: loops,
+                                                    layers: [InstrumentLayer(sounds: [id])], declickFrames: 0,
+                                                    midiNotes: [36], envelope: envelope)])
+        return engine
+    }
+
+    @Test func attackHoldDecaySustainAndReleaseFollowTheirShapes() throws {
+        let e = try engine(AmplitudeEnvelope(attackFrames: 1000, holdFrames: 500, decayFrames: 2000, sustain: 0.25, releaseFrames: 3000))
+        engine_trigger(e, at: 0)
+        e.send(.release(instrument: 0, at: 10_000))
+        let out = renderBlocks(e, periods: 20, blockSize: 1000).left
+        // The attack rises in a straight line; the hold keeps the full level.
+        #expect(out[0] == 0 && abs(out[500] - 0.5) < 1e-6 && out[1000] == 1 && out[1499] == 1)
+        // The decay falls by e^-9 over its time (straight segments between points of the curve)
+        // and stops at the sustain level.
+        let expected = Float(Double.exp(-9.0 * 100 / 2000))
+        #expect(abs(out[1600] - max(0.25, expected)) < 0.003)
+        #expect(out[5000] == 0.25 && out[9999] == 0.25)
+        // The release falls from there by e^-9 over 3,000 frames; below -80 dB the voice stops.
+        #expect(abs(out[11_500] - 0.25 * Float(Double.exp(-4.5))) < 0.001)
+        #expect(out[19_999] == 0)
+        #expect(events(e).contains { $0.kind == .stopped && $0.player == 0 })
+    }
+
+    func engine_trigger(_ e: Engine, at frame: Frame, velocity: Int = 127) {
+        e.send(.trigger(instrument: 0, velocity: velocity, at: frame))
+    }
+
+    @Test func theSamePeriodSplitGivesTheSameSamplesWhateverTheBlockSize() throws {
+        func run(_ block: Int) throws -> [Float] {
+            let e = try engine(AmplitudeEnvelope(attackFrames: 333, holdFrames: 77, decayFrames: 1234, sustain: 0.4, releaseFrames: 987))
+            engine_trigger(e, at: 10)
+            e.send(.release(instrument: 0, at: 2_500))
+            engine_trigger(e, at: 3_001, velocity: 64)
+            e.send(.release(instrument: 0, at: 3_900))
+            return Array(renderBlocks(e, periods: (6_000 + block - 1) / block, blockSize: block).left.prefix(6_000))
+        }
+        let reference = try run(1000)
+        for block in [32, 64, 100, 128, 250, 600] { #expect(try run(block) == reference, "block \(block)") }
+    }
+
+    @Test func aOneShotsEnvelopeIgnoresNoteOffsAndMIDINoteOffsReleaseTheOthers() throws {
+        let oneShot = try engine(AmplitudeEnvelope(decayFrames: 4000, sustain: 0, releaseFrames: 100, followsNoteOff: false))
+        engine_trigger(oneShot, at: 0)
+        oneShot.send(.release(instrument: 0, at: 100))
+        let a = renderBlocks(oneShot, periods: 2, blockSize: 1000).left
+        #expect(a[500] > 0.3)
+        let held = try engine(AmplitudeEnvelope(releaseFrames: 100))
+        // A note-on and its note-off through MIDI (status 0x90 velocity 0 is a note-off too).
+        held.receiveNoteOn(note: 36, velocity: 127, at: 0)
+        [UInt8(0x90), 36, 0].withUnsafeBufferPointer { held.receiveMIDI($0.baseAddress!, count: 3, at: 200) }
+        let b = renderBlocks(held, periods: 1, blockSize: 1000).left
+        #expect(b[199] == 1 && b[250] < 0.2 && b[600] == 0)
+    }
+
+    @Test func aLateNoteOffReleasesFromWhereTheVoiceWasOnItsFrame() throws {
+        func run(late: Bool) throws -> [Float] {
+            let e = try engine(AmplitudeEnvelope(attackFrames: 200, decayFrames: 600, sustain: 0.5, releaseFrames: 400))
+            engine_trigger(e, at: 0)
+            if !late { e.send(.release(instrument: 0, at: 1_500)) }
+            var out = renderBlocks(e, periods: 2, blockSize: 1000).left
+            if late { e.send(.release(instrument: 0, at: 1_500)) }
+            out += renderBlocks(e, periods: 2, blockSize: 1000, start: 2000).left
+            return out
+        }
+        let onTime = try run(late: false), late = try run(late: true)
+        // From the late release's arrival (frame 2,000) on, the two are the same.
+        #expect(Array(late[2000...]) == Array(onTime[2000...]))
+    }
+}
