@@ -91,7 +91,8 @@ package final class LoadedPatch {
                     declickFrames: declick, chokeFadeFrames: Int((sampleRate * 0.005).rounded()),
                     midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
                     panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers,
-                    envelope: streamFiles[i] == nil ? instrument.envelope.map { Self.envelope($0, sampleRate: sampleRate) } : nil))
+                    envelope: streamFiles[i] == nil ? instrument.envelope.map { Self.envelope($0, sampleRate: sampleRate) } : nil,
+                    triggersOnNoteOff: instrument.triggersOnNoteOff))
                 nextPlayer += instrument.voices
             }
             guard nextPlayer <= engine.configuration.maxPlayers else {

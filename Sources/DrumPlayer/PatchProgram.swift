@@ -187,13 +187,17 @@ package struct PatchProgram: LiveProgram {
         let notes = kit.resolvedMIDINotes
         var byNote: [Int: [Int]] = [:]
         for (i, note) in notes.enumerated() { if let note { byNote[note, default: []].append(i) } }
-        var releasing: [Int: [Int]] = [:]
+        var onNoteOn: [Int: [Int]] = [:], releasing: [Int: [Int]] = [:], onNoteOff: [Int: [Int]] = [:]
         for (note, instruments) in byNote {
-            let followers = instruments.filter { (kit.instruments[$0].envelope?.noteOff ?? false) && !(session.loaded?.streams(instrument: $0) ?? false) }
-            if !followers.isEmpty { releasing[note] = followers }
+            onNoteOn[note] = instruments.filter { !kit.instruments[$0].triggersOnNoteOff }
+            onNoteOff[note] = instruments.filter { kit.instruments[$0].triggersOnNoteOff }
+            releasing[note] = instruments.filter {
+                !kit.instruments[$0].triggersOnNoteOff && (kit.instruments[$0].envelope?.noteOff ?? false)
+                    && !(session.loaded?.streams(instrument: $0) ?? false)
+            }
         }
-        return MIDIFileSource(file: midi.file, instruments: { byNote[$0] ?? [] }, releasing: { releasing[$0] ?? [] },
-                              sampleRate: session.sampleRate, origin: origin,
+        return MIDIFileSource(file: midi.file, instruments: { onNoteOn[$0] ?? [] }, releasing: { releasing[$0] ?? [] },
+                              noteOffTriggers: { onNoteOff[$0] ?? [] }, sampleRate: session.sampleRate, origin: origin,
                               speed: midi.tempo.map { $0 / midi.file.initialTempo } ?? 1, loops: midi.loops)
     }
 

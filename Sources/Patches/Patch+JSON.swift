@@ -25,6 +25,7 @@ extension Patch {
             if instrument.voices != 1 { fields.append(#""voices": \#(instrument.voices)"#) }
             if instrument.sharesNote { fields.append(#""shareNote": true"#) }
             if instrument.roundRobinAcrossLayers { fields.append(#""roundRobinAcrossLayers": true"#) }
+            if instrument.triggersOnNoteOff { fields.append(#""trigger": "noteOff""#) }
             if let e = instrument.envelope {
                 var parts: [String] = []
                 if e.attack != 0 { parts.append(#""attack": \#(Self.number(e.attack))"#) }

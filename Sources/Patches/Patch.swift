@@ -224,6 +224,9 @@ package struct DrumInstrument: Equatable, Sendable {
     package var roundRobinAcrossLayers: Bool = false
     /// The voices' amplitude envelope (`"envelope"` in a patch); nil: none.
     package var envelope: Envelope?
+    /// Played by its MIDI note's note-offs, at the note-on's velocity, instead of its note-ons
+    /// (`"trigger": "noteOff"`; SFZ's `trigger=release`).
+    package var triggersOnNoteOff: Bool = false
 
     package init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
                 midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1, sharesNote: Bool = false) {

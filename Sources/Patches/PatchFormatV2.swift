@@ -15,7 +15,7 @@ import Foundation
 /// ```
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope", "trigger"]
     static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
@@ -132,6 +132,13 @@ enum PatchFormatV2 {
                 chokeGroup: try object.optional("chokeGroup")?.integer(in: chokeRange) ?? 0,
                 voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1, sharesNote: sharesNote))
             instruments[instruments.count - 1].roundRobinAcrossLayers = try object.optional("roundRobinAcrossLayers")?.bool() ?? false
+            if let triggerNode = object.optional("trigger") {
+                switch try triggerNode.string() {
+                case "noteOn": break
+                case "noteOff": instruments[instruments.count - 1].triggersOnNoteOff = true
+                default: throw triggerNode.mismatch(expected: #""noteOn" or "noteOff""#)
+                }
+            }
             if let envelopeNode = object.optional("envelope") {
                 let e = try envelopeNode.object(allowedKeys: envelopeKeys)
                 func seconds(_ key: String, _ d: Double) throws(PatchError) -> Double {

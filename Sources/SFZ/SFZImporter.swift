@@ -102,6 +102,8 @@ package enum SFZImporter {
             var velocityCurve: VelocityCurve
             var envelope: Envelope?
             var loops: Int
+            /// `trigger=release`: played by the note-off.
+            var onRelease: Bool
         }
         var resolved: [Region] = []
         for (opcodes, section, defaultPath) in regions {
@@ -129,8 +131,9 @@ package enum SFZImporter {
                 }
                 return n
             }
-            if let t = value("trigger"), t.value != "attack" {
-                report("trigger=\(t.value)", "\(place(t)): trigger=\(t.value) is not carried: those regions are left out")
+            let triggerMode = value("trigger")?.value ?? "attack"
+            if triggerMode != "attack", triggerMode != "release" {
+                report("trigger=\(triggerMode)", "\(place(value("trigger")!)): trigger=\(triggerMode) is not carried: those regions are left out")
                 continue
             }
             guard let sampleOpcode = value("sample") else {
@@ -231,7 +234,8 @@ package enum SFZImporter {
                 gainDb: gainDb, pan: try number("pan", -100...100, default: 0) / 100,
                 semitones: try number("transpose", -127...127, default: 0) + (try number("tune", -9600...9600, default: 0)) / 100,
                 keytrack: try number("pitch_keytrack", -1200...1200, default: 100) / 100,
-                velocityCurve: curve, envelope: envelope, loops: loops))
+                velocityCurve: curve, envelope: triggerMode == "release" ? envelope.map { var e = $0; e.noteOff = false; return e } : envelope,
+                loops: loops, onRelease: triggerMode == "release"))
         }
         guard !resolved.isEmpty else { throw SFZError("\(file): no region with a sample file") }
 
@@ -239,8 +243,12 @@ package enum SFZImporter {
         var instruments: [DrumInstrument] = []
         var groups: [(group: Int, offBy: Int)] = []
         for key in 0...127 {
-            let here = resolved.filter { $0.keys.contains(key) }
-            guard !here.isEmpty else { continue }
+            let onKey = resolved.filter { $0.keys.contains(key) }
+            guard !onKey.isEmpty else { continue }
+            // Note-on regions, then release triggers (played by the note-off): instruments apart.
+            let sets = [onKey.filter { !$0.onRelease }, onKey.filter { $0.onRelease }].filter { !$0.isEmpty }
+            let firstOfKey = instruments.count
+            for here in sets {
             // Regions that sound together (the same velocities, sequence place and random
             // range: several microphones of one drum, say) go to instruments of their own that
             // share the note; the others are alternatives within one instrument.
@@ -317,12 +325,17 @@ package enum SFZImporter {
                 }
                 let name = (GeneralMIDIDrums.name(forNote: key).map { "\($0)-\(key)" } ?? "note-\(key)")
                     + (stackIndex == 0 ? "" : "-\(stackIndex + 1)")
-                instruments.append(DrumInstrument(id: name, layers: layers, pan: first.pan, tune: semitones, midiNote: key,
-                                                  voices: first.polyphony ?? 0, sharesNote: stacks.count > 1))
+                instruments.append(DrumInstrument(id: name + (first.onRelease ? "-release" : ""), layers: layers, pan: first.pan,
+                                                  tune: semitones, midiNote: key, voices: first.polyphony ?? 0))
                 instruments[instruments.count - 1].roundRobinAcrossLayers = layers.count > 1 && layers.contains { $0.samples.count > 1 }
                 instruments[instruments.count - 1].envelope = first.envelope
                 instruments[instruments.count - 1].loops = first.loops
+                instruments[instruments.count - 1].triggersOnNoteOff = first.onRelease
                 groups.append((first.group, first.offBy))
+            }
+            }
+            if instruments.count - firstOfKey > 1 {
+                for i in firstOfKey..<instruments.count { instruments[i].sharesNote = true }
             }
         }
         guard instruments.count <= PatchLimits.instruments else {

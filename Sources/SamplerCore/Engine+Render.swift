@@ -727,7 +727,8 @@ extension Engine {
     }
 
     /// Queues a MIDI note-off for `frame`: a `Command.release` of every instrument with that note
-    /// that has an envelope. Render thread only; real-time safe.
+    /// that has an envelope, and a trigger of those played by note-offs (at the velocity of the
+    /// note's last note-on). Render thread only; real-time safe.
     @_noLocks @_noAllocation
     public func receiveNoteOff(note: Int, at frame: Frame) {
         guard note >= 0, note < 128 else { return }
@@ -735,7 +736,13 @@ extension Engine {
         var instrument = tables.noteMap[note]
         var remaining = tables.instrumentCount
         while instrument >= 0, remaining > 0 {
-            if tables.instruments[Int(instrument)].hasEnvelope {
+            let inst = tables.instruments[Int(instrument)]
+            if inst.triggersOnNoteOff {
+                // A release trigger plays now, at its note-on's velocity.
+                var command = Command(kind: .trigger, player: instrument, frame: frame)
+                command.level = Float(noteOnVelocities[note])
+                if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
+            } else if inst.hasEnvelope {
                 if !schedule.insert(Command(kind: .release, player: instrument, frame: frame)) {
                     droppedCommandCounter.add(1, ordering: .relaxed)
                 }
@@ -753,18 +760,21 @@ extension Engine {
     public func receiveNoteOn(note: Int, velocity: Int, at frame: Frame) {
         guard velocity > 0, note >= 0, note < 128 else { return }
         let tables = instrumentTables.pointee
+        noteOnVelocities[note] = UInt8(min(127, velocity))
         var instrument = tables.noteMap[note]
         // Every instrument the note plays, in their order (the chain is built acyclic; the count
-        // bounds it all the same).
+        // bounds it all the same); release triggers wait for the note-off.
         var remaining = tables.instrumentCount
         var queued = false
         while instrument >= 0, remaining > 0 {
-            var command = Command(kind: .trigger, player: instrument, frame: frame)
-            command.level = Float(velocity)
-            if schedule.insert(command) {
-                queued = true
-            } else {
-                droppedCommandCounter.add(1, ordering: .relaxed)
+            if !tables.instruments[Int(instrument)].triggersOnNoteOff {
+                var command = Command(kind: .trigger, player: instrument, frame: frame)
+                command.level = Float(velocity)
+                if schedule.insert(command) {
+                    queued = true
+                } else {
+                    droppedCommandCounter.add(1, ordering: .relaxed)
+                }
             }
             instrument = tables.noteNext[Int(instrument)]
             remaining -= 1

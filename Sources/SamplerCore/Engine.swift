@@ -78,6 +78,9 @@ public final class Engine: @unchecked Sendable {
     let timeline: UnsafeMutablePointer<TimelineState>
     /// Where skipped frames are rendered to and forgotten, `discardCapacity` frames per channel.
     let discardLeft: UnsafeMutablePointer<Float>
+    /// Per MIDI note, the velocity of its last note-on from `midi_in` (a release trigger plays
+    /// at it). Render thread only.
+    let noteOnVelocities: UnsafeMutablePointer<UInt8>
     let discardRight: UnsafeMutablePointer<Float>
     let discardCapacity = 1024
     /// The MIDI messages of the period being rendered, in frame order, and how many there are
@@ -124,6 +127,8 @@ public final class Engine: @unchecked Sendable {
         prefetchSink.initialize(to: 0)
         timeline = .allocate(capacity: 1)
         timeline.initialize(to: TimelineState())
+        noteOnVelocities = .allocate(capacity: 128)
+        noteOnVelocities.initialize(repeating: 64, count: 128)
         discardLeft = .allocate(capacity: discardCapacity)
         discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
@@ -154,6 +159,7 @@ public final class Engine: @unchecked Sendable {
         prefetchSink.deallocate()
         timeline.deallocate()
         discardLeft.deallocate()
+        noteOnVelocities.deallocate()
         discardRight.deallocate()
         instrumentTables.pointee.deallocate()
         instrumentTables.deallocate()

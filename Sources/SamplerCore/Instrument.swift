@@ -94,12 +94,16 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// The voices' amplitude envelope; nil: the sample plays at its level and note-offs do
     /// nothing.
     public var envelope: AmplitudeEnvelope?
+    /// Played by its MIDI notes' note-offs instead of their note-ons, at the note-on's velocity
+    /// (SFZ's `trigger=release`: a release noise).
+    public var triggersOnNoteOff: Bool = false
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
                 midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower, roundRobinAcrossLayers: Bool = false,
-                envelope: AmplitudeEnvelope? = nil) {
+                envelope: AmplitudeEnvelope? = nil, triggersOnNoteOff: Bool = false) {
         self.envelope = envelope
+        self.triggersOnNoteOff = triggersOnNoteOff
         self.panLaw = panLaw
         self.roundRobinAcrossLayers = roundRobinAcrossLayers
         self.firstPlayer = firstPlayer
@@ -130,6 +134,8 @@ struct InstrumentSlot {
     var layerCount: Int
     /// The round-robin order is kept by the first layer's slot for every layer.
     var roundRobinAcrossLayers: Bool = false
+    /// Played by note-offs, not note-ons (`InstrumentDefinition.triggersOnNoteOff`).
+    var triggersOnNoteOff = false
     /// The envelope, resolved into segments (see `Voice`); `hasEnvelope` false: none.
     var hasEnvelope = false
     var followsNoteOff = false
@@ -193,7 +199,7 @@ struct InstrumentTables {
                 firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan, law: d.panLaw),
                 loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
                 chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count,
-                roundRobinAcrossLayers: d.roundRobinAcrossLayers))
+                roundRobinAcrossLayers: d.roundRobinAcrossLayers, triggersOnNoteOff: d.triggersOnNoteOff))
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)

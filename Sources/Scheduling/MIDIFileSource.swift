@@ -30,13 +30,29 @@ package struct MIDIFileSource: TriggerSource {
     ///   - speed: tempo factor (2: twice as fast); `--tempo` gives tempo / the file's first tempo.
     ///   - instruments: the instruments a MIDI note plays (none: the note is skipped).
     ///   - releasing: the instruments a note-off of a MIDI note releases (`Trigger.isRelease`).
-    package init(file: MIDIFile, instruments: (Int) -> [Int], releasing: (Int) -> [Int] = { _ in [] }, sampleRate: Double, origin: Frame,
+    ///   - noteOffTriggers: the instruments a note-off plays (release triggers), at the velocity
+    ///     of the note's last note-on on its channel.
+    package init(file: MIDIFile, instruments: (Int) -> [Int], releasing: (Int) -> [Int] = { _ in [] },
+                 noteOffTriggers: (Int) -> [Int] = { _ in [] }, sampleRate: Double, origin: Frame,
                  speed: Double = 1, loops: Bool = false) {
-        notes = file.events.compactMap { e in
-            let targets = e.isNoteOn ? instruments(e.note) : releasing(e.note)
-            return targets.isEmpty ? nil : Note(seconds: file.seconds(atTick: e.tick), instruments: targets, velocity: Float(e.velocity) / 127,
-                                                isRelease: !e.isNoteOn)
+        var lastVelocity = [Int](repeating: 64, count: 16 * 128)
+        var notes: [Note] = []
+        for e in file.events {
+            let seconds = file.seconds(atTick: e.tick)
+            if e.isNoteOn {
+                lastVelocity[e.channel * 128 + e.note] = e.velocity
+                let targets = instruments(e.note)
+                if !targets.isEmpty { notes.append(Note(seconds: seconds, instruments: targets, velocity: Float(e.velocity) / 127)) }
+            } else {
+                let released = releasing(e.note)
+                if !released.isEmpty { notes.append(Note(seconds: seconds, instruments: released, velocity: 0, isRelease: true)) }
+                let played = noteOffTriggers(e.note)
+                if !played.isEmpty {
+                    notes.append(Note(seconds: seconds, instruments: played, velocity: Float(lastVelocity[e.channel * 128 + e.note]) / 127))
+                }
+            }
         }
+        self.notes = notes
         length = file.duration
         self.speed = speed
         self.sampleRate = sampleRate

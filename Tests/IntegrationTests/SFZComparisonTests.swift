@@ -103,6 +103,7 @@ import Testing
         <region> sample=hat_open.wav key=55 ampeg_attack=0.01 ampeg_hold=0.005 ampeg_decay=0.05 ampeg_sustain=30 ampeg_release=0.03
         <region> sample=snare_b.wav key=56 loop_mode=loop_continuous ampeg_release=0.02 offset=0 end=479
         <region> sample=kick_hard.wav key=57
+        <region> sample=hat_closed.wav key=57 trigger=release loop_mode=one_shot volume=-6
         <region> sample=hat_closed.wav key=58 loop_mode=one_shot ampeg_decay=0.2 ampeg_sustain=0
         """.write(toFile: sfz, atomically: true, encoding: .utf8)
         // Eighths at 120 bpm (240 ticks = 0.25 s = 12,000 frames).

@@ -173,4 +173,21 @@ import Testing
         let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
         #expect(back.instruments == kit.instruments)
     }
+
+    @Test func releaseTriggersAreInstrumentsPlayedByTheNoteOff() throws {
+        let (path, _) = try kit("""
+        <region> sample=a.wav key=42 loop_mode=one_shot
+        <region> sample=b.wav key=42 trigger=release
+        <region> sample=b.wav key=43 trigger=first
+        """, files: ["a.wav", "b.wav"])
+        let result = try SFZImporter.importSFZ(path: path)
+        let kit = result.kit
+        #expect(kit.instruments.map(\.id) == ["closed-hat-42", "closed-hat-42-release"])
+        #expect(kit.instruments.map(\.triggersOnNoteOff) == [false, true])
+        #expect(kit.instruments.allSatisfy { $0.sharesNote })
+        #expect(kit.instruments[1].envelope?.noteOff == false)
+        #expect(result.notes.contains { $0.contains("trigger=first is not carried") })
+        let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
+        #expect(back.instruments == kit.instruments)
+    }
 }

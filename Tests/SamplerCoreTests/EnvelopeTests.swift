@@ -77,4 +77,20 @@ import Testing
         // From the late release's arrival (frame 2,000) on, the two are the same.
         #expect(Array(late[2000...]) == Array(onTime[2000...]))
     }
+
+    @Test func aReleaseTriggerPlaysOnTheNoteOffAtTheNoteOnsVelocity() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        let id = try engine.register(Sound(channels: [[Float](repeating: 1, count: 1_000)], sampleRate: 48_000))
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [id])], declickFrames: 0, midiNotes: [40],
+                                 envelope: AmplitudeEnvelope(releaseFrames: 50)),
+            InstrumentDefinition(firstPlayer: 1, pan: 1, layers: [InstrumentLayer(sounds: [id])], declickFrames: 0, midiNotes: [40],
+                                 triggersOnNoteOff: true),
+        ])
+        engine.receiveNoteOn(note: 40, velocity: 64, at: 100)
+        engine.receiveNoteOff(note: 40, at: 300)
+        let out = renderBlocks(engine, periods: 1, blockSize: 1000)
+        #expect(firstNonZero(out.left) == 100 && out.left[299] == Float(64) / 127 && out.left[700] == 0)
+        #expect(firstNonZero(out.right) == 300 && out.right[300] == Float(64) / 127)
+    }
 }
