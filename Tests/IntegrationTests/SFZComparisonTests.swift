@@ -74,6 +74,8 @@ import Testing
                                  ("hat_closed", 3000.0, 30.0), ("hat_open", 3500.0, 4.0), ("ride_a", 700.0, 30.0), ("ride_b", 701.0, 30.0)] {
             try Self.writeWAV("\(samples)/\(name).wav", [Self.tone(f, seconds: 0.6, decay: decay)])
         }
+        // A long, slowly fading tone: a voice that polyphony steals is missed in the level.
+        try Self.writeWAV("\(samples)/pad.wav", [Self.tone(440, seconds: 1.0, decay: 0.5, level: 0.5)])
         let tomL = Self.tone(150, decay: 8), tomR = Self.tone(150, decay: 8, level: 0.4)
         try Self.writeWAV("\(samples)/tom.wav", [tomL, tomR])
         let sfz = dir.appendingPathComponent("kit.sfz").path
@@ -105,12 +107,19 @@ import Testing
         <region> sample=kick_hard.wav key=57
         <region> sample=hat_closed.wav key=57 trigger=release loop_mode=one_shot volume=-6
         <region> sample=hat_closed.wav key=58 loop_mode=one_shot ampeg_decay=0.2 ampeg_sustain=0
+        // Two voices at most (the third note steals the first), transposition with half key
+        // tracking, a layer from velocity 0.
+        <group> loop_mode=one_shot
+        <region> sample=pad.wav key=59 polyphony=2
+        <region> sample=snare_a.wav lokey=60 hikey=61 pitch_keycenter=60 transpose=3 pitch_keytrack=50
+        <region> sample=kick_soft.wav key=62 lovel=0 hivel=50 note_polyphony=4
+        <region> sample=kick_hard.wav key=62 lovel=51
         """.write(toFile: sfz, atomically: true, encoding: .utf8)
         // Eighths at 120 bpm (240 ticks = 0.25 s = 12,000 frames).
         var notes: [(tick: Int, note: Int, velocity: Int)] = []
         for (k, n) in [(36, 120), (36, 40), (38, 100), (38, 100), (46, 110), (42, 90), (47, 100), (50, 60), (51, 100), (51, 100),
                        (36, 64), (36, 63), (38, 30), (49, 127), (53, 100),
-                       (55, 100), (56, 90), (57, 110), (58, 120)].enumerated() {
+                       (55, 100), (56, 90), (57, 110), (58, 120), (59, 100), (59, 100), (59, 100), (60, 100), (61, 100), (62, 30)].enumerated() {
             notes.append((k * 240, n.0, n.1))
         }
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes)
