@@ -174,7 +174,8 @@ package final class LoadedPatch {
     static func envelope(_ e: Envelope, sampleRate: Double) -> AmplitudeEnvelope {
         func frames(_ seconds: Double) -> Int { Int((seconds * sampleRate).rounded()) }
         return AmplitudeEnvelope(attackFrames: frames(e.attack), holdFrames: frames(e.hold), decayFrames: frames(e.decay),
-                                 sustain: Float(e.sustain), releaseFrames: frames(e.release), followsNoteOff: e.noteOff)
+                                 sustain: Float(e.sustain), releaseFrames: frames(e.release), followsNoteOff: e.noteOff,
+                                 chokeReleaseFrames: e.choke.map(frames))
     }
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate), then at `sampleRate`.

@@ -34,6 +34,7 @@ extension Patch {
                 if e.sustain != 1 { parts.append(#""sustain": \#(Self.number(e.sustain))"#) }
                 if e.release != 0.006 { parts.append(#""release": \#(Self.number(e.release))"#) }
                 if !e.noteOff { parts.append(#""noteOff": false"#) }
+                if let choke = e.choke { parts.append(#""choke": \#(Self.number(choke))"#) }
                 fields.append(#""envelope": { \#(parts.joined(separator: ", ")) }"#)
             }
             lines.append("    { " + fields.joined(separator: ", ") + #", "layers": ["#)

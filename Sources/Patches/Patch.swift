@@ -186,9 +186,13 @@ package struct Envelope: Equatable, Sendable {
     package var release: Double
     /// Whether a note-off releases the voice (false: it plays out, as a one-shot).
     package var noteOff: Bool
+    /// A choke releases the voice over this time (seconds, a fall by e⁻⁹); nil: the kit's 5 ms
+    /// straight fade. SFZ's `off_mode`/`off_time`.
+    package var choke: Double?
 
     package init(attack: Double = 0, hold: Double = 0, decay: Double = 0, sustain: Double = 1, release: Double = 0.006,
-                 noteOff: Bool = true) {
+                 noteOff: Bool = true, choke: Double? = nil) {
+        self.choke = choke
         self.attack = attack
         self.hold = hold
         self.decay = decay

@@ -16,7 +16,7 @@ import Foundation
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope", "trigger"]
-    static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff"]
+    static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
     static let sampleKeys = ["path", "stream", "preload", "offset", "end"]
@@ -147,7 +147,8 @@ enum PatchFormatV2 {
                 instruments[instruments.count - 1].envelope = Envelope(
                     attack: try seconds("attack", 0), hold: try seconds("hold", 0), decay: try seconds("decay", 0),
                     sustain: try e.optional("sustain")?.number(in: .between(0, 1)) ?? 1,
-                    release: try seconds("release", 0.006), noteOff: try e.optional("noteOff")?.bool() ?? true)
+                    release: try seconds("release", 0.006), noteOff: try e.optional("noteOff")?.bool() ?? true,
+                    choke: try e.optional("choke")?.number(in: .between(0, 100)))
             }
         }
         return instruments

@@ -22,7 +22,7 @@ package enum SFZImporter {
     /// Opcodes the import carries (with their header-level inheritance).
     static let carried: Set<String> = [
         "sample", "key", "lokey", "hikey", "pitch_keycenter", "lovel", "hivel", "seq_length", "seq_position",
-        "lorand", "hirand", "group", "off_by", "off_mode", "polyphony", "note_polyphony", "volume", "amplitude",
+        "lorand", "hirand", "group", "off_by", "off_mode", "off_time", "polyphony", "note_polyphony", "volume", "amplitude",
         "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
         "offset", "end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release",
         // Loading hints: the sampler decides how to load samples itself.
@@ -30,7 +30,6 @@ package enum SFZImporter {
     ]
     /// Why an opcode of the issue's list is not carried yet (reported with its line).
     static let notYet: [String: String] = [
-        "off_time": "off_time is not carried: a choke fades over the kit's 5 ms",
         "output": "per-instrument outputs do not exist yet: everything plays on the main mix",
     ]
 
@@ -186,13 +185,25 @@ package enum SFZImporter {
             // The amplitude envelope, as sfizz plays it: its release is never shorter than 6 ms
             // (a shorter or zero ampeg_release sounds as 6 ms there).
             let shaped = ["ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain"].contains { value($0) != nil }
+            let release = max(0.006, try number("ampeg_release", 0...100, default: 0.001))
+            // Choked (off_by): off_mode fast (the default) releases over 6 ms, normal over the
+            // region's release, time over off_time, each as sfizz's release falls.
+            var choke: Double?
+            if try integer("off_by", Int(Int32.min)...Int(Int32.max), default: 0) != 0 || value("off_mode") != nil || value("off_time") != nil {
+                switch value("off_mode")?.value ?? "fast" {
+                case "fast": choke = 0.006
+                case "normal": choke = release
+                case "time": choke = max(0.006, try number("off_time", 0...100, default: 0.006))
+                default:
+                    throw SFZError("\(place(value("off_mode")!)): off_mode: expected fast, normal or time, got \"\(value("off_mode")!.value.prefix(40))\"")
+                }
+            }
             var envelope: Envelope?
-            if mode != "one_shot" || shaped {
+            if mode != "one_shot" || shaped || choke != nil {
                 envelope = Envelope(attack: try number("ampeg_attack", 0...100, default: 0), hold: try number("ampeg_hold", 0...100, default: 0),
                                     decay: try number("ampeg_decay", 0...100, default: 0),
                                     sustain: try number("ampeg_sustain", 0...100, default: 100) / 100,
-                                    release: max(0.006, try number("ampeg_release", 0...100, default: 0.001)),
-                                    noteOff: mode != "one_shot")
+                                    release: release, noteOff: mode != "one_shot", choke: choke)
             }
             let offset = try integer("offset", 0...(1 << 40), default: 0)
             var end: Int? = value("end") == nil ? nil : try integer("end", -1...(1 << 40), default: 0)

@@ -835,7 +835,18 @@ extension Engine {
                 if tables.instruments[other].chokeGroup == inst.chokeGroup {
                     let o = tables.instruments[other]
                     for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
-                        if voices[p].isActive {
+                        if !voices[p].isActive {
+                            // Ended since the trigger's frame (a late trigger): on time the choke
+                            // would have ended it sooner, where a straight fade (or none) says; a
+                            // release's end cannot be known here: counted.
+                            if voices[p].endedAt > due, voices[p].startedAt <= due {
+                                if o.chokeReleases, voices[p].envStage != 0 {
+                                    lateCommandCounter.add(1, ordering: .relaxed)
+                                } else {
+                                    voices[p].endedAt = min(voices[p].endedAt, due + Int64(max(0, o.chokeFadeFrames)))
+                                }
+                            }
+                        } else {
                             if voices[p].startedAt > due {
                                 // Started after the trigger's frame (it came out of order): on time
                                 // the choke could not have touched it.
@@ -845,6 +856,18 @@ extension Engine {
                                 voices[p].isActive = false
                                 voices[p].endedAt = max(due, voices[p].startedAt)
                                 emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
+                            } else if o.chokeReleases, voices[p].envStage != 0, voices[p].envStage < 5 {
+                                // An envelope choked with a release of its own (SFZ's off_mode).
+                                let played = restoreLevel(voices + p, due: due, late: frame - due)
+                                let base = voices[p].envBase
+                                voices[p].envValue = base > 0 ? voices[p].level / base : 0
+                                voices[p].envStage = 5
+                                voices[p].envReleaseSegment = o.chokeReleaseSegment
+                                voices[p].envReleaseFactor = o.chokeReleaseFactor
+                                continueRelease(voices + p)
+                                if played > 0 { advanceEnvelope(voices + p, player: p, by: played, from: due) }
+                            } else if o.chokeReleases, voices[p].envStage >= 5 {
+                                // Released already: the release goes on.
                             } else if !voices[p].stopsAfterRamp {
                                 let played = restoreLevel(voices + p, due: due, late: frame - due)
                                 startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))

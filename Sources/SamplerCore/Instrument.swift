@@ -47,9 +47,13 @@ public struct AmplitudeEnvelope: Equatable, Sendable {
     public var releaseFrames: Int
     /// Whether a note-off releases the voice (false: a one-shot's envelope ignores note-offs).
     public var followsNoteOff: Bool
+    /// A choke (another instrument of the group starting) releases the voice over these frames,
+    /// the fall by e⁻⁹ of a release; nil: the instrument's linear `chokeFadeFrames`.
+    public var chokeReleaseFrames: Int?
 
     public init(attackFrames: Int = 0, holdFrames: Int = 0, decayFrames: Int = 0, sustain: Float = 1, releaseFrames: Int = 0,
-                followsNoteOff: Bool = true) {
+                followsNoteOff: Bool = true, chokeReleaseFrames: Int? = nil) {
+        self.chokeReleaseFrames = chokeReleaseFrames.map { max(1, $0) }
         self.attackFrames = max(0, attackFrames)
         self.holdFrames = max(0, holdFrames)
         self.decayFrames = max(0, decayFrames)
@@ -146,6 +150,10 @@ struct InstrumentSlot {
     var sustain: Float = 1
     var releaseSegment: Int32 = 1
     var releaseFactor: Float = 0
+    /// A choke releases (segments as a release's) rather than fading linearly.
+    var chokeReleases = false
+    var chokeReleaseSegment: Int32 = 1
+    var chokeReleaseFactor: Float = 0
 }
 
 /// A velocity layer as the render thread holds it, with its selection state.
@@ -212,6 +220,12 @@ struct InstrumentTables {
                 t.instruments[i].sustain = e.sustain
                 t.instruments[i].releaseSegment = release.frames
                 t.instruments[i].releaseFactor = release.factor
+                if let frames = e.chokeReleaseFrames {
+                    let choke = AmplitudeEnvelope.segments(forFall: frames)
+                    t.instruments[i].chokeReleases = true
+                    t.instruments[i].chokeReleaseSegment = choke.frames
+                    t.instruments[i].chokeReleaseFactor = choke.factor
+                }
             }
             for layer in d.layers {
                 var seed: UInt64 = 0

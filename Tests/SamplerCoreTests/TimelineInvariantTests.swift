@@ -28,7 +28,8 @@ import Testing
     /// An engine with the sounds and four instruments: a pool of two with round robin over three
     /// sounds and a declick, a single voice choosing at random, and a looping one with velocity
     /// layers, all three in choke group 1 (the last one choked without a fade); and a pool of two
-    /// with an amplitude envelope and a velocity curve, released by note-offs.
+    /// with an amplitude envelope and a velocity curve, released by note-offs, in the same choke
+    /// group (choked with a release of its own).
     static func engine() -> Engine {
         let engine = Engine(configuration: .init(maxPlayers: 10))
         let ids = sounds.map { try! engine.register($0) }
@@ -43,10 +44,10 @@ import Testing
                 InstrumentLayer(velocities: 64...127, sounds: [ids[3], ids[1]]),
             ], declickFrames: 32, chokeFadeFrames: 0),
             // An envelope (attack, hold, decay to half, a release on note-off), looping once.
-            InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: 1,
+            InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: 1, chokeGroup: 1,
                                  layers: [InstrumentLayer(sounds: [ids[2], ids[3]], velocityCurve: (0...127).map { Float($0 * $0) / 16_129 })],
                                  declickFrames: 48, envelope: AmplitudeEnvelope(attackFrames: 150, holdFrames: 90, decayFrames: 700,
-                                                                                sustain: 0.5, releaseFrames: 500)),
+                                                                                sustain: 0.5, releaseFrames: 500, chokeReleaseFrames: 300)),
         ])
         return engine
     }
@@ -153,6 +154,10 @@ import Testing
                 next += 1
             }
             engine.render(frameCount: size, periodStart: stamp, left: l, right: r)
+            if let trace = ProcessInfo.processInfo.environment["INVARIANT_TRACE"].flatMap(Int.init) {
+                let v = engine.voices[trace]
+                print("after \(stamp)+\(size): p\(trace) active \(v.isActive) started \(v.startedAt) ended \(v.endedAt) pos \(v.position) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) late \(engine.lateCommandCount)")
+            }
             if engine.lateCommandCount > 0 { return (judged, true) }
             // Owed: a command whose frame lies before the period's end was not yet sent.
             let owed = next < program.count && program[next...].contains { $0.command.frame < end }
@@ -169,16 +174,16 @@ import Testing
             if let i = wrong {
                 let t = Int(stamp) + i
                 if ProcessInfo.processInfo.environment["INVARIANT_SEED"] != nil {
-                    for p in 0..<8 {
+                    for p in 0..<10 {
                         let v = engine.voices[p], w = engine.tails[p]
-                        print("live p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) frac \(v.fraction) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
+                        print("live p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) frac \(v.fraction) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
                     }
                     let ref = Self.engine()
                     for s in program { ref.send(s.command) }
                     _ = renderBlocks(ref, periods: 1, blockSize: Int(end))
-                    for p in 0..<8 {
+                    for p in 0..<10 {
                         let v = ref.voices[p], w = ref.tails[p]
-                        print("ref  p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) frac \(v.fraction) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
+                        print("ref  p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) frac \(v.fraction) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
                     }
                 }
                 Issue.record("""
