@@ -246,7 +246,7 @@ package enum SFZImporter {
                 semitones: try number("transpose", -127...127, default: 0) + (try number("tune", -9600...9600, default: 0)) / 100,
                 keytrack: try number("pitch_keytrack", -1200...1200, default: 100) / 100,
                 velocityCurve: curve, envelope: triggerMode == "release" ? envelope.map { var e = $0; e.noteOff = false; return e } : envelope,
-                loops: loops, onRelease: triggerMode == "release"))
+                loops: triggerMode == "release" ? 0 : loops, onRelease: triggerMode == "release"))
         }
         guard !resolved.isEmpty else { throw SFZError("\(file): no region with a sample file") }
 

@@ -1041,7 +1041,9 @@ extension Engine {
         }
         // The decay: down by a factor per segment, to the sustain level.
         let sustain = v.pointee.envSustain
-        if v.pointee.envDecaySegment == 0 || v.pointee.envValue <= sustain {
+        // Within 1e-4 (−80 dB) of the sustain level the decay is over: a fall towards 0 would
+        // otherwise go on for ever in ever smaller (subnormal) steps.
+        if v.pointee.envDecaySegment == 0 || v.pointee.envValue <= sustain + 1e-4 {
             v.pointee.envStage = 4
             v.pointee.envValue = sustain
             v.pointee.level = v.pointee.envBase * sustain

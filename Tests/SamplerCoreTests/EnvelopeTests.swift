@@ -93,4 +93,13 @@ import Testing
         #expect(firstNonZero(out.left) == 100 && out.left[299] == Float(64) / 127 && out.left[700] == 0)
         #expect(firstNonZero(out.right) == 300 && out.right[300] == Float(64) / 127)
     }
+
+    @Test func aDecayToSilenceEndsItsSegments() throws {
+        let e = try engine(AmplitudeEnvelope(decayFrames: 480, sustain: 0, releaseFrames: 100, followsNoteOff: false))
+        engine_trigger(e, at: 0)
+        let out = renderBlocks(e, periods: 4, blockSize: 1000).left
+        #expect(out[3999] == 0)
+        // In sustain at 0: no segment left to play.
+        #expect(e.voices[0].envStage == 4 && e.voices[0].rampFramesLeft == 0)
+    }
 }
