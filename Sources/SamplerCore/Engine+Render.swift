@@ -334,6 +334,7 @@ extension Engine {
             }
             v.pointee.setSound(command.sound, slot)
             v.pointee.envStage = 0
+            v.pointee.envFollowsNoteOff = false
             v.pointee.isActive = true
             v.pointee.isPaused = false
             v.pointee.position = min(max(command.position, 0), slot.frames - 1)
@@ -378,6 +379,8 @@ extension Engine {
         case .setGain:
             // A voice fading out to stop keeps fading: a gain change does not revive it.
             if v.pointee.stopsAfterRamp { return }
+            // Nor does it revive a released envelope: the release goes on.
+            if v.pointee.envStage >= 5 { return }
             // A paused voice's ramp waits for it: advanced only over what it played before its pause.
             let played = restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
             startRamp(v, to: command.level, frames: command.fadeFrames)
@@ -829,52 +832,53 @@ extension Engine {
             order.pointee.counter &+= 1
         }
         let sound = tables.sounds[layer.pointee.soundStart + pick]
-        // Choke: silence the other instruments of the group, with a short fade.
+        // Choke: silence the other instruments of the group, with a short fade (or their choke
+        // release). As in sfizz, not the instruments the same note plays with it (a multi-mic
+        // drum in its own group), and not the voices of release triggers.
         if inst.chokeGroup != 0 {
             for other in 0..<tables.instrumentCount where other != index {
-                if tables.instruments[other].chokeGroup == inst.chokeGroup {
-                    let o = tables.instruments[other]
-                    for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
-                        if !voices[p].isActive {
-                            // Ended since the trigger's frame (a late trigger): on time the choke
-                            // would have ended it sooner, where a straight fade (or none) says; a
-                            // release's end cannot be known here: counted.
-                            if voices[p].endedAt > due, voices[p].startedAt <= due {
-                                if o.chokeReleases, voices[p].envStage != 0 {
-                                    lateCommandCounter.add(1, ordering: .relaxed)
-                                } else {
-                                    voices[p].endedAt = min(voices[p].endedAt, due + Int64(max(0, o.chokeFadeFrames)))
-                                }
-                            }
-                        } else {
-                            if voices[p].startedAt > due {
-                                // Started after the trigger's frame (it came out of order): on time
-                                // the choke could not have touched it.
+                let o = tables.instruments[other]
+                if o.chokeGroup != inst.chokeGroup { continue }
+                if o.stack == inst.stack { continue }
+                if o.triggersOnNoteOff { continue }
+                for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
+                    if !voices[p].isActive {
+                        // Ended since the trigger's frame (a late trigger): on time the choke
+                        // would have ended it sooner, where a straight fade (or none) says; where
+                        // a release would have ended it cannot be known here: counted.
+                        if voices[p].endedAt > due, voices[p].startedAt <= due {
+                            if o.chokeReleases {
                                 lateCommandCounter.add(1, ordering: .relaxed)
-                            } else if o.chokeFadeFrames <= 0 {
-                                // No fade: silenced on the trigger's frame.
-                                voices[p].isActive = false
-                                voices[p].endedAt = max(due, voices[p].startedAt)
-                                emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
-                            } else if o.chokeReleases, voices[p].envStage != 0, voices[p].envStage < 5 {
-                                // An envelope choked with a release of its own (SFZ's off_mode).
-                                let played = restoreLevel(voices + p, due: due, late: frame - due)
-                                let base = voices[p].envBase
-                                voices[p].envValue = base > 0 ? voices[p].level / base : 0
-                                voices[p].envStage = 5
-                                voices[p].envReleaseSegment = o.chokeReleaseSegment
-                                voices[p].envReleaseFactor = o.chokeReleaseFactor
-                                continueRelease(voices + p)
-                                if played > 0 { advanceEnvelope(voices + p, player: p, by: played, from: due) }
-                            } else if o.chokeReleases, voices[p].envStage >= 5 {
-                                // Released already: the release goes on.
-                            } else if !voices[p].stopsAfterRamp {
-                                let played = restoreLevel(voices + p, due: due, late: frame - due)
-                                startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
-                                voices[p].stopsAfterRamp = true
-                                advanceRamp(voices + p, player: p, by: played, rampStart: due)
+                            } else {
+                                voices[p].endedAt = min(voices[p].endedAt, due + Int64(max(0, o.chokeFadeFrames)))
                             }
                         }
+                    } else if voices[p].startedAt > due {
+                        // Started after the trigger's frame (it came out of order): on time the
+                        // choke could not have touched it.
+                        lateCommandCounter.add(1, ordering: .relaxed)
+                    } else if o.chokeReleases, voices[p].envStage != 0, voices[p].envStage < 5 {
+                        // An envelope choked with a release of its own (SFZ's off_mode).
+                        let played = restoreLevel(voices + p, due: due, late: frame - due)
+                        let base = voices[p].envBase
+                        voices[p].envValue = base > 0 ? voices[p].level / base : 0
+                        voices[p].envStage = 5
+                        voices[p].envReleaseSegment = o.chokeReleaseSegment
+                        voices[p].envReleaseFactor = o.chokeReleaseFactor
+                        continueRelease(voices + p)
+                        if played > 0 { advanceEnvelope(voices + p, player: p, by: played, from: due) }
+                    } else if o.chokeReleases, voices[p].envStage >= 5 {
+                        // Released already: the release goes on.
+                    } else if o.chokeFadeFrames <= 0 {
+                        // No fade: silenced on the trigger's frame.
+                        voices[p].isActive = false
+                        voices[p].endedAt = max(due, voices[p].startedAt)
+                        emit(Event(kind: .stopped, player: Int32(p), frame: frame, tag: voices[p].tag))
+                    } else if !voices[p].stopsAfterRamp {
+                        let played = restoreLevel(voices + p, due: due, late: frame - due)
+                        startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
+                        voices[p].stopsAfterRamp = true
+                        advanceRamp(voices + p, player: p, by: played, rampStart: due)
                     }
                 }
             }
@@ -923,6 +927,13 @@ extension Engine {
             beginEnvelope(voices + player, inst)
             // A late trigger's envelope is where it would be had it begun on its frame.
             if frame > due { advanceEnvelope(voices + player, player: player, by: frame - due, from: due) }
+            // A note-off later than this trigger's frame has been applied already (the trigger
+            // came late or out of order): on time it would have released this voice. Released
+            // now, counted.
+            if inst.followsNoteOff, inst.lastReleaseDue > due {
+                lateCommandCounter.add(1, ordering: .relaxed)
+                releaseVoice(voices + player, player: player, due: frame, at: frame)
+            }
         }
     }
 
@@ -933,24 +944,41 @@ extension Engine {
         guard index >= 0, index < tables.instrumentCount else { return }
         let inst = tables.instruments[index]
         guard inst.hasEnvelope else { return }
+        if due > inst.lastReleaseDue { tables.instruments[index].lastReleaseDue = due }
         for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
             let v = voices + p
-            if !v.pointee.isActive { continue }
             if !v.pointee.envFollowsNoteOff { continue }
-            // Not one the note-off can reach: without an envelope now, or released already.
-            if v.pointee.envStage == 0 { continue }
-            if v.pointee.envStage >= 5 { continue }
             // Started after the note-off's frame: on time the note-off came before it.
             if v.pointee.startedAt > due { continue }
-            // Late: the release begins from the level the voice had on the note-off's frame (when
-            // that can be known; otherwise counted) and is advanced over the frames since.
-            let played = restoreLevel(v, due: due, late: frame > due ? frame - due : 0)
+            if !v.pointee.isActive {
+                // Ended since the note-off's frame (a late note-off): on time it would have been
+                // released then, and sounded otherwise. Counted.
+                if v.pointee.endedAt > due { lateCommandCounter.add(1, ordering: .relaxed) }
+                continue
+            }
+            releaseVoice(v, player: p, due: due, at: frame)
+        }
+    }
+
+    /// Starts voice `v`'s release as of frame `due`, applied on `frame`: from the level it had
+    /// then (when that can be known; otherwise counted), advanced over the frames since. A voice
+    /// released already, or fading out to stop, goes on as it is; a voice whose envelope a gain
+    /// change ended is released from the level it holds.
+    @_noLocks @_noAllocation
+    private func releaseVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, due: Frame, at frame: Frame) {
+        if v.pointee.envStage >= 5 { return }
+        if v.pointee.stopsAfterRamp { return }
+        let played = restoreLevel(v, due: due, late: frame > due ? frame - due : 0)
+        if v.pointee.envStage == 0 {
+            v.pointee.envBase = v.pointee.level
+            v.pointee.envValue = v.pointee.level > 0 ? 1 : 0
+        } else {
             let base = v.pointee.envBase
             v.pointee.envValue = base > 0 ? v.pointee.level / base : 0
-            v.pointee.envStage = 5
-            continueRelease(v)
-            if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }
         }
+        v.pointee.envStage = 5
+        continueRelease(v)
+        if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }
     }
 
     /// Moves voice `v`'s envelope on by `frames` from frame `start`, segment by segment, as
@@ -958,6 +986,8 @@ extension Engine {
     /// end, its target). A release that ends in them stops the voice there.
     @_noLocks @_noAllocation
     private func advanceEnvelope(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, from start: Frame) {
+        // Beyond the catch-up limit nothing else is moved on either (see `advanceVoice`).
+        guard frames <= Int64(configuration.maxCatchUpFrames) else { return }
         var left = frames
         var at = start
         while left > 0 {

@@ -100,7 +100,7 @@ extension Engine {
         deferredMIDICountStorage.pointee = 0
         swapInInstruments()
         // Nothing of the old clock's frames is kept: when voices ended, when layers were last
-        // triggered.
+        // triggered, when instruments were last released.
         for p in 0..<configuration.maxPlayers {
             voices[p].endedAt = .min
             voices[p].startedAt = .min
@@ -112,6 +112,7 @@ extension Engine {
             tables.layers[l].lastDue = .min
             tables.layers[l].sameFrameIndex = 0
         }
+        for i in 0..<tables.instrumentCount { tables.instruments[i].lastReleaseDue = .min }
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
             let key = Int(voiceList.key(at: i))

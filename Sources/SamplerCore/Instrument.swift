@@ -154,6 +154,12 @@ struct InstrumentSlot {
     var chokeReleases = false
     var chokeReleaseSegment: Int32 = 1
     var chokeReleaseFactor: Float = 0
+    /// Instruments a MIDI note plays together (a multi-microphone drum) have one stack number
+    /// (the lowest index among them); others, their own index. A choke never reaches across a
+    /// stack, as sfizz skips a voice of the same note and group.
+    var stack: Int32 = 0
+    /// The frame of the last note-off applied to the instrument (`Frame.min`: none).
+    var lastReleaseDue: Frame = .min
 }
 
 /// A velocity layer as the render thread holds it, with its selection state.
@@ -252,6 +258,25 @@ struct InstrumentTables {
                 noteTail[note] = Int32(i)
             }
         }
+        // Stacks: the instruments each note's chain links, joined across notes (union by lowest).
+        var root = Array(0..<definitions.count)
+        func find(_ i: Int) -> Int {
+            var i = i
+            while root[i] != i { root[i] = root[root[i]]; i = root[i] }
+            return i
+        }
+        for note in 0..<128 {
+            var i = Int(t.noteMap[note])
+            while i >= 0 {
+                let next = Int(t.noteNext[i])
+                if next >= 0 {
+                    let a = find(i), b = find(next)
+                    if a != b { root[max(a, b)] = min(a, b) }
+                }
+                i = next
+            }
+        }
+        for i in 0..<definitions.count { t.instruments[i].stack = Int32(find(i)) }
         return t
     }
 

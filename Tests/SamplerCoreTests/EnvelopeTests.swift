@@ -102,4 +102,89 @@ import Testing
         // In sustain at 0: no segment left to play.
         #expect(e.voices[0].envStage == 4 && e.voices[0].rampFramesLeft == 0)
     }
+
+    // Review findings (stop 41): chokes within a note's stack, gain changes on envelopes, late
+    // note-offs, choke releases without a fade.
+
+    @Test func instrumentsOfOneNoteInOneChokeGroupDoNotChokeEachOther() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 4))
+        let id = try engine.register(Sound(channels: [[Float](repeating: 1, count: 48_000)], sampleRate: 48_000))
+        let layer = [InstrumentLayer(sounds: [id])]
+        engine.setInstruments([
+            // A two-microphone open hat (note 46) and its release noise, all in group 1 …
+            InstrumentDefinition(firstPlayer: 0, pan: -1, chokeGroup: 1, layers: layer, declickFrames: 0, chokeFadeFrames: 10, midiNotes: [46]),
+            InstrumentDefinition(firstPlayer: 1, pan: 1, chokeGroup: 1, layers: layer, declickFrames: 0, chokeFadeFrames: 10, midiNotes: [46]),
+            InstrumentDefinition(firstPlayer: 2, pan: 1, chokeGroup: 1, layers: layer, declickFrames: 0, chokeFadeFrames: 10, midiNotes: [46],
+                                 triggersOnNoteOff: true),
+            // … and a closed hat (note 42) that chokes them.
+            InstrumentDefinition(firstPlayer: 3, pan: 0, chokeGroup: 1, layers: layer, declickFrames: 0, chokeFadeFrames: 10, midiNotes: [42]),
+        ])
+        engine.receiveNoteOn(note: 46, velocity: 127, at: 0)
+        engine.receiveNoteOff(note: 46, at: 100)
+        engine.receiveNoteOn(note: 42, velocity: 127, at: 500)
+        _ = renderBlocks(engine, periods: 1, blockSize: 1000)
+        let e = events(engine)
+        // Both microphones and the release noise sounded together until the closed hat.
+        let stopped = e.filter { $0.kind == .stopped }.map { Int($0.player) }.sorted()
+        #expect(stopped == [0, 1], "\(e)")
+        #expect(engine.voices[0].endedAt == 510 && engine.voices[1].endedAt == 510)
+        #expect(engine.voices[2].isActive && engine.voices[3].isActive)
+    }
+
+    @Test func aGainChangeDoesNotReviveAReleaseAndANoteOffReleasesAVoiceAGainChangeHeld() throws {
+        // Released, then a gain change: the release goes on to its end.
+        let a = try engine(AmplitudeEnvelope(releaseFrames: 2000), loops: -1)
+        engine_trigger(a, at: 0)
+        a.send(.release(instrument: 0, at: 1_000))
+        a.send(.setGain(player: 0, Gain(linear: 1), fadeFrames: 10, at: 1_500))
+        let outA = renderBlocks(a, periods: 6, blockSize: 1000).left
+        #expect(outA[1_600] < outA[1_400] && outA[5_999] == 0)
+        #expect(!a.voices[0].isActive)
+        // A gain change while it sustains ends the envelope's shape, not the note-off's hold on it.
+        let b = try engine(AmplitudeEnvelope(releaseFrames: 500), loops: -1)
+        engine_trigger(b, at: 0)
+        b.send(.setGain(player: 0, Gain(linear: 0.5), fadeFrames: 100, at: 200))
+        b.send(.release(instrument: 0, at: 1_000))
+        let outB = renderBlocks(b, periods: 3, blockSize: 1000).left
+        #expect(outB[900] == 0.5 && outB[1_100] < 0.5 && outB[2_999] == 0)
+        #expect(!b.voices[0].isActive)
+    }
+
+    @Test func lateNoteOffsThatCannotHaveTheirEffectAreCountedAndAVoiceTheyMissedIsReleased() throws {
+        // The voice ended by itself (a 1,000-frame sample) before a late note-off for frame 500.
+        let engine = Engine(configuration: .init(maxPlayers: 1))
+        let id = try engine.register(Sound(channels: [[Float](repeating: 1, count: 1_000)], sampleRate: 48_000))
+        engine.setInstruments([InstrumentDefinition(firstPlayer: 0, layers: [InstrumentLayer(sounds: [id])], declickFrames: 0,
+                                                    envelope: AmplitudeEnvelope(releaseFrames: 100))])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        _ = renderBlocks(engine, periods: 2, blockSize: 1000)
+        engine.send(.release(instrument: 0, at: 500))
+        _ = renderBlocks(engine, periods: 1, blockSize: 1000, start: 2000)
+        #expect(engine.lateCommandCount == 1)
+        // A trigger for frame 1,000 arriving after the note-off for frame 2,000 was applied:
+        // released at once (and counted), not left to drone.
+        let looped = try self.engine(AmplitudeEnvelope(releaseFrames: 100), loops: -1)
+        looped.send(.release(instrument: 0, at: 2_000))
+        _ = renderBlocks(looped, periods: 3, blockSize: 1000)
+        looped.send(.trigger(instrument: 0, velocity: 127, at: 1_000))
+        let out = renderBlocks(looped, periods: 2, blockSize: 1000, start: 3000).left
+        #expect(looped.lateCommandCount == 1)
+        #expect(out[0] > 0 && out[1_999] == 0 && !looped.voices[0].isActive)
+    }
+
+    @Test func aChokeReleaseSoundsEvenWhenTheChokeFadeIsZero() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        let id = try engine.register(Sound(channels: [[Float](repeating: 1, count: 48_000)], sampleRate: 48_000))
+        let layer = [InstrumentLayer(sounds: [id])]
+        engine.setInstruments([
+            InstrumentDefinition(firstPlayer: 0, pan: -1, chokeGroup: 1, layers: layer, declickFrames: 0, chokeFadeFrames: 0,
+                                 envelope: AmplitudeEnvelope(releaseFrames: 100, chokeReleaseFrames: 2_000)),
+            InstrumentDefinition(firstPlayer: 1, pan: 1, chokeGroup: 1, layers: layer, declickFrames: 0, chokeFadeFrames: 0),
+        ])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        engine.send(.trigger(instrument: 1, velocity: 127, at: 1_000))
+        let out = renderBlocks(engine, periods: 4, blockSize: 1000).left
+        // Released over 2,000 frames (e^-9), not cut on the choke's frame.
+        #expect(out[1_100] > 0.5 && out[1_100] < 1 && out[3_999] == 0)
+    }
 }
