@@ -89,6 +89,10 @@ public struct Command: BitwiseCopyable, Sendable {
         /// note-offs (`AmplitudeEnvelope.followsNoteOff`) begin their release on the command's
         /// frame. Instruments without an envelope ignore it.
         case release
+        /// Route the player to output `loops` (0: the main mix; see
+        /// `Engine.render(frameCount:periodStart:outputs:outputCount:)`) from the command's frame
+        /// on, for what it plays now and later. A declick tail stays on the output it began on.
+        case setOutput
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -212,6 +216,13 @@ public struct Command: BitwiseCopyable, Sendable {
         Command(kind: .release, player: Int32(instrument), frame: frame)
     }
 
+    /// Routes `player` to `output` (0: the main mix; 1 ..< `Engine.maxOutputCount`).
+    public static func setOutput(player: Int, _ output: Int, at frame: Frame = immediately) -> Command {
+        var c = Command(kind: .setOutput, player: Int32(player), frame: frame)
+        c.loops = Int32(clamping: output)
+        return c
+    }
+
     public static func trigger(instrument: Int, velocity: Int, at frame: Frame) -> Command {
         var c = Command(kind: .trigger, player: Int32(instrument), frame: frame)
         c.level = Float(min(127, max(0, velocity)))
@@ -267,6 +278,7 @@ extension Command {
         switch kind {
         case .start, .setRate: return rate.isFinite && Command.rateRange.contains(rate)
         case .midi: return (1...3).contains(loops)
+        case .setOutput: return loops >= 0 && Int(loops) < Engine.maxOutputCount
         default: return true
         }
     }

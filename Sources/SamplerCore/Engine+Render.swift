@@ -18,8 +18,30 @@ extension Engine {
     @_noLocks @_noAllocation
     public func render(frameCount: Int, periodStart: Frame,
                        left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
-        left.update(repeating: 0, count: frameCount)
-        right.update(repeating: 0, count: frameCount)
+        blockBuses[0] = left
+        blockBuses[1] = right
+        renderOutputs(frameCount: frameCount, periodStart: periodStart, count: 1)
+    }
+
+    /// Renders `frameCount` frames into `outputCount` stereo outputs: `outputs` holds
+    /// `2 × outputCount` buffers, left then right of output 0 (the main mix), of output 1, and
+    /// so on (each overwritten). A voice routed to output k (`InstrumentDefinition.output`,
+    /// `Command.setOutput`) is mixed into output k only; to an output beyond `outputCount`, into
+    /// the main mix. Otherwise as `render(frameCount:periodStart:left:right:)`: the same
+    /// device timeline, the same samples summed over the outputs. At most
+    /// `Engine.maxOutputCount` outputs (more are ignored). Real-time safe; one render thread only.
+    @_noLocks @_noAllocation
+    public func render(frameCount: Int, periodStart: Frame,
+                       outputs: UnsafePointer<UnsafeMutablePointer<Float>>, outputCount: Int) {
+        let count = max(1, min(outputCount, outputCapacity))
+        for i in 0..<(2 * count) { blockBuses[i] = outputs[i] }
+        renderOutputs(frameCount: frameCount, periodStart: periodStart, count: count)
+    }
+
+    /// The render into `blockBuses[0 ..< 2 × count]`.
+    @_noLocks @_noAllocation
+    private func renderOutputs(frameCount: Int, periodStart: Frame, count: Int) {
+        for i in 0..<(2 * count) { blockBuses[i].update(repeating: 0, count: frameCount) }
         midiOutputCountStorage.pointee = 0
         drainCommands()
 
@@ -41,12 +63,15 @@ extension Engine {
         timeline.pointee.isRunning = true
         if skip < frameCount {
             flushDeferredMIDI(at: start)
-            renderBlock(frameCount: frameCount - skip, periodStart: start, left: left + skip, right: right + skip, silent: false)
+            for i in 0..<(2 * count) { blockBuses[i] += skip }
+            renderBlock(frameCount: frameCount - skip, periodStart: start, buses: blockBuses, busCount: count, silent: false)
+            for i in 0..<(2 * count) { blockBuses[i] -= skip }
             timeline.pointee.nextFrame = start + Int64(frameCount - skip)
         }
         // Nothing non-finite ever reaches a port (sounds are sanitized at load; this is the
         // last line of defence, counted).
-        let repaired = Mixing.replaceNonFinite(left, count: frameCount) + Mixing.replaceNonFinite(right, count: frameCount)
+        var repaired = 0
+        for i in 0..<(2 * count) { repaired += Mixing.replaceNonFinite(blockBuses[i], count: frameCount) }
         if repaired > 0 { nonFiniteOutputCounter.add(repaired, ordering: .relaxed) }
         confirmUnreferencedSounds()
         periodStartCounter.store(start, ordering: .releasing)
@@ -55,11 +80,12 @@ extension Engine {
     }
 
     /// Applies the scheduled commands that fall in `periodStart ..< periodStart + frameCount` on
-    /// their frames and mixes every voice into `left`/`right`; with `silent`, plain voices only
-    /// advance (their output would be discarded).
+    /// their frames and mixes every voice into its output of `buses` (left, right of each of
+    /// `busCount` outputs); with `silent`, plain voices only advance (their output would be
+    /// discarded).
     @_noLocks @_noAllocation
     func renderBlock(frameCount: Int, periodStart: Frame,
-                     left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) {
+                     buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, busCount: Int, silent: Bool) {
         let periodEnd = periodStart + Int64(frameCount)
         var cursor = 0
         while schedule.count > 0 {
@@ -73,7 +99,7 @@ extension Engine {
                 continue
             }
             if offset > cursor {
-                mixVoices(from: cursor, to: offset, periodStart: periodStart, left: left, right: right,
+                mixVoices(from: cursor, to: offset, periodStart: periodStart, buses: buses, busCount: busCount,
                           publishing: false, silent: silent)
                 cursor = offset
             }
@@ -81,7 +107,7 @@ extension Engine {
         }
         // The block's last stretch (every command in it is applied): mixed and published in one
         // pass over the voices, while each voice's record is in cache.
-        mixVoices(from: cursor, to: frameCount, periodStart: periodStart, left: left, right: right,
+        mixVoices(from: cursor, to: frameCount, periodStart: periodStart, buses: buses, busCount: busCount,
                   publishing: true, silent: silent)
     }
 
@@ -467,6 +493,8 @@ extension Engine {
             v.pointee.setRate(command.rate)
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
+        case .setOutput:
+            v.pointee.output = UInt8(clamping: command.loops)
         case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced, .release:
             break
         }
@@ -507,7 +535,7 @@ extension Engine {
     /// status and drops from the list what no longer needs the render thread.
     @_noLocks @_noAllocation
     private func mixVoices(from start: Int, to end: Int, periodStart: Frame,
-                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                           buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, busCount: Int,
                            publishing: Bool, silent: Bool) {
         var active = 0
         var kept = 0
@@ -523,6 +551,9 @@ extension Engine {
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
                 if v.pointee.isActive {
                     if !v.pointee.isPaused {
+                        let o = Int(v.pointee.output)
+                        let bus = o < busCount ? 2 * o : 0
+                        let left = buses[bus], right = buses[bus + 1]
                         if !mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right)
                         }
@@ -534,6 +565,9 @@ extension Engine {
             } else {
                 let t = tails + p
                 if t.pointee.isActive {
+                    let o = Int(t.pointee.output)
+                    let bus = o < busCount ? 2 * o : 0
+                    let left = buses[bus], right = buses[bus + 1]
                     mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right)
                 }
                 if !publishing { continue }
@@ -923,6 +957,7 @@ extension Engine {
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)
         apply(start, at: frame)
+        voices[player].output = inst.output
         if inst.hasEnvelope {
             beginEnvelope(voices + player, inst)
             // A late trigger's envelope is where it would be had it begun on its frame.

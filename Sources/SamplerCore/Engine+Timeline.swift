@@ -25,7 +25,7 @@ extension Engine {
             let n = Int(min(to - t, Int64(discardCapacity)))
             discardLeft.update(repeating: 0, count: n)
             discardRight.update(repeating: 0, count: n)
-            renderBlock(frameCount: n, periodStart: t, left: discardLeft, right: discardRight, silent: true)
+            renderBlock(frameCount: n, periodStart: t, buses: discardBuses, busCount: 1, silent: true)
             t += Int64(n)
         }
         timeline.pointee.lostUntil = .min

@@ -83,6 +83,20 @@ public final class Engine: @unchecked Sendable {
     let noteOnVelocities: UnsafeMutablePointer<UInt8>
     let discardRight: UnsafeMutablePointer<Float>
     let discardCapacity = 1024
+    /// Outputs an engine renders at most: the main mix (output 0) and up to 63 more (an
+    /// instrument's or a player's own stereo pair, `InstrumentDefinition.output`,
+    /// `Command.setOutput`).
+    /// (Computed: a stored static is initialized lazily, through a lock.)
+    public static var maxOutputCount: Int {
+        get { 64 }
+    }
+    /// `Engine.maxOutputCount`, for the render thread (a static is reached through metadata).
+    let outputCapacity = 64
+    /// The buses of the block being rendered (left, right of output 0, then of output 1, …),
+    /// `2 × maxOutputCount` entries; and the catch-up's, both channels of output 0 into the
+    /// discard buffers. Render thread only.
+    let blockBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
+    let discardBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// The MIDI messages of the period being rendered, in frame order, and how many there are
     /// (written by the render thread, read by the backend in the same callback).
     let midiOutput: UnsafeMutablePointer<MIDIMessage>
@@ -133,6 +147,11 @@ public final class Engine: @unchecked Sendable {
         discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
         discardRight.initialize(repeating: 0, count: discardCapacity)
+        blockBuses = .allocate(capacity: 2 * outputCapacity)
+        blockBuses.initialize(repeating: discardLeft, count: 2 * outputCapacity)
+        discardBuses = .allocate(capacity: 2)
+        discardBuses[0] = discardLeft
+        discardBuses[1] = discardRight
         midiOutput = .allocate(capacity: midiOutputCapacity)
         midiOutput.initialize(repeating: MIDIMessage(frame: 0, bytes: 0, length: 0), count: midiOutputCapacity)
         midiOutputCountStorage = .allocate(capacity: 1)
@@ -161,6 +180,8 @@ public final class Engine: @unchecked Sendable {
         discardLeft.deallocate()
         noteOnVelocities.deallocate()
         discardRight.deallocate()
+        blockBuses.deallocate()
+        discardBuses.deallocate()
         instrumentTables.pointee.deallocate()
         instrumentTables.deallocate()
         pendingInstruments.pointee.deallocate()

@@ -101,11 +101,15 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// Played by its MIDI notes' note-offs instead of their note-ons, at the note-on's velocity
     /// (SFZ's `trigger=release`: a release noise).
     public var triggersOnNoteOff: Bool = false
+    /// The output its voices are mixed into: 0 the main mix, k the engine's output k (see
+    /// `Engine.render(frameCount:periodStart:outputs:outputCount:)`); 0 ..< `Engine.maxOutputCount`.
+    public var output: Int = 0
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
                 midiNotes: [Int] = [], panLaw: PanLawKind = .constantPower, roundRobinAcrossLayers: Bool = false,
-                envelope: AmplitudeEnvelope? = nil, triggersOnNoteOff: Bool = false) {
+                envelope: AmplitudeEnvelope? = nil, triggersOnNoteOff: Bool = false, output: Int = 0) {
+        self.output = output
         self.envelope = envelope
         self.triggersOnNoteOff = triggersOnNoteOff
         self.panLaw = panLaw
@@ -160,6 +164,8 @@ struct InstrumentSlot {
     var stack: Int32 = 0
     /// The frame of the last note-off applied to the instrument (`Frame.min`: none).
     var lastReleaseDue: Frame = .min
+    /// `InstrumentDefinition.output`.
+    var output: UInt8 = 0
 }
 
 /// A velocity layer as the render thread holds it, with its selection state.
@@ -214,6 +220,7 @@ struct InstrumentTables {
                 loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
                 chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count,
                 roundRobinAcrossLayers: d.roundRobinAcrossLayers, triggersOnNoteOff: d.triggersOnNoteOff))
+            t.instruments[i].output = UInt8(clamping: min(max(d.output, 0), Engine.maxOutputCount - 1))
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)

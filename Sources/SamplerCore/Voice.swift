@@ -49,6 +49,8 @@ struct Voice: BitwiseCopyable {
     var isStreamed = false
     /// `rate != 1`.
     var isVarispeed = false
+    /// The output it is mixed into (0: the main mix; one the render does not have: the main mix).
+    var output: UInt8 = 0
 
     // MARK: The other lines.
     /// Playback speed (1 = as recorded); pitch follows speed.
