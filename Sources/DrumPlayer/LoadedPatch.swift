@@ -27,7 +27,21 @@ package final class LoadedPatch {
     /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
     /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
     /// its place in the patch, or a patch whose decoded samples would exceed the budget.
-    package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init()) throws {
+    ///
+    /// `outputs` are the outputs the engine renders besides the main mix (nil: the patch's own,
+    /// `Patch.outputNames`): an instrument whose output is the k-th of them goes to engine
+    /// output k + 1, one whose output is not among them to the main mix (`unroutedOutputs`).
+    package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
+                 outputs: [String]? = nil) throws {
+        let outputs = outputs ?? kit.outputNames
+        func outputIndex(_ instrument: DrumInstrument) -> Int {
+            guard let name = instrument.output, let k = outputs.firstIndex(of: name), k + 1 < Engine.maxOutputCount else { return 0 }
+            return k + 1
+        }
+        unroutedOutputs = kit.outputNames.filter { name in
+            guard let k = outputs.firstIndex(of: name) else { return true }
+            return k + 1 >= Engine.maxOutputCount
+        }
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -92,7 +106,8 @@ package final class LoadedPatch {
                     midiNotes: streamFiles[i] == nil ? notes[i].map { [$0] } ?? [] : [],
                     panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers,
                     envelope: streamFiles[i] == nil ? instrument.envelope.map { Self.envelope($0, sampleRate: sampleRate) } : nil,
-                    triggersOnNoteOff: instrument.triggersOnNoteOff))
+                    triggersOnNoteOff: instrument.triggersOnNoteOff, output: outputIndex(instrument)))
+                if streamFiles[i] != nil, outputIndex(instrument) != 0 { streamedOutputs.append((nextPlayer, outputIndex(instrument))) }
                 nextPlayer += instrument.voices
             }
             guard nextPlayer <= engine.configuration.maxPlayers else {
@@ -117,6 +132,17 @@ package final class LoadedPatch {
         streamedStarts = starts
         soundIDs = Array(Set(cache.values)).sorted { $0.rawValue < $1.rawValue }
     }
+
+    /// The patch's outputs that the engine's outputs do not include (their instruments play on
+    /// the main mix).
+    package let unroutedOutputs: [String]
+    /// The players of streamed instruments with an output of their own, and that output: they
+    /// are started by `.start` commands, not triggers, so their routing is the player's
+    /// (`Command.setOutput`, sent by whoever runs the patch once the engine has it).
+    package private(set) var streamedOutputs: [(player: Int, output: Int)] = []
+
+    /// The commands that route the streamed instruments' players (see `streamedOutputs`).
+    package var routingCommands: [Command] { streamedOutputs.map { Command.setOutput(player: $0.player, $0.output) } }
 
     /// The sounds registered for the instruments held in memory (each once).
     package let soundIDs: [SoundID]

@@ -38,9 +38,13 @@ package final class PatchOSC {
     private var replaced: (kit: Patch, loaded: LoadedPatch)?
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
     let root: String?
+    /// The outputs the client has besides the main mix (the program's patch's): a loaded patch's
+    /// instruments go to those of them it names, the rest to the main mix.
+    let outputs: [String]
     private let timed = OSCTimedQueue()
 
-    package init(server: OSCServer, canLoad: Bool, root: String? = nil, log: @escaping (String) -> Void) {
+    package init(server: OSCServer, canLoad: Bool, root: String? = nil, outputs: [String] = [], log: @escaping (String) -> Void) {
+        self.outputs = outputs
         self.server = server
         self.canLoad = canLoad
         self.root = root
@@ -159,7 +163,7 @@ package final class PatchOSC {
         var options = PatchStreamingOptions()
         options.threshold = nil
         let loaded: LoadedPatch
-        do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options) } catch {
+        do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options, outputs: outputs) } catch {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
         guard engine.replaceInstruments(loaded.definitions, at: at) else {
@@ -171,6 +175,9 @@ package final class PatchOSC {
         // instruments until the swap, the voices the stop fades out (`Engine.unregister`).
         for id in old.soundIDs { engine.unregister(id) }
         replaced = (kit, loaded)
+        if !loaded.unroutedOutputs.isEmpty {
+            log("osc: \(path): outputs \(loaded.unroutedOutputs.joined(separator: ", ")) are not this client's: their instruments play on the main mix")
+        }
         return kit.instruments.count
     }
 

@@ -120,6 +120,8 @@ package struct PatchProgram: LiveProgram {
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
     }
+    /// The patch's named outputs (`"output"`): a JACK stereo pair each, beside the main mix.
+    package var outputNames: [String] { kit.outputNames }
     package var title: String {
         "\(kit.file) (\(session.oscPort != nil && sections.isEmpty && midi == nil ? "what OSC triggers" : selectionName))" + (session.linkEnabled ? ", Ableton Link" : "")
     }
@@ -128,6 +130,7 @@ package struct PatchProgram: LiveProgram {
         session.sampleRate = sampleRate
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
         engine.setInstruments(loaded.definitions)
+        for command in loaded.routingCommands { engine.send(command) }
         session.loaded = loaded
         if session.linkEnabled {
             let link = try LinkSession(tempo: sections[0].tempo)
@@ -144,7 +147,8 @@ package struct PatchProgram: LiveProgram {
             do { server = try OSCServer(host: session.oscHost, port: port, hostNow: { JACKClient.hostClockNow }) } catch {
                 throw SamplerError("--osc-port: \(error)")
             }
-            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty && midi == nil, root: session.oscRoot) { print($0); fflush(nil) }
+            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty && midi == nil, root: session.oscRoot,
+                                   outputs: kit.outputNames) { print($0); fflush(nil) }
             print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port) of \(server.host)")
             fflush(nil)
         }

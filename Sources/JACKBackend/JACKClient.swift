@@ -5,7 +5,9 @@ import SamplerCore
 /// A JACK client that plays an `Engine` through two output ports, `out_L` and `out_R`, and
 /// takes note-ons for the engine's instruments on a MIDI input port, `midi_in` (played exactly
 /// one period after the frame they arrive on); with `midiOutput`, also a MIDI output port,
-/// `midi_out`, that sends the engine's MIDI messages (`Command.midi`) on their frames.
+/// `midi_out`, that sends the engine's MIDI messages (`Command.midi`) on their frames; with
+/// `outputs`, a stereo pair `NAME_L`/`NAME_R` for each (the engine's outputs 1, 2, …, beside the
+/// main mix on `out_L`/`out_R`).
 ///
 /// Control thread only (all members); the engine's render runs on JACK's process thread.
 /// Keep the client alive while it is active; `close()` (or deinit) deactivates and closes it.
@@ -28,8 +30,9 @@ package final class JACKClient: @unchecked Sendable {
     /// Opens a client on `serverName` (nil: `JACK_DEFAULT_SERVER` or the default server) and
     /// registers its output ports. Never starts a server. Throws `.serverNotRunning` if none answers.
     package init(name: String = "sampler", serverName: String? = nil, engine: Engine,
-                recordTap: RecordTap? = nil, midiOutput: Bool = false) throws(JACKError) {
+                recordTap: RecordTap? = nil, midiOutput: Bool = false, outputs: [String] = []) throws(JACKError) {
         self.engine = engine
+        self.outputs = Array(outputs.prefix(Engine.maxOutputCount - 1))
         silenceJACKLibraryMessages()
         var status = jack_status_t(0)
         let opened: OpaquePointer? = name.withCString { cname in
@@ -46,7 +49,7 @@ package final class JACKClient: @unchecked Sendable {
         }
         client = opened
         self.name = String(cString: jack_get_client_name(opened))
-        context = ProcessContext(engine: engine)
+        context = ProcessContext(engine: engine, outputCount: self.outputs.count + 1)
         context.client = opened
         context.recordTap = recordTap
         unmanagedContext = Unmanaged.passUnretained(context)
@@ -70,6 +73,10 @@ package final class JACKClient: @unchecked Sendable {
         do {
             context.leftPort = try register("out_L")
             context.rightPort = try register("out_R")
+            for (k, output) in self.outputs.enumerated() {
+                context.busPorts[2 * (k + 1)] = try register("\(output)_L")
+                context.busPorts[2 * (k + 1) + 1] = try register("\(output)_R")
+            }
             context.midiInPort = try registerMIDIInput("midi_in")
             if midiOutput { context.midiOutPort = try registerMIDIOutput("midi_out") }
         } catch {
@@ -99,8 +106,12 @@ package final class JACKClient: @unchecked Sendable {
     package var sampleRate: Double { client.map { Double(jack_get_sample_rate($0)) } ?? 0 }
     /// The server's period size in frames.
     package var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
-    /// Full names of the two output ports.
+    /// Full names of the two output ports of the main mix.
     package var outputPortNames: [String] { ["\(name):out_L", "\(name):out_R"] }
+    /// The outputs besides the main mix (engine outputs 1, 2, …).
+    package let outputs: [String]
+    /// Full names of output `output`'s two ports (one of `outputs`).
+    package func portNames(ofOutput output: String) -> [String] { ["\(name):\(output)_L", "\(name):\(output)_R"] }
     /// Full name of the MIDI output port, when the client has one.
     package var midiOutputPortName: String? { context.midiOutPort == nil ? nil : "\(name):midi_out" }
 

@@ -19,6 +19,12 @@ final class ProcessContext: @unchecked Sendable {
     /// JACK MIDI output (when asked for): the engine's MIDI messages, each on its frame.
     var midiOutPort: OpaquePointer?
     var recordTap: RecordTap?
+    /// Outputs, the main mix's included (1: just `leftPort`/`rightPort`); the other outputs'
+    /// ports, left and right of output k at `2k`, `2k + 1` (entries 0 and 1 unused); and the
+    /// buffers of a period, in the same order, for the engine.
+    let outputCount: Int
+    let busPorts: UnsafeMutablePointer<OpaquePointer?>
+    private let busBuffers: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
 
     /// JACK's frame time of each period, widened to 64 bits.
     private var clock = DeviceClock()
@@ -29,7 +35,20 @@ final class ProcessContext: @unchecked Sendable {
     let shutDown = Atomic<Bool>(false)
     let bufferSizeChanges = Atomic<Int>(0)
 
-    init(engine: Engine) { self.engine = engine }
+    init(engine: Engine, outputCount: Int = 1) {
+        self.engine = engine
+        self.outputCount = max(1, outputCount)
+        busPorts = .allocate(capacity: 2 * self.outputCount)
+        busPorts.initialize(repeating: nil, count: 2 * self.outputCount)
+        busBuffers = .allocate(capacity: 2 * self.outputCount)
+        let placeholder = UnsafeMutablePointer<Float>(bitPattern: 64)!
+        busBuffers.initialize(repeating: placeholder, count: 2 * self.outputCount)
+    }
+
+    deinit {
+        busPorts.deallocate()
+        busBuffers.deallocate()
+    }
 
     /// One period: fetch the port buffers and the period's first frame, then let the engine
     /// render straight into the ports. Runs on JACK's real-time thread. Its only C calls are
@@ -42,7 +61,21 @@ final class ProcessContext: @unchecked Sendable {
         let periodStart = clock.stamp(raw: jack_last_frame_time(client))
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
         if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
-        engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
+        if outputCount == 1 {
+            engine.render(frameCount: Int(frames), periodStart: periodStart, left: left, right: right)
+        } else {
+            busBuffers[0] = left
+            busBuffers[1] = right
+            var k = 2
+            while k < 2 * outputCount {
+                // A registered port always has a buffer; were one missing, the outputs from it
+                // on would be left out (their voices then go to the main mix).
+                guard let port = busPorts[k], let buffer = jack_port_get_buffer(port, frames) else { break }
+                busBuffers[k] = buffer.assumingMemoryBound(to: Float.self)
+                k += 1
+            }
+            engine.render(frameCount: Int(frames), periodStart: periodStart, outputs: busBuffers, outputCount: k / 2)
+        }
         if let midiOutPort { sendMIDI(midiOutPort, frames: frames, periodStart: periodStart) }
         if let recordTap { recordTap.write(left: left, right: right, count: Int(frames), periodStart: periodStart) }
         return 0

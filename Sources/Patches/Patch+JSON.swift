@@ -26,6 +26,7 @@ extension Patch {
             if instrument.sharesNote { fields.append(#""shareNote": true"#) }
             if instrument.roundRobinAcrossLayers { fields.append(#""roundRobinAcrossLayers": true"#) }
             if instrument.triggersOnNoteOff { fields.append(#""trigger": "noteOff""#) }
+            if let output = instrument.output { fields.append(#""output": \#(JSONValue.quoted(output))"#) }
             if let e = instrument.envelope {
                 var parts: [String] = []
                 if e.attack != 0 { parts.append(#""attack": \#(Self.number(e.attack))"#) }

@@ -15,7 +15,7 @@ import Foundation
 /// ```
 enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope", "trigger"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope", "trigger", "output"]
     static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
@@ -132,6 +132,11 @@ enum PatchFormatV2 {
                 chokeGroup: try object.optional("chokeGroup")?.integer(in: chokeRange) ?? 0,
                 voices: try object.optional("voices")?.integer(in: voicesRange) ?? 1, sharesNote: sharesNote))
             instruments[instruments.count - 1].roundRobinAcrossLayers = try object.optional("roundRobinAcrossLayers")?.bool() ?? false
+            if let outputNode = object.optional("output") {
+                let name = try outputNode.string()
+                if let problem = DrumInstrument.outputNameProblem(name) { throw outputNode.error(problem) }
+                instruments[instruments.count - 1].output = name
+            }
             if let triggerNode = object.optional("trigger") {
                 switch try triggerNode.string() {
                 case "noteOn": break

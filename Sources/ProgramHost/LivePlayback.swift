@@ -12,6 +12,9 @@ package protocol LiveProgram {
     var playerCount: Int { get }
     /// Whether the client needs a MIDI output port, `midi_out` (for `Command.midi`).
     var midiOutput: Bool { get }
+    /// Outputs besides the main mix, in engine output order (1, 2, …): each a stereo pair of
+    /// ports `NAME_L`/`NAME_R` (see `Engine.render(frameCount:periodStart:outputs:outputCount:)`).
+    var outputNames: [String] { get }
     /// A short name for messages ("Patches/drums.json", "metronome at 120 bpm").
     var title: String { get }
     /// Loads and registers the sounds at `sampleRate`.
@@ -34,6 +37,7 @@ package protocol LiveProgram {
 
 extension LiveProgram {
     package var midiOutput: Bool { false }
+    package var outputNames: [String] { [] }
     package func status(at frame: Frame) -> String { "" }
     package mutating func attach(client: JACKClient) {}
     package mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool { true }
@@ -114,7 +118,7 @@ package final class LivePlayback {
         let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
         let tap = options.recordPath == nil ? nil : RecordTap()
         let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap,
-                                    midiOutput: program.midiOutput)
+                                    midiOutput: program.midiOutput, outputs: program.outputNames)
         let rate = client.sampleRate
         try program.prepare(engine: engine, sampleRate: rate)
         var writer: WAVFileWriter?

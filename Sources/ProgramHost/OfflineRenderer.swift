@@ -37,6 +37,30 @@ package struct OfflineRenderer {
         }
     }
 
+    /// Renders `frameCount` frames from device frame `start` into `outputCount` stereo outputs
+    /// (see `Engine.render(frameCount:periodStart:outputs:outputCount:)`), feeding `feeder` one
+    /// block ahead, and hands each block's buffers (left, right of output 0, of output 1, …) to
+    /// `sink`.
+    package func render(frameCount: Int, from start: Frame = 0, outputCount: Int, feeder: inout CommandFeeder?,
+                       sink: (UnsafeBufferPointer<UnsafeMutablePointer<Float>>, Int) throws -> Void) rethrows {
+        let buffers = UnsafeMutableBufferPointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2 * max(1, outputCount))
+        for i in buffers.indices { buffers[i] = .allocate(capacity: blockSize) }
+        defer {
+            for b in buffers { b.deallocate() }
+            buffers.deallocate()
+        }
+        var done = 0
+        while done < frameCount {
+            let n = min(blockSize, frameCount - done)
+            let blockStart = start + Frame(done)
+            feeder?.feed(engine, before: blockStart + Frame(n))
+            engine.render(frameCount: n, periodStart: blockStart, outputs: buffers.baseAddress!, outputCount: max(1, outputCount))
+            engine.drainEvents { _ in }
+            try sink(UnsafeBufferPointer(buffers), n)
+            done += n
+        }
+    }
+
     /// Renders into arrays (for tests and small jobs).
     package func renderToMemory(frameCount: Int, feeder: inout CommandFeeder?) -> (left: [Float], right: [Float]) {
         var l: [Float] = [], r: [Float] = []

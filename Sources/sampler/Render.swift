@@ -15,6 +15,10 @@ struct Render: ParsableCommand {
     @Option(help: "The WAV file to write.")
     var out: String
 
+    @Option(help: ArgumentHelp("Also write each named output (an instrument's \"output\") to DIR/NAME.wav, frame for frame beside the main mix (--out), which then holds the rest.",
+                               valueName: "DIR"))
+    var stems: String?
+
     @Option(help: "Sample rate in Hz.")
     var rate: Int = 48000
 
@@ -35,9 +39,22 @@ struct Render: ParsableCommand {
         var program = try patchOptions.makeProgram()
         let frames = Int((duration * Double(rate)).rounded())
         let started = Date()
-        try OfflineRenderer.render(&program, sampleRate: Double(rate), frameCount: frames, to: out, format: sampleFormat!)
+        if let stems {
+            var isDirectory: ObjCBool = false
+            if FileManager.default.fileExists(atPath: stems, isDirectory: &isDirectory) {
+                if !isDirectory.boolValue { throw CommandError("--stems: \(stems) is a file, not a directory") }
+            } else if program.outputNames.isEmpty {
+                throw CommandError("--stems: \(program.title) names no outputs (an instrument's \"output\"), so there are no stems to write")
+            } else {
+                do { try FileManager.default.createDirectory(atPath: stems, withIntermediateDirectories: true) } catch {
+                    throw CommandError("--stems: cannot create the directory \(stems)")
+                }
+            }
+        }
+        try OfflineRenderer.render(&program, sampleRate: Double(rate), frameCount: frames, to: out, format: sampleFormat!, stems: stems)
         let elapsed = Date().timeIntervalSince(started)
         print(String(format: "rendered %.2f s to %@ in %.3f s (%.0f× real time)", duration, out, elapsed,
                      duration / max(elapsed, 1e-9)))
+        if let stems { print("stems: " + program.outputNames.map { "\(stems)/\($0).wav" }.joined(separator: ", ")) }
     }
 }
