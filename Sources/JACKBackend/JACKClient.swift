@@ -134,16 +134,26 @@ package final class JACKClient: @unchecked Sendable {
 
     /// Connects out_L and out_R to `ports` (one for each; a single port gets both).
     package func connectOutputs(to ports: [String]) throws(JACKError) {
+        try connect(outputPortNames, to: ports)
+    }
+
+    /// Connects named output `output`'s two ports (one of `outputs`) to `ports` (one for each;
+    /// a single port gets both).
+    package func connectOutput(_ output: String, to ports: [String]) throws(JACKError) {
+        try connect(portNames(ofOutput: output), to: ports)
+    }
+
+    private func connect(_ pair: [String], to ports: [String]) throws(JACKError) {
         guard let client else { return }
         for (i, port) in ports.prefix(2).enumerated() {
             guard jack_port_by_name(client, port) != nil else { throw .noSuchPort(port) }
-            let from = outputPortNames[i]
+            let from = pair[i]
             let result = jack_connect(client, from, port)
             if result != 0 && result != EEXIST { throw .connectFailed(from: from, to: port) }
         }
         if ports.count == 1 {
-            let result = jack_connect(client, outputPortNames[1], ports[0])
-            if result != 0 && result != EEXIST { throw .connectFailed(from: outputPortNames[1], to: ports[0]) }
+            let result = jack_connect(client, pair[1], ports[0])
+            if result != 0 && result != EEXIST { throw .connectFailed(from: pair[1], to: ports[0]) }
         }
     }
 

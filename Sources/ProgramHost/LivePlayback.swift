@@ -59,6 +59,8 @@ package final class LivePlayback {
         package var connections: [String]?
         /// Ports to connect `midi_out` to (when the program has one).
         package var midiConnections: [String] = []
+        /// Named outputs' ports to connect (`--connect-output NAME=PORT[,PORT]`).
+        package var outputConnections: [(output: String, ports: [String])] = []
         package var duration: Double?
         package var recordPath: String?
         package var showStatus = false
@@ -140,6 +142,13 @@ package final class LivePlayback {
             let physical = client.physicalPlaybackPorts()
             if !physical.isEmpty { try client.connectOutputs(to: Array(physical.prefix(2))) }
         }
+        for (output, ports) in options.outputConnections {
+            guard client.outputs.contains(output) else {
+                let have = client.outputs.isEmpty ? "it has none" : "it has \(client.outputs.joined(separator: ", "))"
+                throw SamplerError("--connect-output: \(program.title) has no output \"\(output)\" (\(have))")
+            }
+            do { try client.connectOutput(output, to: ports) } catch { throw SamplerError("--connect-output: \(error)") }
+        }
         if let midiOut = client.midiOutputPortName {
             for port in options.midiConnections {
                 do { try client.connect(midiOut, to: port) } catch { throw SamplerError("--midi-connect: \(error)") }
@@ -170,6 +179,9 @@ package final class LivePlayback {
         let lookahead = Frame(rate * 0.1) + 2 * period
         let endFrame = options.duration.map { origin + Frame(($0 * rate).rounded()) }
         log("playing \(program.title) on JACK at \(Int(rate)) Hz, \(client.bufferSize) frames per period, as \(client.name), from device frame \(origin)")
+        if !client.outputs.isEmpty {
+            log("outputs beside out_L/out_R: " + client.outputs.map { "\($0)_L/\($0)_R" }.joined(separator: ", "))
+        }
 
         var signals = sigset_t()
         sigemptyset(&signals)

@@ -15,7 +15,28 @@ struct JACKOptions: ParsableArguments {
     @Option(help: "Connect out_L,out_R to these two ports (comma-separated) instead of the first physical outputs.")
     var connect: String?
 
+    @Option(help: ArgumentHelp("Connect a named output's NAME_L,NAME_R (an instrument's \"output\" in the patch) to one or two ports; repeat for each output.",
+                               valueName: "NAME=PORT[,PORT]"))
+    var connectOutput: [String] = []
+
+    /// `--connect-output` as output name → ports.
+    var outputConnections: [(output: String, ports: [String])] {
+        connectOutput.compactMap { value in
+            guard let eq = value.firstIndex(of: "=") else { return nil }
+            return (String(value[..<eq]), value[value.index(after: eq)...].split(separator: ",").map(String.init))
+        }
+    }
+
     func validate() throws {
+        for value in connectOutput {
+            guard let eq = value.firstIndex(of: "="), eq != value.startIndex else {
+                throw ValidationError("--connect-output expects NAME=PORT[,PORT], e.g. kick=system:playback_3,system:playback_4, got \"\(value)\"")
+            }
+            let ports = value[value.index(after: eq)...].split(separator: ",", omittingEmptySubsequences: false)
+            if ports.isEmpty || ports.count > 2 || ports.contains(where: \.isEmpty) {
+                throw ValidationError("--connect-output expects one or two port names after NAME=, e.g. kick=system:playback_3,system:playback_4, got \"\(value)\"")
+            }
+        }
         if noConnect && connect != nil { throw ValidationError("--no-connect and --connect cannot be used together") }
         if let connect {
             let ports = connect.split(separator: ",")
@@ -32,5 +53,6 @@ struct JACKOptions: ParsableArguments {
         options.serverName = server
         if noConnect { options.connections = [] }
         if let connect { options.connections = connect.split(separator: ",").map(String.init) }
+        options.outputConnections = outputConnections
     }
 }
