@@ -242,18 +242,8 @@ package struct DrumInstrument: Equatable, Sendable {
     /// main mix.
     package var output: String?
 
-    /// Why `name` cannot name an output, or nil: 1 … 32 of A–Z, a–z, 0–9, `-`, `_`, `.`, not
-    /// starting with `.` or `-`, and not `out` (the main mix's ports are `out_L`/`out_R`).
-    package static func outputNameProblem(_ name: String) -> String? {
-        let allowed = name.utf8.allSatisfy { c in
-            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
-        }
-        if name.isEmpty || name.utf8.count > 32 || !allowed || name.hasPrefix(".") || name.hasPrefix("-") {
-            return "an output name is 1 to 32 letters, digits, '-', '_' or '.' (not first), got \"\(name.prefix(40))\""
-        }
-        if name == "out" { return "\"out\" is the main mix's name (ports out_L/out_R): choose another output name" }
-        return nil
-    }
+    /// Why `name` cannot name an output, or nil (`Engine.outputNameProblem`).
+    package static func outputNameProblem(_ name: String) -> String? { Engine.outputNameProblem(name) }
 
     package init(id: String, layers: [DrumLayer], gainDb: Double = 0, pan: Double = 0, tune: Double = 0, loops: Int = 0,
                 midiNote: Int? = nil, chokeGroup: Int = 0, voices: Int = 1, sharesNote: Bool = false) {

@@ -27,11 +27,11 @@ package enum SFZImporter {
         "offset", "end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release",
         // Loading hints: the sampler decides how to load samples itself.
         "hint_ram_based",
+        // sfizz's output pair N (0: the main mix): the named output "outN".
+        "output",
     ]
     /// Why an opcode of the list is not carried yet (reported with its line).
-    static let notYet: [String: String] = [
-        "output": "per-instrument outputs do not exist yet: everything plays on the main mix",
-    ]
+    static let notYet: [String: String] = [:]
 
     /// The most regions that sound together on one key (instruments sharing its note).
     static let maximumStacks = 16
@@ -103,6 +103,8 @@ package enum SFZImporter {
             var loops: Int
             /// `trigger=release`: played by the note-off.
             var onRelease: Bool
+            /// `output=N`: 0 the main mix, N the named output "outN".
+            var output: Int = 0
         }
         var resolved: [Region] = []
         for (opcodes, section, defaultPath) in regions {
@@ -247,6 +249,12 @@ package enum SFZImporter {
                 keytrack: try number("pitch_keytrack", -1200...1200, default: 100) / 100,
                 velocityCurve: curve, envelope: triggerMode == "release" ? envelope.map { var e = $0; e.noteOff = false; return e } : envelope,
                 loops: triggerMode == "release" ? 0 : loops, onRelease: triggerMode == "release"))
+            var output = try integer("output", 0...1024, default: 0)
+            if output >= Engine.maxOutputCount {
+                report("output:\(regionPlace)", "\(regionPlace): output=\(output): there are outputs 0 … \(Engine.maxOutputCount - 1); it plays on the main mix")
+                output = 0
+            }
+            resolved[resolved.count - 1].output = output
         }
         guard !resolved.isEmpty else { throw SFZError("\(file): no region with a sample file") }
 
@@ -326,8 +334,8 @@ package enum SFZImporter {
                 layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
                 let all = layerRegions.flatMap { $0 }
                 if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy
-                    || $0.envelope != first.envelope || $0.loops != first.loops }) {
-                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group, off_by, envelope or loop mode: the first region's are used")
+                    || $0.envelope != first.envelope || $0.loops != first.loops || $0.output != first.output }) {
+                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group, off_by, envelope, loop mode or output: the first region's are used")
                 }
                 let semitones = first.semitones + Double(key - first.keycenter) * first.keytrack
                 guard abs(semitones) <= 48 else {
@@ -342,6 +350,7 @@ package enum SFZImporter {
                 instruments[instruments.count - 1].envelope = first.envelope
                 instruments[instruments.count - 1].loops = first.loops
                 instruments[instruments.count - 1].triggersOnNoteOff = first.onRelease
+                if first.output > 0 { instruments[instruments.count - 1].output = "out\(first.output)" }
                 groups.append((first.group, first.offBy))
             }
             }

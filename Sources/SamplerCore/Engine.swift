@@ -90,6 +90,19 @@ public final class Engine: @unchecked Sendable {
     public static var maxOutputCount: Int {
         get { 64 }
     }
+    /// Why `name` cannot name an output beside the main mix, or nil: 1 … 32 of A–Z, a–z, 0–9,
+    /// `-`, `_`, `.`, not starting with `.` or `-`, and not `out` (the main mix's ports are
+    /// `out_L`/`out_R`; an output's are `NAME_L`/`NAME_R`). Any thread.
+    public static func outputNameProblem(_ name: String) -> String? {
+        let allowed = name.utf8.allSatisfy { c in
+            (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x5A) || (c >= 0x61 && c <= 0x7A) || c == 0x2D || c == 0x5F || c == 0x2E
+        }
+        if name.isEmpty || name.utf8.count > 32 || !allowed || name.hasPrefix(".") || name.hasPrefix("-") {
+            return "an output name is 1 to 32 letters, digits, '-', '_' or '.' (not first), got \"\(name.prefix(40))\""
+        }
+        if name == "out" { return "\"out\" is the main mix's name (ports out_L/out_R): choose another output name" }
+        return nil
+    }
     /// `Engine.maxOutputCount`, for the render thread (a static is reached through metadata).
     let outputCapacity = 64
     /// The buses of the block being rendered (left, right of output 0, then of output 1, …),

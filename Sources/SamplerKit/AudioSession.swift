@@ -48,6 +48,10 @@ public final class AudioSession: @unchecked Sendable {
         /// and, with `reconnect`, a new one opened (which JACK runs again). 0, a negative value or
         /// infinity: never.
         public var stallTimeout = 5.0
+        /// Outputs besides the main mix (`out_L`/`out_R`), at most 63: each a stereo pair of
+        /// ports `NAME_L`/`NAME_R` that players routed to it (`AudioPlayer.setOutput`,
+        /// `PlayerNode.setOutput`) play into instead of the main mix. Not connected to anything.
+        public var outputs: [String] = []
         public init() {}
     }
 
@@ -120,6 +124,15 @@ public final class AudioSession: @unchecked Sendable {
     }
 
     private init(configuration: Configuration, manualDevice: ManualDevice?) throws {
+        for name in configuration.outputs {
+            if let problem = Engine.outputNameProblem(name) { throw SamplerKitError.session("outputs: \(problem)") }
+        }
+        if Set(configuration.outputs).count != configuration.outputs.count {
+            throw SamplerKitError.session("outputs: a name appears twice")
+        }
+        if configuration.outputs.count >= Engine.maxOutputCount {
+            throw SamplerKitError.session("outputs: at most \(Engine.maxOutputCount - 1) besides the main mix")
+        }
         self.configuration = configuration
         self.manualDevice = manualDevice
         engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers))
@@ -149,7 +162,8 @@ public final class AudioSession: @unchecked Sendable {
             try manualDevice.attach(engine)
             return (manualDevice, [])
         }
-        let c = try JACKClient(name: configuration.name, serverName: configuration.serverName, engine: engine)
+        let c = try JACKClient(name: configuration.name, serverName: configuration.serverName, engine: engine,
+                               outputs: configuration.outputs)
         let periodsBefore = engine.periodCount
         try c.activate()
         let ports: [String]
@@ -166,6 +180,16 @@ public final class AudioSession: @unchecked Sendable {
             usleep(1_000)
         }
         return (c, ports)
+    }
+
+    /// The engine output of named output `name` (nil: the main mix, 0). Any thread.
+    func outputIndex(_ name: String?) throws(SamplerKitError) -> Int {
+        guard let name else { return 0 }
+        guard let k = configuration.outputs.firstIndex(of: name) else {
+            let have = configuration.outputs.isEmpty ? "it has none" : "it has \(configuration.outputs.joined(separator: ", "))"
+            throw .session("no output \"\(name)\" in the session's configuration (\(have))")
+        }
+        return k + 1
     }
 
     /// Stops the event thread and closes the client. Idempotent.

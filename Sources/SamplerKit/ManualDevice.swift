@@ -65,6 +65,33 @@ public final class ManualDevice: AudioDevice, @unchecked Sendable {
         return (left, right)
     }
 
+    /// Renders the next `periods` periods into `outputCount` stereo outputs (the main mix, then
+    /// each of the session's `Configuration.outputs`) and returns their channels: left and
+    /// right of output 0, of output 1, and so on. Render thread.
+    public func render(periods: Int = 1, outputCount: Int) -> [[Float]] {
+        let count = max(1, outputCount)
+        var channels = [[Float]](repeating: [Float](repeating: 0, count: periods * bufferSize), count: 2 * count)
+        let engine = attached.withLock { $0 }
+        let block = UnsafeMutablePointer<UnsafeMutablePointer<Float>>.allocate(capacity: 2 * count)
+        let buffers = (0..<(2 * count)).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: bufferSize) }
+        defer {
+            block.deallocate()
+            buffers.forEach { $0.deallocate() }
+        }
+        for i in 0..<(2 * count) { block[i] = buffers[i] }
+        for p in 0..<periods {
+            let start = clock.load(ordering: .relaxed)
+            if let engine, !shutDownFlag.load(ordering: .relaxed) {
+                engine.render(frameCount: bufferSize, periodStart: start, outputs: block, outputCount: count)
+                for i in 0..<(2 * count) {
+                    for f in 0..<bufferSize { channels[i][p * bufferSize + f] = buffers[i][f] }
+                }
+            }
+            clock.store(start + Int64(bufferSize), ordering: .relaxed)
+        }
+        return channels
+    }
+
     /// Lets the clock run over `periods` periods the engine does not render (one xrun): what
     /// was due in them is a silent gap, and the music goes on at its place after it. Render
     /// thread.

@@ -84,10 +84,11 @@ import Testing
                 InstrumentLayer(velocities: 64...127, sounds: [sound, sound]),
             ], midiNotes: [36], roundRobinAcrossLayers: true,
                                  envelope: AmplitudeEnvelope(attackFrames: 100, holdFrames: 50, decayFrames: 900, sustain: 0.3, releaseFrames: 700)),
-            InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36]),
+            InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36], output: 2),
         ])
         let tap = RecordTap(capacity: 1 << 20)
-        let client = try JACKClient(name: "alloc", serverName: server.name, engine: engine, recordTap: tap)
+        // Two outputs beside the main mix: the process callback renders into six ports.
+        let client = try JACKClient(name: "alloc", serverName: server.name, engine: engine, recordTap: tap, outputs: ["one", "two"])
         defer { client.close() }
         try client.activate()
         #expect(waitUntil(timeout: 5) { engine.periodCount > 10 })
@@ -97,6 +98,7 @@ import Testing
         for p in 0..<48 {
             engine.send(.start(player: p, sound: sound, at: from + Frame(p * 37), loops: -1))
         }
+        for p in stride(from: 0, to: 48, by: 3) { engine.send(.setOutput(player: p, 1 + p % 2, at: from + Frame(p * 101))) }
         for i in 0..<200 {
             engine.send(.setGain(player: i % 48, Gain(linear: 0.5), fadeFrames: 100, at: from + Frame(i * 97)))
         }

@@ -190,4 +190,18 @@ import Testing
         let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
         #expect(back.instruments == kit.instruments)
     }
+
+    @Test func outputOpcodesBecomeNamedOutputs() throws {
+        let (path, _) = try kit("""
+        <region> sample=kick.wav key=36 output=2
+        <region> sample=snare.wav key=38 output=0
+        <region> sample=hat.wav key=42 output=1
+        <region> sample=tom.wav key=45 output=99
+        """, files: ["kick.wav", "snare.wav", "hat.wav", "tom.wav"])
+        let result = try SFZImporter.importSFZ(path: path)
+        #expect(result.kit.instruments.map(\.output) == ["out2", nil, "out1", nil])
+        #expect(result.kit.outputNames == ["out2", "out1"])
+        #expect(!result.notes.contains { $0.contains("output=2") || $0.contains("output is not carried") }, "\(result.notes)")
+        #expect(result.notes.contains { $0.contains("output=99: there are outputs 0 … 63; it plays on the main mix") }, "\(result.notes)")
+    }
 }

@@ -65,6 +65,42 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
 /// SamplerKit on a device a test renders: the same sessions, players and nodes as on JACK,
 /// deterministic and without a server, so ThreadSanitizer runs them (`make tsan`).
 @Suite(.serialized) struct ManualDeviceTests {
+    @Test func playersPlayIntoTheNamedOutputTheyAreRoutedTo() throws {
+        let device = ManualDevice(bufferSize: 256)
+        var configuration = AudioSession.Configuration()
+        configuration.outputs = ["vox", "fx"]
+        let session = try AudioSession(configuration: configuration, device: device)
+        defer { session.close() }
+        let main = try AudioPlayer(sound: markerSound(), session: session)
+        let vox = try AudioPlayer(sound: markerSound(), session: session)
+        let node = try PlayerNode(session: session)
+        main.pan = -1
+        vox.pan = -1
+        try vox.setOutput("vox")
+        try node.setOutput("fx")
+        #expect(vox.output == "vox" && main.output == nil && node.output == "fx")
+        #expect(throws: SamplerKitError.session("no output \"drums\" in the session's configuration (it has vox, fx)")) { try main.setOutput("drums") }
+        #expect(main.play(atFrame: 1000) && vox.play(atFrame: 2000))
+        try node.scheduleBuffer(try markerSound(frames: 1000))
+        node.play()
+        let out = device.render(periods: 12, outputCount: 3)
+        // Each on its own output, from its own frame; nothing of the others there.
+        #expect(position(of: out[0][1000]) == 0 && position(of: out[0][2500]) == 1500)
+        #expect(out[2][1999] == 0 && position(of: out[2][2000]) == 0 && position(of: out[2][3000]) == 1000)
+        #expect(out[4].contains { $0 != 0 } && out[0][0..<1000].allSatisfy { $0 == 0 })
+        // Back to the main mix (from the earliest frame a command can reach, within two periods):
+        // from then on the main mix has both.
+        try vox.setOutput(nil)
+        let later = device.render(periods: 4, outputCount: 3)  // frames 3072 ..< 4096
+        #expect(later[2][512...].allSatisfy { $0 == 0 })
+        #expect(position(of: later[0][600]) == 2672 + 1672)
+        #expect(throws: SamplerKitError.self) {
+            var bad = AudioSession.Configuration()
+            bad.outputs = ["out"]
+            _ = try AudioSession(configuration: bad, device: ManualDevice())
+        }
+    }
+
     @Test func startsLandOnTheirFramesAndSkippedPeriodsAreASilentGap() throws {
         let device = ManualDevice(bufferSize: 256)
         let session = try AudioSession(device: device)
