@@ -36,6 +36,8 @@ package final class PatchOSC {
     let canLoad: Bool
     /// The patch loaded over OSC, if any, in place of the program's.
     private var replaced: (kit: Patch, loaded: LoadedPatch)?
+    /// The file of the patch `/sampler/load` loaded last, if any (a session keeps it).
+    private(set) var loadedPath: String?
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
     let root: String?
     private let timed = OSCTimedQueue()
@@ -171,6 +173,7 @@ package final class PatchOSC {
         // instruments until the swap, the voices the stop fades out (`Engine.unregister`).
         for id in old.soundIDs { engine.unregister(id) }
         replaced = (kit, loaded)
+        loadedPath = path
         return kit.instruments.count
     }
 
