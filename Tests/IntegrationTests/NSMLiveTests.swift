@@ -50,6 +50,8 @@ final class FakeSessionManager {
 final class SessionClientProcess {
     let process = Process()
     private let out = Pipe()
+    /// The program's standard input (for `--keys-from-stdin`).
+    let input = Pipe()
     private(set) var lines: [String] = []
 
     init(_ arguments: [String], manager: FakeSessionManager, server: JACKServer, timeout: Double = 90) throws {
@@ -58,6 +60,7 @@ final class SessionClientProcess {
         process.environment = ProcessInfo.processInfo.environment.merging(["NSM_URL": manager.url, "JACK_DEFAULT_SERVER": server.name]) { $1 }
         process.standardOutput = out
         process.standardError = out
+        process.standardInput = input
         try process.run()
         let p = process
         DispatchQueue.global().asyncAfter(deadline: .now() + timeout) { if p.isRunning { p.terminate() } }
@@ -169,6 +172,23 @@ final class SessionClientProcess {
         #expect(playing.contains("96 bpm 3/4"), "\(playing)")
         #expect(second.lines.contains("NSM: restored \(path).json"))
         #expect(second.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
+    }
+
+    /// The tempo keys (here typed into a pipe) change what a save keeps too.
+    @Test func aTempoKeyMakesTheMetronomeDirty() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let manager = try FakeSessionManager()
+        let path = try temporaryDirectory().appendingPathComponent("sampler.nKEYS").path
+        let client = try SessionClientProcess(["metronome", "120", "--keys-from-stdin", "--no-connect"], manager: manager, server: server)
+        let address = try announceAndOpen(client, manager: manager, name: "sampler metronome", path: path, id: "sampler.nKEYS")
+        #expect(manager.next("/reply", first: "/nsm/client/open") != nil, "open not answered: \(client.lines)")
+        client.input.fileHandleForWriting.write(Data("++".utf8))
+        #expect(manager.next("/nsm/client/is_dirty") != nil, "no is_dirty after two + keys")
+        try save(manager, client: address)
+        #expect(manager.next("/nsm/client/is_clean") != nil, "no is_clean after the save")
+        #expect(try options(path)["tempo"] as? String == "122")
+        #expect(client.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
     }
 
     @Test func thePlayerKeepsItsPatchAndTempoAndTheSessionsOverTheLaunchs() throws {
