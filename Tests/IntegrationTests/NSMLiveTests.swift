@@ -217,22 +217,35 @@ final class SessionClientProcess {
         #expect(second.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
     }
 
-    @Test func aBadStateFileIsRefusedToTheServerAndNamed() throws {
+    /// Each bad state file is refused to the server (code -9) and named in one line: a value the
+    /// command refuses, a value of the wrong type, an option the command does not keep, another
+    /// command's state, a file that is not JSON.
+    @Test(arguments: [
+        (#"{"sampler": "session state", "version": 1, "command": "metronome", "options": {"tempo": "fast"}}"#,
+         #"expected a tempo like 120, or START-END/BARS for the speed trainer (80-120/10), got "fast""#),
+        (#"{"sampler": "session state", "version": 1, "command": "metronome", "options": {"subdivide": "two"}}"#,
+         #"options.subdivide: expected a whole number, got "two""#),
+        (#"{"sampler": "session state", "version": 1, "command": "metronome", "options": {"colour": "red"}}"#,
+         "options.colour: not an option `sampler metronome` keeps (it keeps accent-sound, accents, bars, beat-unit, count-in, label, map, meter, multiply, pan, sound, subdivide, tempo, timbre, volume)"),
+        (#"{"sampler": "session state", "version": 1, "command": "play", "options": {}}"#,
+         "holds the state of `sampler play`, not of `sampler metronome`"),
+        ("tempo 120", "not a sampler session state (invalid JSON"),
+    ])
+    func aBadStateFileIsRefusedToTheServerAndNamed(file: String, message: String) throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
         let manager = try FakeSessionManager()
         let path = try temporaryDirectory().appendingPathComponent("sampler.nBAD").path
-        try #"{"sampler": "session state", "version": 1, "command": "metronome", "options": {"tempo": "fast"}}"#
-            .write(toFile: path + ".json", atomically: true, encoding: .utf8)
+        try file.write(toFile: path + ".json", atomically: true, encoding: .utf8)
         let client = try SessionClientProcess(["metronome", "120", "--no-connect", "--quiet"], manager: manager, server: server)
         _ = try announceAndOpen(client, manager: manager, name: "sampler metronome", path: path, id: "sampler.nBAD")
         let error = try #require(manager.next("/error", first: "/nsm/client/open"), "no error for open: \(client.lines)")
         #expect(error.arguments.count == 3 && error.arguments[1] == .int(-9), "\(error)")
-        #expect(error.arguments.last?.text?.hasPrefix("\(path).json: ") == true, "\(error)")
+        #expect(error.arguments.last?.text?.hasPrefix("\(path).json: \(message)") == true, "\(error)")
         let output = client.rest()
         #expect(client.process.terminationStatus == 1)
         let errors = output.split(separator: "\n").filter { $0.hasPrefix("sampler: error:") }
-        #expect(errors.count == 1 && errors[0].contains("\(path).json") && errors[0].contains("fast"), "\(output)")
+        #expect(errors.count == 1 && errors[0].hasPrefix("sampler: error: \(path).json: \(message)"), "\(output)")
     }
 
     @Test func aRefusedAnnounceEndsTheClientWithTheServersReason() throws {
