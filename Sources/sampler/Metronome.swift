@@ -216,7 +216,10 @@ struct Metronome: ParsableCommand {
         var options = LivePlayback.Options()
         jack.apply(to: &options)
         options.clientName = clientName
-        if let session { options.onTick = { session.tick { self.liveSessionOptions(edits: program.edits) } } }
+        if let session {
+            let kept = sessionOptions
+            options.onTick = { session.tick { self.liveSessionOptions(kept, edits: program.edits) } }
+        }
         options.duration = duration
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
         options.midiConnections = midiConnect.map { $0.split(separator: ",").map(String.init) } ?? []
@@ -253,9 +256,9 @@ extension Metronome: SessionKeeping {
          "volume": .number(volume), "pan": .number(pan)]
     }
 
-    /// What a save keeps now: the options, with what the keys and OSC changed.
-    func liveSessionOptions(edits: MetronomeEdits) -> [String: SessionValue] {
-        var options = sessionOptions
+    /// What a save keeps now: the options `kept` at the start, with what the keys and OSC changed.
+    func liveSessionOptions(_ kept: [String: SessionValue], edits: MetronomeEdits) -> [String: SessionValue] {
+        var options = kept
         if let map = edits.mapFile {
             for key in ["tempo", "label", "meter", "accents"] { options[key] = .unset }
             options["map"] = .file(map)

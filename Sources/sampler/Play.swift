@@ -70,7 +70,8 @@ struct Play: ParsableCommand {
         jack.apply(to: &options)
         if let session {
             options.clientName = session.open.clientID
-            options.onTick = { session.tick { self.liveSessionOptions(loadedOverOSC: (program as? PatchProgram)?.patchLoadedOverOSC) } }
+            let kept = sessionOptions
+            options.onTick = { session.tick { self.liveSessionOptions(kept, loadedOverOSC: (program as? PatchProgram)?.patchLoadedOverOSC) } }
         }
         options.duration = duration
         options.recordPath = record
@@ -100,9 +101,10 @@ extension Play: SessionKeeping {
          "song": .bool(patchOptions.song), "loop": .flag(patchOptions.loop), "midi": .file(patchOptions.midi)]
     }
 
-    /// What a save keeps now: the options, with the patch `/sampler/load` put in place.
-    func liveSessionOptions(loadedOverOSC: String?) -> [String: SessionValue] {
-        var options = sessionOptions
+    /// What a save keeps now: the options `kept` at the start, with the patch `/sampler/load`
+    /// put in place.
+    func liveSessionOptions(_ kept: [String: SessionValue], loadedOverOSC: String?) -> [String: SessionValue] {
+        var options = kept
         if let loadedOverOSC { options["patch"] = .file(loadedOverOSC) }
         return options
     }
