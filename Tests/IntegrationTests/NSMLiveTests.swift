@@ -217,6 +217,29 @@ final class SessionClientProcess {
         #expect(second.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
     }
 
+    /// A patch loaded over OSC (`/sampler/load`) is what a save keeps.
+    @Test func aPatchLoadedOverOSCMakesThePlayerDirty() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let manager = try FakeSessionManager()
+        let path = try temporaryDirectory().appendingPathComponent("sampler.nLOAD").path
+        let instruments = #"[{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]"#
+        let first = try OSCLiveTests().clickKit(instruments), second = try OSCLiveTests().clickKit(instruments)
+        let client = try SessionClientProcess(["play", "--patch", first.path, "--osc-port", "0", "--no-connect", "--quiet"],
+                                              manager: manager, server: server)
+        let address = try announceAndOpen(client, manager: manager, name: "sampler play", path: path, id: "sampler.nLOAD")
+        #expect(manager.next("/reply", first: "/nsm/client/open") != nil, "open not answered: \(client.lines)")
+        let oscLine = try #require(client.line { $0.hasPrefix("OSC:") })
+        let port = try #require(oscLine.range(of: #"port \d+"#, options: .regularExpression).map { String(oscLine[$0].dropFirst(5)) })
+        manager.send("/sampler/load", [.string(second.path)], to: "osc.udp://127.0.0.1:\(port)/")
+        #expect(manager.next("/sampler/loaded") != nil, "the patch was not loaded")
+        #expect(manager.next("/nsm/client/is_dirty") != nil, "no is_dirty after a load")
+        try save(manager, client: address)
+        #expect(manager.next("/nsm/client/is_clean") != nil, "no is_clean after the save")
+        #expect(try options(path)["patch"] as? String == second.path)
+        #expect(client.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
+    }
+
     /// Each bad state file is refused to the server (code -9) and named in one line: a value the
     /// command refuses, a value of the wrong type, an option the command does not keep, another
     /// command's state, a file that is not JSON.
