@@ -3,7 +3,7 @@ import Foundation
 import PackageDescription
 
 // Dependencies point one way (docs/architecture.md has the picture; `make docs` redraws it):
-//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SamplerKit, ProgramHost
+//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SamplerKit, ProgramHost, NSM (→ Sync)
 //   DrumPlayer, MetronomeKit → ProgramHost, Sync → JACKBackend, SoundFiles, Patches, Scheduling → SamplerCore
 //   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
 // What crosses between these modules and is not a library's API uses `package` access.
@@ -61,9 +61,13 @@ let package = Package(
         // SFZ import: .sfz text (with #define and #include) in, the patch model out.
         .target(name: "SFZ", dependencies: ["Patches", "SamplerCore", "SafeFiles"]),
 
+        // New Session Manager (NSM API 1.1) clients: the protocol over OSC and the state document
+        // a command keeps in a session.
+        .target(name: "NSM", dependencies: ["Sync", "SafeFiles"]),
+
         // The command line: thin commands over the product modules.
         .executableTarget(name: "sampler", dependencies: [
-            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "Patches", "Scheduling", "ProgramHost", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "Patches", "Scheduling", "ProgramHost", "NSM", .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.
@@ -102,6 +106,7 @@ let package = Package(
         .testTarget(name: "SFZTests", dependencies: ["SFZ", "Patches"]),
         .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "SamplerCore"]),
+        .testTarget(name: "NSMTests", dependencies: ["NSM", "Sync"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend", "Locking"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport", "Locking"]),
         .testTarget(name: "DrumPlayerTests", dependencies: ["DrumPlayer", "ProgramHost", "Patches", "Scheduling", "SoundFiles", "JACKTestSupport"]),

@@ -36,6 +36,8 @@ package final class PatchOSC {
     let canLoad: Bool
     /// The patch loaded over OSC, if any, in place of the program's.
     private var replaced: (kit: Patch, loaded: LoadedPatch)?
+    /// The file of the patch `/sampler/load` loaded last, if any (a session keeps it).
+    private(set) var loadedPath: String?
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
     let root: String?
     /// The outputs the client has besides the main mix (the program's patch's): a loaded patch's
@@ -178,6 +180,7 @@ package final class PatchOSC {
         if !loaded.unroutedOutputs.isEmpty {
             log("osc: \(path): outputs \(loaded.unroutedOutputs.joined(separator: ", ")) are not this client's: their instruments play on the main mix")
         }
+        loadedPath = path
         return kit.instruments.count
     }
 

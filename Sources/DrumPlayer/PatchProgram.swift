@@ -174,6 +174,9 @@ package struct PatchProgram: LiveProgram {
         return true
     }
 
+    /// The patch file `/sampler/load` put in place of the program's, if any.
+    package var patchLoadedOverOSC: String? { session.osc?.loadedPath }
+
     /// The instruments as `prepare` loaded them (nil before).
     package var loaded: LoadedPatch? { session.loaded }
 

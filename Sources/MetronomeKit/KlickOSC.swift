@@ -149,6 +149,7 @@ package final class KlickOSC {
             let bpm = m.arguments[0].number!
             guard TempoMap.tempoRange.contains(bpm) else { warn(m, "tempo \(bpm) is out of range"); return true }
             simpleTempo = bpm
+            controller.edits.tempo = bpm
             if controller.isRunning { controller.setTempo(bpm, engine: engine, frame: at) } else { applySimple(controller, sampleRate: sampleRate) }
             ack("\(bpm) bpm")
             notify("/klick/simple/tempo", [.float(Float(bpm))])
@@ -159,6 +160,7 @@ package final class KlickOSC {
                 warn(m, "not a meter"); return true
             }
             simpleMeter = meter
+            controller.edits.meter = meter
             if !controller.isRunning { applySimple(controller, sampleRate: sampleRate) }
             ack("\(meter)" + (controller.isRunning ? " from the next start" : ""))
             notify("/klick/simple/meter", [.int(beats), .int(denominator)])
@@ -181,6 +183,7 @@ package final class KlickOSC {
                 mapFile = path
                 type = "map"
                 controller.replaceMap(map, sampleRate: sampleRate, tempoChangesAllowed: false)
+                controller.edits = MetronomeEdits(mapFile: path)
                 ack("\(path)")
                 notify("/klick/map/filename", [.string(path)])
             } catch {

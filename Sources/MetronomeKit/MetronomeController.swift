@@ -16,6 +16,23 @@ package enum MetronomeTransportMode: String, CaseIterable, Sendable {
     case master
 }
 
+/// What the keys and OSC changed that a session manager keeps (nil: as the settings say).
+package struct MetronomeEdits: Equatable, Sendable {
+    /// The tempo last asked for, as played: quarter notes per minute, after `--multiply` and
+    /// `--beat-unit`.
+    package var tempo: Double?
+    /// The meter set over OSC (`/klick/simple/set_meter`).
+    package var meter: Meter?
+    /// A tempo map loaded over OSC (`/klick/map/load_file`); it replaces the tempo and meter.
+    package var mapFile: String?
+
+    package init(tempo: Double? = nil, meter: Meter? = nil, mapFile: String? = nil) {
+        self.tempo = tempo
+        self.meter = meter
+        self.mapFile = mapFile
+    }
+}
+
 /// The control side of a live metronome: the clicks being played (a `MetronomeTrack`), what was
 /// sent to the engine and can still be cancelled, keys, and the JACK transport. Shared by the
 /// program's copies and the feeder's source. Control thread only.
@@ -47,6 +64,8 @@ package final class MetronomeController {
     private var bufferSize = 0
     /// Clicks cancelled because the transport stopped or moved, or the user stopped them.
     private(set) var cancelledCount = 0
+    /// What keys and OSC changed, for a session's state.
+    var edits = MetronomeEdits()
 
     /// The UDP port for klick's OSC interface ("0": any free one); nil: no OSC.
     var oscPort: String?
@@ -358,6 +377,7 @@ package final class MetronomeController {
         let bpm = min(TempoMap.tempoRange.upperBound, max(TempoMap.tempoRange.lowerBound, newTempo(current)))
         guard let (next, _, at) = base.changingTempo(to: bpm, notBefore: max(frame, track.producedBefore)) else { return }
         track.hand(over: at, to: next)
+        edits.tempo = bpm
         note = "\(formatNumber(bpm)) bpm from bar \(next.position(at: at)?.bar ?? 0)"
     }
 

@@ -69,6 +69,9 @@ package struct MetronomeProgram: LiveProgram {
     /// goes away).
     package func finish() { controller.finish() }
 
+    /// What the keys and OSC changed since the start that a session keeps (tempo, meter, map).
+    package var edits: MetronomeEdits { controller.edits }
+
     /// Clicks silenced after they were sent (transport stopped or moved, the user stopped).
     package var cancelledClicks: Int { controller.cancelledCount }
 

@@ -64,6 +64,10 @@ package final class LivePlayback {
         package var duration: Double?
         package var recordPath: String?
         package var showStatus = false
+        /// Called on the control thread about every 10 ms while playing, after the program's
+        /// `tick`; the first call comes once the client runs and its ports are connected. Return
+        /// false to stop. (A session manager's messages: `sampler`'s NSM client.)
+        package var onTick: (() -> Bool)?
         package init() {}
     }
 
@@ -199,6 +203,7 @@ package final class LivePlayback {
             if let endFrame { horizon = min(horizon, endFrame) }
             feeder.feed(engine, before: horizon)
             if !program.tick(engine: engine, feeder: &feeder, frame: rendered) { break }
+            if let onTick = options.onTick, !onTick() { break }
             engine.drainEvents { if $0.kind == .lateStart { late += 1 } }
             if options.showStatus, Date().timeIntervalSince(lastStatus) > 0.25 {
                 lastStatus = Date()

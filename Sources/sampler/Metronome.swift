@@ -1,7 +1,9 @@
 import ArgumentParser
 import Foundation
 import MetronomeKit
+import NSM
 import ProgramHost
+import Scheduling
 
 struct Metronome: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -161,13 +163,25 @@ struct Metronome: ParsableCommand {
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
+        // In an NSM session (NSM_URL set), live only: the session's state replaces the options it keeps.
+        guard render == nil, let url = NSMSession.url else { return try runCommand(session: nil) }
+        let session = try NSMSession.join(url: url, command: Self.sessionCommand)
+        var command = self
+        try session.restore(&command)
+        do { try command.runCommand(session: session) } catch {
+            session.failOpen(error)
+            throw error
+        }
+    }
+
+    private func runCommand(session: NSMSession?) throws {
         var settings = try request.makeSettings()
         settings.midiClock = midiClock
         try MetronomeInstrument.checkSoundFiles(settings)
         if let render {
             try renderOffline(settings, to: render)
         } else {
-            try playLive(settings)
+            try playLive(settings, session: session)
         }
     }
 
@@ -192,14 +206,20 @@ struct Metronome: ParsableCommand {
                      Date().timeIntervalSince(started)))
     }
 
-    private func playLive(_ settings: MetronomeSettings) throws {
+    private func playLive(_ settings: MetronomeSettings, session: NSMSession?) throws {
         let interactive = !quiet && (isatty(STDIN_FILENO) != 0 || keysFromStdin)
-        let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: jack.name,
+        let clientName = session?.open.clientID ?? jack.name
+        let program = MetronomeProgram(settings: settings, transport: transportMode!, serverName: jack.server, clientName: clientName,
                                        interactive: interactive, oscPort: oscPort, oscHost: oscAccess.oscHost,
                                        oscRoot: oscAccess.oscRoot, link: link)
         defer { program.finish() }
         var options = LivePlayback.Options()
         jack.apply(to: &options)
+        options.clientName = clientName
+        if let session {
+            let kept = sessionOptions
+            options.onTick = { session.tick { self.liveSessionOptions(kept, edits: program.edits) } }
+        }
         options.duration = duration
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
         options.midiConnections = midiConnect.map { $0.split(separator: ",").map(String.init) } ?? []
@@ -221,5 +241,64 @@ struct Metronome: ParsableCommand {
         }
         if transportMode == .off && oscPort == nil && !link { line += "; first beat at device frame \(summary.originFrame)" }
         print(line)
+    }
+}
+
+extension Metronome: SessionKeeping {
+    static let sessionCommand = "metronome"
+
+    /// The musical options; how the program is reached (JACK, OSC, keys, Link) and for how long
+    /// come from the command line that starts it.
+    var sessionOptions: [String: SessionValue] {
+        ["tempo": .text(tempo), "map": .file(map), "label": .text(label), "meter": .text(meter), "accents": .text(accents),
+         "subdivide": .integer(subdivide), "beat-unit": .string(beatUnit), "count-in": .integer(countIn), "bars": .integer(bars),
+         "multiply": .decimal(multiply), "timbre": .string(timbre), "sound": .file(sound), "accent-sound": .file(accentSound),
+         "volume": .number(volume), "pan": .number(pan)]
+    }
+
+    /// What a save keeps now: the options `kept` at the start, with what the keys and OSC changed.
+    func liveSessionOptions(_ kept: [String: SessionValue], edits: MetronomeEdits) -> [String: SessionValue] {
+        var options = kept
+        if let map = edits.mapFile {
+            for key in ["tempo", "label", "meter", "accents"] { options[key] = .unset }
+            options["map"] = .file(map)
+        }
+        if let meter = edits.meter {
+            options["meter"] = .string("\(meter)")
+            // The accents were written for the old meter.
+            options["accents"] = .unset
+        }
+        if let played = edits.tempo {
+            // Back to the command line's terms: before --multiply and --beat-unit.
+            let denominator = edits.meter?.denominator ?? self.meter.flatMap { try? Meter(parsing: $0) }?.denominator ?? 4
+            let factor = (multiply ?? 1) * (beatUnit == "denominator" ? 4 / Double(denominator) : 1)
+            options["tempo"] = .string(formatNumber((played / factor * 1e6).rounded() / 1e6))
+        }
+        return options
+    }
+
+    mutating func apply(sessionOptions options: [String: SessionValue], file: String) throws {
+        let read = SessionOptionReader(file: file)
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+            switch key {
+            case "tempo": tempo = try read.text(key, value)
+            case "map": map = try read.text(key, value)
+            case "label": label = try read.text(key, value)
+            case "meter": meter = try read.text(key, value)
+            case "accents": accents = try read.text(key, value)
+            case "subdivide": subdivide = try read.requiredInteger(key, value)
+            case "beat-unit": beatUnit = try read.requiredText(key, value)
+            case "count-in": countIn = try read.integer(key, value)
+            case "bars": bars = try read.integer(key, value)
+            case "multiply": multiply = try read.number(key, value)
+            case "timbre": timbre = try read.requiredText(key, value)
+            case "sound": sound = try read.text(key, value)
+            case "accent-sound": accentSound = try read.text(key, value)
+            case "volume": volume = try read.requiredNumber(key, value)
+            case "pan": pan = try read.requiredNumber(key, value)
+            default: throw read.unknown(key, command: Self.sessionCommand, keeps: Array(sessionOptions.keys))
+            }
+        }
+        do { try validate() } catch { throw read.invalid(error) }
     }
 }

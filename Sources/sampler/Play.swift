@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import DrumPlayer
+import NSM
 import ProgramHost
 
 struct Play: ParsableCommand {
@@ -52,9 +53,26 @@ struct Play: ParsableCommand {
 
     func run() throws {
         LivePlayback.blockTerminationSignals()
+        // In an NSM session (NSM_URL set): the session's state replaces the options it keeps.
+        guard let url = NSMSession.url else { return try runCommand(session: nil) }
+        let session = try NSMSession.join(url: url, command: Self.sessionCommand)
+        var command = self
+        try session.restore(&command)
+        do { try command.runCommand(session: session) } catch {
+            session.failOpen(error)
+            throw error
+        }
+    }
+
+    private func runCommand(session: NSMSession?) throws {
         let program = try patchOptions.makeProgram(oscPort: oscPort, oscHost: oscAccess.oscHost, oscRoot: oscAccess.oscRoot, link: link)
         var options = LivePlayback.Options()
         jack.apply(to: &options)
+        if let session {
+            options.clientName = session.open.clientID
+            let kept = sessionOptions
+            options.onTick = { session.tick { self.liveSessionOptions(kept, loadedOverOSC: (program as? PatchProgram)?.patchLoadedOverOSC) } }
+        }
         options.duration = duration
         options.recordPath = record
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
@@ -70,5 +88,43 @@ struct Play: ParsableCommand {
         }
         print(String(format: "played %.2f s: %d starts, %d MIDI notes, %d late, %d xruns, ", summary.renderedSeconds,
                      summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription)
+    }
+}
+
+extension Play: SessionKeeping {
+    static let sessionCommand = "play"
+
+    /// What plays; how the program is reached (JACK, OSC, Link), for how long and where it
+    /// records come from the command line that starts it.
+    var sessionOptions: [String: SessionValue] {
+        ["patch": .file(patchOptions.patch), "tempo": .decimal(patchOptions.tempo), "pattern": .text(patchOptions.pattern),
+         "song": .bool(patchOptions.song), "loop": .flag(patchOptions.loop), "midi": .file(patchOptions.midi)]
+    }
+
+    /// What a save keeps now: the options `kept` at the start, with the patch `/sampler/load`
+    /// put in place.
+    func liveSessionOptions(_ kept: [String: SessionValue], loadedOverOSC: String?) -> [String: SessionValue] {
+        var options = kept
+        if let loadedOverOSC { options["patch"] = .file(loadedOverOSC) }
+        return options
+    }
+
+    mutating func apply(sessionOptions options: [String: SessionValue], file: String) throws {
+        let read = SessionOptionReader(file: file)
+        for (key, value) in options.sorted(by: { $0.key < $1.key }) {
+            switch key {
+            case "patch": patchOptions.patch = try read.requiredText(key, value)
+            case "tempo": patchOptions.tempo = try read.number(key, value)
+            case "pattern": patchOptions.pattern = try read.text(key, value)
+            case "song": patchOptions.song = try read.flag(key, value) ?? false
+            case "loop": patchOptions.loop = try read.flag(key, value)
+            case "midi": patchOptions.midi = try read.text(key, value)
+            default: throw read.unknown(key, command: Self.sessionCommand, keeps: Array(sessionOptions.keys))
+            }
+        }
+        do {
+            try patchOptions.validate()
+            try validate()
+        } catch { throw read.invalid(error) }
     }
 }
