@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # Installs the Debian packages the build and the demo need, if any is missing; with `test`, also
 # what the tests compare against (klick, Hydrogen's h2cli) and what the Link test needs (Ableton
-# Link's headers, ip and unshare for its network namespace); with `link`, Ableton Link's headers
+# Link's headers, ip and unshare for its network namespace; PipeWire and its JACK library for the
+# PipeWire tests); with `link`, Ableton Link's headers
 # (a Link build). Runs `apt-get update` only when something has to be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev liblo-dev sox)
 for arg in "$@"; do
     case "$arg" in
-        test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3 python3-venv) ;;
+        test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3 python3-venv pipewire pipewire-bin pipewire-jack) ;;
         link) packages+=(ableton-link-dev libasio-dev) ;;
     esac
 done

@@ -27,12 +27,14 @@ struct LiveTimelineRun {
         let args = command.isEmpty ? ["play", "--patch", patch.path] : command
         let sampler = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
                                             args + ["--server", server.name, "--name", "sbin", "--connect", "wit:in_0,wit:in_1",
-                                                    "--duration", "\(seconds + 30)", "--quiet"], timeout: seconds + 40)
+                                                    "--duration", "\(seconds + 30)", "--quiet"], timeout: seconds + 40,
+                                            environment: server.environment)
         var disturber: BackgroundProgram?
         if let disturb {
             disturber = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-disturb"),
                                               ["--server", server.name, "--to", "sbin:midi_in",
-                                               "--sleep", "\(disturb.sleep)", "--every", "\(disturb.every)"], timeout: seconds + 40)
+                                               "--sleep", "\(disturb.sleep)", "--every", "\(disturb.every)"], timeout: seconds + 40,
+                                              environment: server.environment)
         }
         let recording = try witness.finish()
         sampler.terminate()

@@ -137,6 +137,7 @@ public final class CaptureProcess {
         process.arguments = ["--server", server.name, "--ports", ports.joined(separator: ","),
                              "--frames", "\(frames)", "--out", file.path] + (name.map { ["--name", $0] } ?? [])
             + (connect ? [] : ["--no-connect"])
+        process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()

@@ -8,6 +8,7 @@ import Locking
 /// busy machine makes cycles late but never skips a client, and exactness can be asserted.
 /// Fault tests ask for an asynchronous server (`synchronous: false`), which does skip clients.
 public final class JACKServer: @unchecked Sendable {
+    public enum Kind: Sendable { case jack2, pipewire }
     public let name: String
     public let sampleRate: Int
     public let period: Int
@@ -15,12 +16,23 @@ public final class JACKServer: @unchecked Sendable {
     private static let counter = LockedCounter()
 
     public let synchronous: Bool
+    /// JACK2's `jackd`, or a private PipeWire daemon serving JACK clients through its own
+    /// libjack (`pw-jack`).
+    public let kind: Kind
+    /// What a client program of this server needs in its environment: nothing for JACK2; for
+    /// PipeWire, its runtime directory and PipeWire's libjack first on the library path (as
+    /// `pw-jack` sets it). The test process itself keeps JACK2's libjack: clients opened in it
+    /// reach JACK2 servers only.
+    public let environment: [String: String]
+    private var runtimeDirectory: String?
 
     /// `cycleMicroseconds`: the dummy driver's wait between cycles (default: a period's real
     /// duration); shorter runs the server faster than real time, for tests that need many periods.
     public init(period: Int, sampleRate: Int = 48000, name: String? = nil, synchronous: Bool = true,
                 cycleMicroseconds: Int? = nil) throws {
         self.synchronous = synchronous
+        kind = .jack2
+        environment = [:]
         self.name = name ?? "sampler-test-\(getpid())-\(JACKServer.counter.next())"
         self.sampleRate = sampleRate
         self.period = period
@@ -44,6 +56,54 @@ public final class JACKServer: @unchecked Sendable {
         }
     }
 
+    /// A private headless PipeWire daemon (its default configuration: the Dummy-Driver, no
+    /// session manager) in a runtime directory of its own, its graph held at `quantum` frames
+    /// and `sampleRate` (`clock.force-quantum`, `clock.force-rate`). Clients reach it with
+    /// `environment` as server `pipewire-0`. Stopped by its PID, its directory removed.
+    public init(pipewireQuantum quantum: Int, sampleRate: Int = 48000) throws {
+        synchronous = false
+        kind = .pipewire
+        self.sampleRate = sampleRate
+        period = quantum
+        name = "pipewire-0"
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("sampler-pw-\(getpid())-\(JACKServer.counter.next())").path
+        try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        runtimeDirectory = dir
+        environment = ["XDG_RUNTIME_DIR": dir, "PIPEWIRE_RUNTIME_DIR": dir, "JACK_DEFAULT_SERVER": "pipewire-0",
+                       "LD_LIBRARY_PATH": "/usr/${LIB}/pipewire-0.3/jack", "PIPEWIRE_LOG_SYSTEMD": "false"]
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/pipewire")
+        process.arguments = []
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        try process.run()
+        // Up once its socket answers: the settings are written through it.
+        let up = waitUntil(timeout: 10) {
+            guard FileManager.default.fileExists(atPath: dir + "/pipewire-0") else { return false }
+            return (try? self.setSetting("clock.force-rate", "\(sampleRate)")) == 0
+        }
+        guard up, try setSetting("clock.force-quantum", "\(quantum)") == 0 else {
+            stop()
+            throw TestFailure("pipewire in \(dir) did not come up")
+        }
+    }
+
+    private func setSetting(_ key: String, _ value: String) throws -> Int32 {
+        try run("/usr/bin/pw-metadata", ["-n", "settings", "0", key, value], environment: environment)
+    }
+
+    /// Changes the server's period while it runs: `jack_bufsize` on JACK2, the forced quantum on
+    /// PipeWire. True when the request was taken.
+    @discardableResult
+    public func setPeriod(_ frames: Int) -> Bool {
+        switch kind {
+        case .jack2:
+            return (try? run("/usr/bin/jack_bufsize", ["\(frames)"], environment: ["JACK_DEFAULT_SERVER": name])) == 0
+        case .pipewire:
+            return (try? setSetting("clock.force-quantum", "\(frames)")) == 0
+        }
+    }
+
     public var pid: Int32 { process.processIdentifier }
 
     /// Stops the server by its PID and waits for it to exit. Idempotent.
@@ -51,6 +111,10 @@ public final class JACKServer: @unchecked Sendable {
         if process.isRunning {
             kill(process.processIdentifier, SIGTERM)
             process.waitUntilExit()
+        }
+        if let runtimeDirectory {
+            try? FileManager.default.removeItem(atPath: runtimeDirectory)
+            self.runtimeDirectory = nil
         }
     }
 
@@ -67,7 +131,7 @@ public final class JACKServer: @unchecked Sendable {
     /// Frees the registry entry a killed server left behind, by starting a server under the same
     /// name and stopping it cleanly.
     public func clearAfterKill() {
-        guard !process.isRunning, let again = try? JACKServer(period: period, sampleRate: sampleRate, name: name, synchronous: synchronous) else { return }
+        guard kind == .jack2, !process.isRunning, let again = try? JACKServer(period: period, sampleRate: sampleRate, name: name, synchronous: synchronous) else { return }
         again.stop()
     }
 
