@@ -51,7 +51,7 @@ final class PatchLinkTrack {
         guard let client else { return }
         // Late enough for the first tick's `follow` to reach it.
         let at = max(frame, LinkSession.earliestFrame(client: client) + Frame(client.bufferSize))
-        link.start(atHostTime: LinkSession.hostTime(ofFrame: at, client: client, sampleRate: sampleRate), quantum: quantum)
+        link.start(atHostTime: link.hostTime(ofFrame: at, client: client, sampleRate: sampleRate), quantum: quantum)
     }
 
     var isPlaying: Bool { anchor != nil }

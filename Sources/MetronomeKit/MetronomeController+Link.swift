@@ -16,10 +16,11 @@ extension MetronomeController {
         return Double(meter.beats) * 4 / Double(meter.denominator)
     }
 
-    /// The host time at which device frame `frame` leaves the output port.
+    /// The time on Link's clock at which device frame `frame` leaves the output port.
     func linkHostTime(ofFrame frame: Frame) -> Int64 {
-        guard let client else { return link?.hostTimeNow ?? 0 }
-        return LinkSession.hostTime(ofFrame: frame, client: client, sampleRate: sampleRate)
+        guard let link else { return 0 }
+        guard let client else { return link.hostTimeNow }
+        return link.hostTime(ofFrame: frame, client: client, sampleRate: sampleRate)
     }
 
     /// The first frame a change can still reach.

@@ -29,21 +29,28 @@ package struct LinkGrid {
 }
 
 extension LinkSession {
-    /// The frame rendered next and the host time at which it leaves `client`'s output port.
-    package static func reference(client: JACKClient, sampleRate: Double) -> (frame: Frame, time: Int64) {
+    /// Link's clock minus JACK's, sampled now (`ClockOffset`): JACK's clock is Link's
+    /// (CLOCK_MONOTONIC_RAW) under JACK2, CLOCK_MONOTONIC under PipeWire, which NTP slews apart.
+    package func linkMinusJACK() -> Int64 {
+        ClockOffset.sample(source: { Int64(JACKClient.hostClockNow) }, target: { self.hostTimeNow })
+    }
+
+    /// The frame rendered next and the time on Link's clock at which it leaves `client`'s output
+    /// port (JACK's estimate of the frame's time, moved to Link's clock by `linkMinusJACK`).
+    package func reference(client: JACKClient, sampleRate: Double) -> (frame: Frame, time: Int64) {
         let frame = client.engine.renderedFrame
         let latency = Double(client.playbackLatency.max) * 1e6 / sampleRate
-        return (frame, Int64(client.hostTime(atFrame: frame)) + Int64(latency.rounded()))
+        return (frame, Int64(client.hostTime(atFrame: frame)) + Int64(latency.rounded()) + linkMinusJACK())
     }
 
     /// The session's timeline now, on `client`'s frames, for bars of `quantum` beats.
     package func grid(client: JACKClient, sampleRate: Double, quantum: Double) -> LinkGrid {
-        let ref = Self.reference(client: client, sampleRate: sampleRate)
+        let ref = reference(client: client, sampleRate: sampleRate)
         return LinkGrid(timeline: timeline(quantum: quantum, reference: ref.time), referenceFrame: ref.frame, sampleRate: sampleRate)
     }
 
-    /// The host time at which device frame `frame` leaves `client`'s output port.
-    package static func hostTime(ofFrame frame: Frame, client: JACKClient, sampleRate: Double) -> Int64 {
+    /// The time on Link's clock at which device frame `frame` leaves `client`'s output port.
+    package func hostTime(ofFrame frame: Frame, client: JACKClient, sampleRate: Double) -> Int64 {
         let ref = reference(client: client, sampleRate: sampleRate)
         return ref.time + Int64((Double(frame - ref.frame) * 1e6 / sampleRate).rounded())
     }

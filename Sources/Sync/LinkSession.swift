@@ -10,9 +10,10 @@ import SamplerCore
 /// Link finds its peers by UDP multicast on every network interface. To keep it on one machine,
 /// run every peer inside one network namespace (README: Ableton Link).
 ///
-/// Host times are microseconds on Link's clock, which on Linux is CLOCK_MONOTONIC_RAW: the clock
-/// JACK's `jack_get_time()` reads (`JACKClient.hostTimeNow`), so JACK's `jack_time_to_frames`
-/// maps them to device frames.
+/// Host times are microseconds on Link's clock, which on Linux is CLOCK_MONOTONIC_RAW. JACK's
+/// `jack_get_time()` (`JACKClient.hostTimeNow`) reads the same clock under JACK2 but
+/// CLOCK_MONOTONIC under PipeWire, so a host time crossing between them is moved by their offset,
+/// sampled each time (`linkMinusJACK`, `LinkGrid`).
 ///
 /// Link is GPL-2.0-or-later, so it is compiled in only in a Link build (`make build LINK=1`,
 /// `SAMPLER_LINK=1`); elsewhere `init` throws and `isAvailable` is false.

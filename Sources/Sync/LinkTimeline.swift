@@ -7,7 +7,7 @@ package struct LinkTimeline: Sendable, Equatable {
     package var tempo: Double
     /// Beats per bar: the phase Link keeps aligned between peers.
     package var quantum: Double
-    /// A host time (microseconds on JACK's and Link's clock, CLOCK_MONOTONIC_RAW) and its beat.
+    /// A host time (microseconds on Link's clock, CLOCK_MONOTONIC_RAW) and its beat.
     package var referenceTime: Int64
     package var beatAtReference: Double
     /// Whether the session plays (start/stop sync), and since (or from) which host time.

@@ -1,13 +1,15 @@
 import Glibc
+import SamplerCore
 
 /// OSC timetags (NTP format: seconds since 1900 and a 32-bit fraction) and their mapping to the
 /// audio device's host clock.
 ///
 /// A timetag names wall-clock time (CLOCK_REALTIME, as liblo's `lo_timetag_now` and
 /// SuperCollider read it). JACK's clock (`jack_get_time`) is another clock (CLOCK_MONOTONIC_RAW in
-/// JACK2 ≥ 1.9.13), which drifts against the wall clock and has no fixed offset to it, so the
-/// offset is sampled afresh for every message: a wall-clock reading on each side of a host-clock
-/// reading, their mean taken as simultaneous with it.
+/// JACK2 ≥ 1.9.13, CLOCK_MONOTONIC under PipeWire), which drifts against the wall clock and has no
+/// fixed offset to it, so the offset is sampled afresh for every message (`ClockOffset`): a
+/// wall-clock reading on each side of a host-clock reading, their mean taken as simultaneous
+/// with it.
 package enum OSCTime {
     /// Seconds from 1900-01-01 to 1970-01-01.
     package static let ntpToUnixSeconds: Int64 = 2_208_988_800
@@ -33,16 +35,9 @@ package enum OSCTime {
 
     /// The host time (on the clock `hostNow` reads, in microseconds) of wall-clock time
     /// `microseconds` since 1970. Any thread.
-    /// Of three samplings it keeps the tightest (a thread preempted between two readings would
-    /// make that one wide and off by up to half its width).
+    /// Of three samplings it keeps the tightest (`ClockOffset.sample`).
     package static func hostTime(unixMicroseconds microseconds: Int64, hostNow: () -> UInt64) -> UInt64 {
-        var best: (width: Int64, offset: Int64) = (.max, 0)
-        for _ in 0..<3 {
-            let before = realtimeMicroseconds()
-            let host = Int64(hostNow())
-            let after = realtimeMicroseconds()
-            if after - before < best.width { best = (after - before, host - (before + (after - before) / 2)) }
-        }
-        return UInt64(max(0, microseconds + best.offset))
+        let offset = ClockOffset.sample(source: realtimeMicroseconds, target: { Int64(hostNow()) })
+        return UInt64(max(0, microseconds + offset))
     }
 }

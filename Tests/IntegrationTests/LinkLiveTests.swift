@@ -17,10 +17,11 @@ import Testing
         let input = Pipe(), output = Pipe()
         var lines: [String] = []
 
-        init(_ namespace: LinkNamespace, _ arguments: [String]) throws {
+        init(_ namespace: LinkNamespace, _ arguments: [String], environment: [String: String] = [:]) throws {
             let (tool, args) = namespace.command(productsDirectory.appendingPathComponent("sampler"), arguments)
             process.executableURL = tool
             process.arguments = args
+            process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
             process.standardInput = input
             process.standardOutput = output
             process.standardError = output
@@ -77,13 +78,15 @@ import Testing
         var lostA: [Range<Int64>] = [], lostB: [Range<Int64>] = []
     }
 
-    func playSession(bArguments: [String], bPort: String, keysToA: Bool) throws -> Session {
+    /// With `bOnPipeWire`, B's server is a private PipeWire (B and its witness on PipeWire's
+    /// libjack, whose host clock is CLOCK_MONOTONIC, not Link's CLOCK_MONOTONIC_RAW).
+    func playSession(bArguments: [String], bPort: String, keysToA: Bool, bOnPipeWire: Bool = false) throws -> Session {
         #expect(LinkSession.isAvailable, "the tests are built with SAMPLER_LINK=1 (make test does it)")
         let namespace = try LinkNamespace()
         defer { namespace.stop() }
         let serverA = try JACKServer(period: 256, synchronous: false)
         defer { serverA.stop() }
-        let serverB = try JACKServer(period: 256, synchronous: false)
+        let serverB = bOnPipeWire ? try JACKServer(pipewireQuantum: 256) : try JACKServer(period: 256, synchronous: false)
         defer { serverB.stop() }
         let rate = 48000.0
 
@@ -95,7 +98,8 @@ import Testing
         // Link lets the older of two sessions win when they are more than 0.5 s apart: B starts
         // one second after A (a real-time gap the scenario needs, not a wait for a condition).
         Thread.sleep(forTimeInterval: 1)
-        let b = try Peer(namespace, bArguments + ["--link", "--server", serverB.name, "--name", "linkB", "--no-connect", "--duration", "15"])
+        let b = try Peer(namespace, bArguments + ["--link", "--server", serverB.name, "--name", "linkB", "--no-connect", "--duration", "15"],
+                         environment: serverB.environment)
         try b.wait(for: "playing")
         let captureB = try CaptureProcess(server: serverB, ports: ["linkB:\(bPort)"], frames: Int(rate * 12), name: "witnessB")
         var session = Session()
@@ -123,10 +127,11 @@ import Testing
             return gaps
         }
 
-        // Onsets on one host-clock axis (µs), by each witness's stamps of the periods holding
-        // them (JACK's cycle times on the clock Link uses).
+        // Onsets on one axis, CLOCK_MONOTONIC_RAW (µs): each witness's stamps of the periods
+        // holding them (JACK's cycle times on its server's clock), moved by the offset between
+        // that clock and CLOCK_MONOTONIC_RAW the witness sampled (0 under JACK2).
         func beats(_ c: Capture) throws -> [(frame: Int64, time: Double)] {
-            try c.onsets(channel: 0, quietGap: 2000).map { ($0, try #require(c.hostMicroseconds(ofFrame: $0))) }
+            try c.onsets(channel: 0, quietGap: 2000).map { ($0, try #require(c.rawMicroseconds(ofFrame: $0))) }
         }
         // The louder onsets of each: peaks above the middle of the loudest and the quietest.
         func accents(_ c: Capture, _ onsets: [(frame: Int64, time: Double)]) -> [Bool] {
@@ -203,6 +208,14 @@ import Testing
             print(String(format: "Link (%@): %@ plays 130 bpm from %.0f ms after the keys", label, name, reached / 1000))
             #expect(reached < bar)
         }
+    }
+
+    /// A peer on JACK2 and one on PipeWire (issue 36): the PipeWire peer's host times are on
+    /// CLOCK_MONOTONIC, Link's on CLOCK_MONOTONIC_RAW; mapped through their sampled offset, the
+    /// beats are within 1 ms of each other, and the tempo change reaches both.
+    @Test func aPeerOnJACK2AndOneOnPipeWirePlayOnOneBeat() throws {
+        let s = try playSession(bArguments: ["metronome", "90", "--keys-from-stdin"], bPort: "out_L", keysToA: false, bOnPipeWire: true)
+        try check(s, "JACK2 and PipeWire")
     }
 
     /// Two metronomes: B proposes 90 bpm and takes A's 120; B's keys change the session's tempo.

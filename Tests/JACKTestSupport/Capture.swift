@@ -14,9 +14,24 @@ public struct Capture {
     /// The wall clock against the frame clock, sampled by the witness at its end: device frame
     /// `frame` was played at `realtimeMicroseconds` (µs since 1970, CLOCK_REALTIME).
     public var clock: (frame: Int64, realtimeMicroseconds: Int64)?
-    /// Per recorded period, JACK's host-clock stamps of its cycle (µs on `jack_get_time`'s clock,
-    /// CLOCK_MONOTONIC_RAW: the clock Ableton Link uses): its first frame's and the next cycle's.
+    /// Per recorded period, JACK's host-clock stamps of its cycle (µs on `jack_get_time`'s clock:
+    /// CLOCK_MONOTONIC_RAW under JACK2, the clock Ableton Link uses; CLOCK_MONOTONIC under
+    /// PipeWire): its first frame's and the next cycle's.
     public var periodHostTimes: [(start: Int64, next: Int64)] = []
+    /// JACK's host clock against CLOCK_MONOTONIC_RAW, sampled by the witness before and after
+    /// recording (`jack` µs on JACK's clock was `raw` µs on CLOCK_MONOTONIC_RAW).
+    public var hostClockSamples: [(jack: Int64, raw: Int64)] = []
+
+    /// The CLOCK_MONOTONIC_RAW time (µs) at which device frame `frame` was played: its host time
+    /// moved by the offset between the clocks, interpolated between the witness's two samplings
+    /// (whatever the server's clock, witnesses on JACK2 and on PipeWire share this axis).
+    public func rawMicroseconds(ofFrame frame: Int64) -> Double? {
+        guard let t = hostMicroseconds(ofFrame: frame), let first = hostClockSamples.first, let last = hostClockSamples.last else { return nil }
+        let o1 = Double(first.raw - first.jack), o2 = Double(last.raw - last.jack)
+        let span = Double(last.jack - first.jack)
+        let offset = span > 0 ? o1 + (o2 - o1) * (t - Double(first.jack)) / span : o1
+        return t + offset
+    }
 
     /// The host time (µs, JACK's clock) at which device frame `frame` was played, by the stamps
     /// of the recorded period holding it (nil when no recorded period does).
@@ -128,6 +143,7 @@ public final class CaptureProcess {
     private let process = Process()
     private let output = Pipe()
     private let file: URL
+    private var startHostClock: [(jack: Int64, raw: Int64)] = []
 
     /// Starts recording `frames` frames of `ports` on `server`; returns once the capture client
     /// has connected to every port (it prints "ready").
@@ -141,7 +157,14 @@ public final class CaptureProcess {
         process.standardOutput = output
         process.standardError = FileHandle.standardError
         try process.run()
-        guard readLine() == "ready" else { throw TestFailure("sampler-capture did not get ready") }
+        // "hostclock …" (the clocks sampled before recording), then "ready".
+        var line = readLine()
+        if let l = line, l.hasPrefix("hostclock ") {
+            let fields = l.split(separator: " ").dropFirst().compactMap { f -> Int64? in f.split(separator: "=").last.flatMap { Int64($0) } }
+            if fields.count == 2 { startHostClock = [(fields[0], fields[1])] }
+            line = readLine()
+        }
+        guard line == "ready" else { throw TestFailure("sampler-capture did not get ready") }
     }
 
     private func readLine() -> String? { output.fileHandleForReading.readLineUnbuffered() }
@@ -149,6 +172,7 @@ public final class CaptureProcess {
     /// Waits for the recording to finish and reads it.
     public func finish() throws -> Capture {
         var clock: (frame: Int64, realtimeMicroseconds: Int64)?
+        var hostClock = startHostClock
         while let line = readLine(), line != "done" {
             let fields = Dictionary(line.split(separator: " ").dropFirst().compactMap { field -> (String, Int64)? in
                 let kv = field.split(separator: "=")
@@ -156,6 +180,7 @@ public final class CaptureProcess {
                 return (String(kv[0]), v)
             }, uniquingKeysWith: { a, _ in a })
             if line.hasPrefix("clock "), let f = fields["frame"], let r = fields["realtime_us"] { clock = (f, r) }
+            if line.hasPrefix("hostclock "), let j = fields["jack_us"], let r = fields["raw_us"] { hostClock.append((j, r)) }
         }
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestFailure("sampler-capture failed") }
@@ -189,6 +214,7 @@ public final class CaptureProcess {
             return c
         }
         capture.clock = clock
+        capture.hostClockSamples = hostClock
         return capture
     }
 

@@ -183,6 +183,25 @@ for (i, source) in sources.enumerated() where connectSources {
     let result = jack.connect(from: source, to: "\(ownName):in_\(i)", tries: 200)
     guard result == 0 else { fail("cannot connect \(source) (error \(result))") }
 }
+/// JACK's host clock (`jack_get_time`: CLOCK_MONOTONIC_RAW under JACK2, CLOCK_MONOTONIC under
+/// PipeWire) against CLOCK_MONOTONIC_RAW (Ableton Link's), sampled (the tightest of three
+/// readings of one between two of the other) at the start and at the end of the recording:
+/// "hostclock jack_us=J raw_us=R", so a test can put the period stamps of witnesses on different
+/// servers on one axis, following the clocks' drift between the two samplings.
+func printHostClock() {
+    func raw() -> Int64 {
+        var ts = timespec()
+        clock_gettime(CLOCK_MONOTONIC_RAW, &ts)
+        return Int64(ts.tv_sec) * 1_000_000 + Int64(ts.tv_nsec) / 1000
+    }
+    var best: (width: Int64, jack: Int64, raw: Int64) = (.max, 0, 0)
+    for _ in 0..<3 {
+        let before = raw(), jackNow = Int64(jack_get_time()), after = raw()
+        if after - before < best.width { best = (after - before, jackNow, before + (after - before) / 2) }
+    }
+    print("hostclock jack_us=\(best.jack) raw_us=\(best.raw)")
+}
+printHostClock()
 recorder.armed.store(true, ordering: .releasing)
 print("ready"); fflush(nil)
 let rate = Double(jack_get_sample_rate(client))
@@ -205,6 +224,7 @@ for _ in 0..<3 {
     let before = realtimeMicroseconds(), frame = jack_frame_time(client), after = realtimeMicroseconds()
     if after - before < wallAfter - wallBefore { (wallBefore, frameNow, wallAfter) = (before, frame, after) }
 }
+printHostClock()
 jack.close()
 if !summaryOnly { print("clock frame=\(frameNow) realtime_us=\(wallBefore + (wallAfter - wallBefore) / 2)") }
 if summaryOnly {
