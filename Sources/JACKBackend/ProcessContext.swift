@@ -70,7 +70,11 @@ final class ProcessContext: @unchecked Sendable {
             while k < 2 * outputCount {
                 // A registered port always has a buffer; were one missing, the outputs from it
                 // on would be left out (their voices then go to the main mix).
-                guard let port = busPorts[k], let buffer = jack_port_get_buffer(port, frames) else { break }
+                guard let port = busPorts[k], let buffer = jack_port_get_buffer(port, frames) else {
+                    // The pair's left port, fetched already, is written as silence.
+                    if k & 1 == 1 { busBuffers[k - 1].update(repeating: 0, count: Int(frames)) }
+                    break
+                }
                 busBuffers[k] = buffer.assumingMemoryBound(to: Float.self)
                 k += 1
             }

@@ -1,4 +1,5 @@
 import Foundation
+import SamplerCore
 
 /// Version 2 of the patch file format: a drum kit with patterns and a song (see
 /// `Patches/README.md` and `schema/patch-v2.schema.json`):
@@ -135,6 +136,11 @@ enum PatchFormatV2 {
             if let outputNode = object.optional("output") {
                 let name = try outputNode.string()
                 if let problem = DrumInstrument.outputNameProblem(name) { throw outputNode.error(problem) }
+                var names = Set(instruments.compactMap(\.output))
+                names.insert(name)
+                if names.count > Engine.maxOutputCount - 1 {
+                    throw outputNode.error("a patch has at most \(Engine.maxOutputCount - 1) outputs besides the main mix; this is output \(names.count)")
+                }
                 instruments[instruments.count - 1].output = name
             }
             if let triggerNode = object.optional("trigger") {

@@ -279,6 +279,8 @@ package enum SFZImporter {
                 let place = "\(r.seqPosition)|\(r.rand.lowerBound)|\(r.rand.upperBound)"
                 var placed = false
                 for s in stacks.indices {
+                    // Regions for another output sound together with these, never instead.
+                    if stacks[s][0][0].output != r.output { continue }
                     if let l = layerOf[s][r.velocities] {
                         if taken[s][l].contains(place) { continue }
                         guard stacks[s][l].count < PatchLimits.samplesPerLayer else {

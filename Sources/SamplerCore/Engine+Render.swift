@@ -35,6 +35,10 @@ extension Engine {
                        outputs: UnsafePointer<UnsafeMutablePointer<Float>>, outputCount: Int) {
         let count = max(1, min(outputCount, outputCapacity))
         for i in 0..<(2 * count) { blockBuses[i] = outputs[i] }
+        // Buffers beyond the engine's outputs are written as silence, never left as they were.
+        if outputCount > count {
+            for i in (2 * count)..<(2 * outputCount) { outputs[i].update(repeating: 0, count: frameCount) }
+        }
         renderOutputs(frameCount: frameCount, periodStart: periodStart, count: count)
     }
 
@@ -331,6 +335,13 @@ extension Engine {
         // Listed at least until this period's end, so that what the command changed is published.
         voiceList.insert(player: p, tail: false)
         if command.frame != Command.immediately && command.frame < v.pointee.startedAt && frame > command.frame {
+            if case .setOutput = command.kind {
+                // A routing outlives the sound it was sent for: it applies to what follows (its
+                // frames before the start played on the old output: counted).
+                lateCommandCounter.add(1, ordering: .relaxed)
+                v.pointee.output = UInt8(clamping: command.loops)
+                return
+            }
             if case .start = command.kind {} else {
                 // It arrived after a start that is later than its frame: on time it would have
                 // acted on the sound before that start, which is gone. Refused, counted.
@@ -494,6 +505,11 @@ extension Engine {
         case .setMetering:
             v.pointee.isMetered = command.loops != 0
         case .setOutput:
+            // Late on a sounding voice: its frames since the command's frame went to the old
+            // output (the sum of the outputs is as on time, each output is not): counted.
+            if lateness(command, at: frame) > 0, v.pointee.isActive, !v.pointee.isPaused, v.pointee.output != UInt8(clamping: command.loops) {
+                lateCommandCounter.add(1, ordering: .relaxed)
+            }
             v.pointee.output = UInt8(clamping: command.loops)
         case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced, .release:
             break

@@ -89,6 +89,11 @@ extension Engine {
             // A start of the old clock is reported (a player that counted on it learns it never
             // played).
             let dropped = schedule.removeFirst()
+            // A routing is kept across clocks: applied now rather than dropped.
+            if case .setOutput = dropped.kind {
+                let p = Int(dropped.player)
+                if p >= 0, p < configuration.maxPlayers { voices[p].output = UInt8(clamping: dropped.loops) }
+            }
             if case .start = dropped.kind {
                 staleCommandCounter.add(1, ordering: .relaxed)
                 emit(Event(kind: .staleCommand, player: dropped.player, frame: renderedFrameCounter.load(ordering: .relaxed),

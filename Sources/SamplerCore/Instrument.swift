@@ -220,7 +220,8 @@ struct InstrumentTables {
                 loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
                 chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count,
                 roundRobinAcrossLayers: d.roundRobinAcrossLayers, triggersOnNoteOff: d.triggersOnNoteOff))
-            t.instruments[i].output = UInt8(clamping: min(max(d.output, 0), Engine.maxOutputCount - 1))
+            // An output the engine cannot have is the main mix (as one the render lacks).
+            t.instruments[i].output = (0..<Engine.maxOutputCount).contains(d.output) ? UInt8(d.output) : 0
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)

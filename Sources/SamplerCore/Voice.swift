@@ -188,7 +188,8 @@ struct UnsafeCommandSchedule {
             var isTrigger = false, isInstrumentCommand = false
             switch command.kind {
             case .trigger, .release: isTrigger = true; isInstrumentCommand = true
-            case .setInstrumentMix, .replaceInstruments: isInstrumentCommand = true
+            // A routing is the player's for good (not one sound's): a cancel never drops it.
+            case .setInstrumentMix, .replaceInstruments, .setOutput: isInstrumentCommand = true
             default: break
             }
             let selected = triggers ? isTrigger : !isInstrumentCommand

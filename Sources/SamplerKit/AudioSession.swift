@@ -341,6 +341,9 @@ public final class AudioSession: @unchecked Sendable {
             session.members[p] = nil
             send(Command.cancelPending(player: p))
             send(.stop(player: p))
+            // The next owner of the slot starts on the main mix: after any routing the last
+            // owner sent (a routing is never cancelled; theirs are at earlier or equal frames).
+            send(.setOutput(player: p, 0, at: earliestStartFrame))
             session.freePlayers.append(p)
         }
 

@@ -40,6 +40,10 @@ struct Render: ParsableCommand {
         let frames = Int((duration * Double(rate)).rounded())
         let started = Date()
         if let stems {
+            let target = URL(fileURLWithPath: out).standardizedFileURL.path
+            if let clash = program.outputNames.first(where: { URL(fileURLWithPath: "\(stems)/\($0).wav").standardizedFileURL.path == target }) {
+                throw CommandError("--stems: the stem of output \"\(clash)\" would be written over --out \(out)")
+            }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: stems, isDirectory: &isDirectory) {
                 if !isDirectory.boolValue { throw CommandError("--stems: \(stems) is a file, not a directory") }

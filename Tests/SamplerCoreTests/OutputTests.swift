@@ -88,4 +88,40 @@ import Testing
         #expect(main[600] > 0 && aux[600] > 0 && aux[650] > 0 && aux[700] == 0)
         #expect(!Command.setOutput(player: 0, 64).isValid && !Command.setOutput(player: 0, -1).isValid)
     }
+
+    @Test func aRoutingSurvivesCancelsAndNewClocksAndALateOneIsCounted() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 2))
+        let id = try engine.register(Sound(channels: [[Float](repeating: 0.5, count: 100_000)], sampleRate: 48_000))
+        // Routed, then the player's pending commands cancelled before the routing's frame: the
+        // routing stays (it is the player's, not one sound's).
+        engine.send(.setOutput(player: 0, 1, at: 100))
+        engine.send(Command.cancelPending(player: 0))
+        engine.send(.start(player: 0, sound: id, at: 200, pan: PanGains(pan: -1)))
+        var out = renderOutputs(engine, outputs: 2, periods: 1, blockSize: 1000)
+        #expect(out[0][0].allSatisfy { $0 == 0 } && out[1][0][200] > 0)
+        // A new clock drops what was scheduled, but applies a routing rather than lose it.
+        engine.send(.setOutput(player: 0, 0, at: 5_000))
+        engine.beginNewClock()
+        engine.send(.start(player: 0, sound: id, at: Command.immediately, pan: PanGains(pan: -1)))
+        out = renderOutputs(engine, outputs: 2, periods: 1, blockSize: 1000)
+        #expect(out[0][0][10] > 0 && out[1][0].allSatisfy { $0 == 0 })
+        // Late on a sounding voice: its frames since were on the old output. Counted.
+        let late = engine.lateCommandCount
+        engine.send(.setOutput(player: 0, 1, at: 500))
+        _ = renderOutputs(engine, outputs: 2, periods: 1, blockSize: 1000, stamps: [1000])
+        #expect(engine.lateCommandCount == late + 1)
+    }
+
+    @Test func buffersBeyondTheEnginesOutputsAreWrittenAsSilence() throws {
+        let engine = try engine(routes: [1, 0, 2])
+        let count = Engine.maxOutputCount + 2
+        let buffers = (0..<(2 * count)).map { _ -> UnsafeMutablePointer<Float> in
+            let b = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+            b.initialize(repeating: .nan, count: 64)
+            return b
+        }
+        defer { buffers.forEach { $0.deallocate() } }
+        buffers.withUnsafeBufferPointer { engine.render(frameCount: 64, periodStart: 0, outputs: $0.baseAddress!, outputCount: count) }
+        #expect(buffers.allSatisfy { b in (0..<64).allSatisfy { b[$0].isFinite } })
+    }
 }

@@ -94,6 +94,21 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         let later = device.render(periods: 4, outputCount: 3)  // frames 3072 ..< 4096
         #expect(later[2][512...].allSatisfy { $0 == 0 })
         #expect(position(of: later[0][600]) == 2672 + 1672)
+        // A player made later on a freed slot starts on the main mix.
+        var routed: AudioPlayer? = try AudioPlayer(sound: markerSound(), session: session)
+        try routed?.setOutput("fx")
+        routed = nil
+        let fresh = try AudioPlayer(sound: markerSound(), session: session)
+        fresh.pan = -1
+        main.stop()
+        vox.stop()
+        node.stop()
+        _ = device.render(periods: 2, outputCount: 3)
+        #expect(fresh.play())
+        let next = device.render(periods: 4, outputCount: 3)
+        #expect(fresh.output == nil)
+        #expect(next[0].contains { $0 != 0 }, "main \(next[0].filter { $0 != 0 }.count) vox \(next[2].filter { $0 != 0 }.count) fx \(next[4].filter { $0 != 0 }.count)")
+        #expect(next[4].allSatisfy { $0 == 0 })
         #expect(throws: SamplerKitError.self) {
             var bad = AudioSession.Configuration()
             bad.outputs = ["out"]
