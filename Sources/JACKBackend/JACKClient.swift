@@ -30,21 +30,24 @@ package final class JACKClient: @unchecked Sendable {
     /// Opens a client on `serverName` (nil: `JACK_DEFAULT_SERVER` or the default server) and
     /// registers its output ports. Never starts a server. Throws `.serverNotRunning` if none answers.
     package init(name: String = "sampler", serverName: String? = nil, engine: Engine,
-                recordTap: RecordTap? = nil, midiOutput: Bool = false, outputs: [String] = []) throws(JACKError) {
+                recordTap: RecordTap? = nil, midiOutput: Bool = false, outputs: [String] = [], exactName: Bool = false) throws(JACKError) {
         self.engine = engine
         self.outputs = Array(outputs.prefix(Engine.maxOutputCount - 1))
         silenceJACKLibraryMessages()
         var status = jack_status_t(0)
         let opened: OpaquePointer? = name.withCString { cname in
             if let serverName {
-                return serverName.withCString { sampler_jack_client_open(cname, $0, 1, &status) }
+                return serverName.withCString { sampler_jack_client_open(cname, $0, exactName ? 3 : 1, &status) }
             }
-            return sampler_jack_client_open(cname, nil, 1, &status)
+            return sampler_jack_client_open(cname, nil, exactName ? 3 : 1, &status)
         }
         guard let opened else {
             if status.rawValue & JackServerFailed.rawValue != 0 {
                 throw .serverNotRunning(server: serverName ?? ProcessInfo.processInfo.environment["JACK_DEFAULT_SERVER"])
             }
+            // JACK2 answers a taken exact name with JackServerError (the server refused the
+            // name), PipeWire with JackNameNotUnique.
+            if exactName, status.rawValue & (JackNameNotUnique.rawValue | JackServerError.rawValue) != 0 { throw .nameTaken(name) }
             throw .clientOpenFailed(status: status.rawValue)
         }
         client = opened

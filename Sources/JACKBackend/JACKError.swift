@@ -6,6 +6,8 @@ package enum JACKError: Error, Equatable, CustomStringConvertible {
     case activationFailed
     case connectFailed(from: String, to: String)
     case noSuchPort(String)
+    /// The exact name was asked for (a session manager's client id) and another client has it.
+    case nameTaken(String)
 
     package var description: String {
         switch self {
@@ -18,6 +20,7 @@ package enum JACKError: Error, Equatable, CustomStringConvertible {
         case .activationFailed: return "could not activate the JACK client"
         case .connectFailed(let from, let to): return "could not connect \(from) to \(to)"
         case .noSuchPort(let name): return "no JACK port named \"\(name)\" (list them with jack_lsp)"
+        case .nameTaken(let name): return "the JACK client name \"\(name)\" is taken by another client, or refused by the server (jack_lsp lists the clients)"
         }
     }
 }

@@ -135,10 +135,18 @@ package final class KlickOSC {
                 stop(controller, engine: engine, at: at)
                 type = "simple"
                 applySimple(controller, sampleRate: sampleRate)
+                // What a session keeps from now on: this tempo and meter, no map.
+                controller.edits = MetronomeEdits(tempo: simpleTempo, meter: simpleMeter)
+                controller.edits.type = "simple"
             case "map":
                 stop(controller, engine: engine, at: at)
                 type = "map"
                 if let loadedMap { controller.replaceMap(loadedMap, sampleRate: sampleRate, tempoChangesAllowed: false) }
+                // A session keeps the map (the one loaded over OSC, else the starting one).
+                if loadedMap != nil {
+                    controller.edits = MetronomeEdits(mapFile: mapFile.isEmpty ? nil : mapFile)
+                    controller.edits.type = "map"
+                }
             default:
                 warn(m, "metronome type \"\(wanted)\" is not supported (simple or map)")
                 return true

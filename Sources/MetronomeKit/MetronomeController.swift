@@ -25,6 +25,9 @@ package struct MetronomeEdits: Equatable, Sendable {
     package var meter: Meter?
     /// A tempo map loaded over OSC (`/klick/map/load_file`); it replaces the tempo and meter.
     package var mapFile: String?
+    /// The metronome type set over OSC (`/klick/metro/set_type`): "simple" (its tempo and meter
+    /// are then in `tempo` and `meter`) or "map" (the map in `mapFile`, or the starting one).
+    package var type: String?
 
     package init(tempo: Double? = nil, meter: Meter? = nil, mapFile: String? = nil) {
         self.tempo = tempo

@@ -39,7 +39,11 @@ package final class NSMClient {
         self.url = url
         serverPort = number
         serverHosts = Set(addresses)
-        serverIsLocal = addresses.allSatisfy(Self.isLoopback)
+        // On this machine when every address is loopback or one of this machine's own (a URL
+        // naming the host name may resolve to a LAN address): the client then listens on
+        // loopback only.
+        let own = Self.ownAddresses()
+        serverIsLocal = addresses.allSatisfy { Self.isLoopback($0) || own.contains($0) }
         do {
             server = try OSCServer(host: serverIsLocal ? "127.0.0.1" : "0.0.0.0", port: "0",
                                    hostNow: { DispatchTime.now().uptimeNanoseconds / 1000 })
@@ -96,6 +100,28 @@ package final class NSMClient {
 
     private static func isLoopback(_ host: String) -> Bool {
         host.hasPrefix("127.") || host == "::1" || host.hasPrefix("::ffff:127.")
+    }
+
+    /// The numeric addresses of this machine's network interfaces.
+    private static func ownAddresses() -> Set<String> {
+        var list: UnsafeMutablePointer<ifaddrs>?
+        guard getifaddrs(&list) == 0 else { return [] }
+        defer { freeifaddrs(list) }
+        var found: Set<String> = []
+        var entry = list
+        while let e = entry {
+            if let address = e.pointee.ifa_addr {
+                let family = Int32(address.pointee.sa_family)
+                let length = socklen_t(family == AF_INET6 ? MemoryLayout<sockaddr_in6>.size : MemoryLayout<sockaddr_in>.size)
+                var text = [CChar](repeating: 0, count: Int(NI_MAXHOST))
+                if family == AF_INET || family == AF_INET6,
+                   getnameinfo(address, length, &text, socklen_t(text.count), nil, 0, NI_NUMERICHOST) == 0 {
+                    found.insert(String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
+                }
+            }
+            entry = e.pointee.ifa_next
+        }
+        return found
     }
 
     /// The numeric addresses `host` resolves to for UDP.

@@ -68,6 +68,9 @@ package final class LivePlayback {
         /// `tick`; the first call comes once the client runs and its ports are connected. Return
         /// false to stop. (A session manager's messages: `sampler`'s NSM client.)
         package var onTick: (() -> Bool)?
+        /// Open the client under `clientName` exactly or fail (a session manager's client id),
+        /// rather than let JACK add a suffix.
+        package var exactClientName = false
         package init() {}
     }
 
@@ -124,7 +127,8 @@ package final class LivePlayback {
         let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
         let tap = options.recordPath == nil ? nil : RecordTap()
         let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap,
-                                    midiOutput: program.midiOutput, outputs: program.outputNames)
+                                    midiOutput: program.midiOutput, outputs: program.outputNames,
+                                    exactName: options.exactClientName)
         let rate = client.sampleRate
         try program.prepare(engine: engine, sampleRate: rate)
         var writer: WAVFileWriter?

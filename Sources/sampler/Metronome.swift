@@ -216,9 +216,13 @@ struct Metronome: ParsableCommand {
         var options = LivePlayback.Options()
         jack.apply(to: &options)
         options.clientName = clientName
+        options.exactClientName = session != nil
         if let session {
             let kept = sessionOptions
-            options.onTick = { session.tick { self.liveSessionOptions(kept, edits: program.edits) } }
+            options.onTick = {
+                session.tick(current: { self.liveSessionOptions(kept, edits: program.edits) },
+                             check: { state in var copy = self; try copy.apply(sessionOptions: state, file: session.statePath) })
+            }
         }
         options.duration = duration
         options.showStatus = !quiet && isatty(STDOUT_FILENO) != 0
@@ -259,6 +263,14 @@ extension Metronome: SessionKeeping {
     /// What a save keeps now: the options `kept` at the start, with what the keys and OSC changed.
     func liveSessionOptions(_ kept: [String: SessionValue], edits: MetronomeEdits) -> [String: SessionValue] {
         var options = kept
+        if edits.type == "simple" {
+            // Switched to the simple metronome over OSC: a tempo and a meter, no map.
+            for key in ["map", "label"] { options[key] = .unset }
+        }
+        if edits.type == "map" {
+            // Switched back to the map (the starting one, or one loaded over OSC).
+            for key in ["tempo", "meter", "accents"] { options[key] = .unset }
+        }
         if let map = edits.mapFile {
             for key in ["tempo", "label", "meter", "accents"] { options[key] = .unset }
             options["map"] = .file(map)

@@ -107,7 +107,10 @@ final class NSMSession {
     /// On `LivePlayback`'s tick: answers the open (the first tick comes once the JACK client
     /// runs), saves on `/nsm/client/save`, and reports dirty or clean. `current`: what a save
     /// would write now.
-    func tick(current: () -> [String: SessionValue]) -> Bool {
+    ///
+    /// `check` opens a copy of the command with a state as a reopen would, and throws what the
+    /// reopen would refuse: such a state is not written (the save is answered with `/error`).
+    func tick(current: () -> [String: SessionValue], check: ([String: SessionValue]) throws -> Void = { _ in }) -> Bool {
         if !openAnswered {
             openAnswered = true
             client.reply(to: "/nsm/client/open", "opened as \(open.clientID)")
@@ -118,6 +121,9 @@ final class NSMSession {
             case .save:
                 let state = current()
                 do {
+                    do { try check(state) } catch {
+                        throw CommandError("\(statePath): not saved: a reopen would refuse it: \(Sampler.message(for: error).prefix(300))")
+                    }
                     try SessionState(command: command, options: state).write(to: statePath)
                     saved = state
                     client.reply(to: "/nsm/client/save", "saved")

@@ -70,8 +70,12 @@ struct Play: ParsableCommand {
         jack.apply(to: &options)
         if let session {
             options.clientName = session.open.clientID
+            options.exactClientName = true
             let kept = sessionOptions
-            options.onTick = { session.tick { self.liveSessionOptions(kept, loadedOverOSC: (program as? PatchProgram)?.patchLoadedOverOSC) } }
+            options.onTick = {
+                session.tick(current: { self.liveSessionOptions(kept, loadedOverOSC: (program as? PatchProgram)?.patchLoadedOverOSC) },
+                             check: { state in var copy = self; try copy.apply(sessionOptions: state, file: session.statePath) })
+            }
         }
         options.duration = duration
         options.recordPath = record

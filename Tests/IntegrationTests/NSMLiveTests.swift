@@ -54,9 +54,20 @@ final class SessionClientProcess {
     let input = Pipe()
     private(set) var lines: [String] = []
 
-    init(_ arguments: [String], manager: FakeSessionManager, server: JACKServer, timeout: Double = 90) throws {
-        process.executableURL = productsDirectory.appendingPathComponent("sampler")
-        process.arguments = arguments
+    /// With `script`, the client is started through a bash script of that path whose body is
+    /// `exec -a "$(basename "$0")" sampler ARGUMENTS` (as docs/nsm.md has nsmd start it).
+    init(_ arguments: [String], manager: FakeSessionManager, server: JACKServer, timeout: Double = 90, script: URL? = nil) throws {
+        if let script {
+            let sampler = productsDirectory.appendingPathComponent("sampler").path
+            try ("#!/bin/bash\nexec -a \"$(basename \"$0\")\" '\(sampler)' " + arguments.map { "'\($0)'" }.joined(separator: " ") + " \"$@\"\n")
+                .write(to: script, atomically: true, encoding: .utf8)
+            try FileManager.default.setAttributes([.posixPermissions: 0o755], ofItemAtPath: script.path)
+            process.executableURL = script
+            process.arguments = []
+        } else {
+            process.executableURL = productsDirectory.appendingPathComponent("sampler")
+            process.arguments = arguments
+        }
         process.environment = ProcessInfo.processInfo.environment.merging(["NSM_URL": manager.url, "JACK_DEFAULT_SERVER": server.name]) { $1 }
         process.standardOutput = out
         process.standardError = out
@@ -103,9 +114,9 @@ final class SessionClientProcess {
     /// The client's announce, checked, answered; then `/nsm/client/open` sent. Returns the
     /// client's reply address.
     func announceAndOpen(_ client: SessionClientProcess, manager: FakeSessionManager, name: String, path: String,
-                         id: String) throws -> String {
+                         id: String, executable: String = "sampler") throws -> String {
         let announce = try #require(manager.next("/nsm/server/announce"), "no announce: \(client.lines)")
-        #expect(announce.arguments == [.string(name), .string(":dirty:"), .string("sampler"), .int(1), .int(1), .int(client.pid)],
+        #expect(announce.arguments == [.string(name), .string(":dirty:"), .string(executable), .int(1), .int(1), .int(client.pid)],
                 "announce \(announce)")
         manager.send("/reply", [.string("/nsm/server/announce"), .string("hello"), .string("test-nsm"), .string(":server-control:")],
                      to: announce.source)
@@ -175,6 +186,50 @@ final class SessionClientProcess {
     }
 
     /// The tempo keys (here typed into a pipe) change what a save keeps too.
+    /// Started by nsmd through a script (docs/nsm.md): it announces the script's name, which is
+    /// how nsmd finds the client it launched. A client id whose JACK name another client has is
+    /// an error answered to the open, never a client under another name. A map switched to the
+    /// simple metronome over OSC is saved as a state a reopen accepts.
+    @Test func aScriptsNameIsAnnouncedATakenNameFailsTheOpenAndASwitchedTypeSavesAsItPlays() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let manager = try FakeSessionManager()
+        let dir = try temporaryDirectory()
+        let map = dir.appendingPathComponent("song.map")
+        try "intro: 4 3/4 100\nverse: 8 4/4 120\n".write(to: map, atomically: true, encoding: .utf8)
+        let path = dir.appendingPathComponent("sampler.nWRAP").path
+        let client = try SessionClientProcess(["metronome", "--map", map.path, "--osc-port", "0", "--no-connect", "--quiet"], manager: manager,
+                                              server: server, script: dir.appendingPathComponent("sampler-metronome"))
+        let address = try announceAndOpen(client, manager: manager, name: "sampler metronome", path: path, id: "sampler.nWRAP",
+                                          executable: "sampler-metronome")
+        #expect(manager.next("/reply", first: "/nsm/client/open") != nil, "open not answered: \(client.lines)")
+        let oscLine = try #require(client.line { $0.hasPrefix("OSC:") })
+        let port = try #require(oscLine.range(of: #"port \d+"#, options: .regularExpression).map { String(oscLine[$0].dropFirst(5)) })
+        // The map's metronome switched to the simple one, then a tempo: saved without the map.
+        manager.send("/klick/metro/set_type", [.string("simple")], to: "osc.udp://127.0.0.1:\(port)/")
+        manager.send("/klick/simple/set_tempo", [.float(90)], to: "osc.udp://127.0.0.1:\(port)/")
+        #expect(manager.next("/nsm/client/is_dirty") != nil)
+        try save(manager, client: address)
+        #expect(try options(path)["tempo"] as? String == "90")
+        let saved = try options(path)
+        #expect(saved["map"] is NSNull, "\(saved)")
+
+        // A second client given the same id while the first runs: the open fails, named.
+        let twin = try SessionClientProcess(["metronome", "100", "--no-connect", "--quiet"], manager: manager, server: server)
+        _ = try announceAndOpen(twin, manager: manager, name: "sampler metronome", path: dir.appendingPathComponent("other").path,
+                                id: "sampler.nWRAP")
+        let refused = try #require(manager.next("/error", first: "/nsm/client/open"), "the open was not refused: \(twin.lines)")
+        #expect("\(refused.arguments)".contains("is taken"), "\(refused)")
+        #expect(twin.rest().contains("JACK client name \"sampler.nWRAP\" is taken"))
+        #expect(client.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
+
+        // The saved state reopens: 90 bpm, simple.
+        let again = try SessionClientProcess(["metronome", "--map", map.path, "--no-connect"], manager: manager, server: server)
+        _ = try announceAndOpen(again, manager: manager, name: "sampler metronome", path: path, id: "sampler.nWRAP")
+        #expect(manager.next("/reply", first: "/nsm/client/open") != nil, "the saved state was refused: \(again.lines)")
+        #expect(again.terminate(timeout: 3) != nil)
+    }
+
     @Test func aTempoKeyMakesTheMetronomeDirty() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
