@@ -140,6 +140,11 @@ package final class PatchOSC {
         }
     }
 
+    /// `load` before the engine renders (its instruments swapped in on the first frame).
+    func loadAtStart(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double) throws -> Int {
+        try load(path, replacing: old, engine: engine, sampleRate: sampleRate, at: 0)
+    }
+
     /// Loads the patch at `path` and swaps its instruments in on frame `at`, where every voice
     /// of the old ones stops; returns its instrument count. Its samples are decoded into memory
     /// (a patch that streams is refused), within the engine's players.

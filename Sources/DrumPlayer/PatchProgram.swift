@@ -43,6 +43,7 @@ package struct PatchProgram: LiveProgram {
         var osc: PatchOSC?
         var client: JACKClient?
         var linkEnabled = false
+        var pendingOSCLoad: String?
         var link: PatchLinkTrack?
     }
 
@@ -151,6 +152,11 @@ package struct PatchProgram: LiveProgram {
                                    outputs: kit.outputNames) { print($0); fflush(nil) }
             print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port) of \(server.host)")
             fflush(nil)
+            if let path = session.pendingOSCLoad, let osc = session.osc {
+                let count = try osc.loadAtStart(path, replacing: loaded, engine: engine, sampleRate: sampleRate)
+                print("OSC: \(path) loaded as /sampler/load did before: \(count) instruments")
+                fflush(nil)
+            }
         }
     }
 
@@ -176,6 +182,10 @@ package struct PatchProgram: LiveProgram {
 
     /// The patch file `/sampler/load` put in place of the program's, if any.
     package var patchLoadedOverOSC: String? { session.osc?.loadedPath }
+
+    /// Loads the patch at `path` once OSC is set up in `prepare`, as `/sampler/load` would have
+    /// (a session restoring what a load put in place). Control thread, before `prepare`.
+    package func loadOverOSCAtStart(_ path: String) { session.pendingOSCLoad = path }
 
     /// The instruments as `prepare` loaded them (nil before).
     package var loaded: LoadedPatch? { session.loaded }

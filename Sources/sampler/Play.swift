@@ -31,6 +31,11 @@ struct Play: ParsableCommand {
     @Flag(help: "Join an Ableton Link session (a Link build: make build LINK=1): the song or pattern plays at the session's tempo from one of its bars (the first pattern's bar is the quantum), starts and stops with it and follows its tempo and phase. See README (Ableton Link) to keep Link on one machine.")
     var link = false
 
+    /// A patch `/sampler/load` put in place, kept by an NSM session: loaded the same way (the
+    /// launch patch's outputs, OSC mode) when the program starts.
+    @Option(help: .hidden)
+    var oscLoad: String?
+
     @Flag(help: "No status line.")
     var quiet = false
 
@@ -66,6 +71,12 @@ struct Play: ParsableCommand {
 
     private func runCommand(session: NSMSession?) throws {
         let program = try patchOptions.makeProgram(oscPort: oscPort, oscHost: oscAccess.oscHost, oscRoot: oscAccess.oscRoot, link: link)
+        if let oscLoad {
+            guard let patchProgram = program as? PatchProgram, oscPort != nil else {
+                throw CommandError("the session's state holds a patch loaded over OSC (\(oscLoad)): start the player with --osc-port and a patch without patterns, as when it was loaded")
+            }
+            patchProgram.loadOverOSCAtStart(oscLoad)
+        }
         var options = LivePlayback.Options()
         jack.apply(to: &options)
         if let session {
@@ -102,14 +113,16 @@ extension Play: SessionKeeping {
     /// records come from the command line that starts it.
     var sessionOptions: [String: SessionValue] {
         ["patch": .file(patchOptions.patch), "tempo": .decimal(patchOptions.tempo), "pattern": .text(patchOptions.pattern),
-         "song": .bool(patchOptions.song), "loop": .flag(patchOptions.loop), "midi": .file(patchOptions.midi)]
+         "song": .bool(patchOptions.song), "loop": .flag(patchOptions.loop), "midi": .file(patchOptions.midi),
+         "osc-load": .file(oscLoad)]
     }
 
     /// What a save keeps now: the options `kept` at the start, with the patch `/sampler/load`
-    /// put in place.
+    /// put in place (as "osc-load": the reopened player starts from its launch patch, in OSC
+    /// mode with its outputs, and loads it as the message did).
     func liveSessionOptions(_ kept: [String: SessionValue], loadedOverOSC: String?) -> [String: SessionValue] {
         var options = kept
-        if let loadedOverOSC { options["patch"] = .file(loadedOverOSC) }
+        if let loadedOverOSC { options["osc-load"] = .file(loadedOverOSC) }
         return options
     }
 
@@ -123,6 +136,7 @@ extension Play: SessionKeeping {
             case "song": patchOptions.song = try read.flag(key, value) ?? false
             case "loop": patchOptions.loop = try read.flag(key, value)
             case "midi": patchOptions.midi = try read.text(key, value)
+            case "osc-load": oscLoad = try read.text(key, value)
             default: throw read.unknown(key, command: Self.sessionCommand, keeps: Array(sessionOptions.keys))
             }
         }

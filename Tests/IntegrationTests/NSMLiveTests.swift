@@ -279,7 +279,9 @@ final class SessionClientProcess {
         let manager = try FakeSessionManager()
         let path = try temporaryDirectory().appendingPathComponent("sampler.nLOAD").path
         let instruments = #"[{"id": "kick", "layers": [{"samples": ["click.wav"]}]}]"#
-        let first = try OSCLiveTests().clickKit(instruments), second = try OSCLiveTests().clickKit(instruments)
+        let first = try OSCLiveTests().clickKit(instruments)
+        // The loaded patch has a pattern: in the player it replaced, only OSC plays it.
+        let second = try OSCLiveTests().clickKit(#"[{"id": "snare", "layers": [{"samples": ["click.wav"]}]}], "patterns": [{"name": "p", "beatsPerBar": 1, "tracks": {"snare": [100, 0, 0, 0]}}]"#)
         let client = try SessionClientProcess(["play", "--patch", first.path, "--osc-port", "0", "--no-connect", "--quiet"],
                                               manager: manager, server: server)
         let address = try announceAndOpen(client, manager: manager, name: "sampler play", path: path, id: "sampler.nLOAD")
@@ -291,8 +293,24 @@ final class SessionClientProcess {
         #expect(manager.next("/nsm/client/is_dirty") != nil, "no is_dirty after a load")
         try save(manager, client: address)
         #expect(manager.next("/nsm/client/is_clean") != nil, "no is_clean after the save")
-        #expect(try options(path)["patch"] as? String == second.path)
+        #expect(try options(path)["patch"] as? String == first.path)
+        #expect(try options(path)["osc-load"] as? String == second.path)
         #expect(client.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
+
+        // Reopened: the launch patch, then the load as the message made it (OSC mode: the
+        // loaded patch's instruments, its pattern not playing), and clean.
+        let again = try SessionClientProcess(["play", "--patch", first.path, "--osc-port", "0", "--no-connect", "--quiet"],
+                                             manager: manager, server: server)
+        _ = try announceAndOpen(again, manager: manager, name: "sampler play", path: path, id: "sampler.nLOAD")
+        #expect(manager.next("/reply", first: "/nsm/client/open") != nil, "open not answered: \(again.lines)")
+        let againLine = try #require(again.line { $0.hasPrefix("OSC:") })
+        let againPort = try #require(againLine.range(of: #"port \d+"#, options: .regularExpression).map { String(againLine[$0].dropFirst(5)) })
+        #expect(again.line { $0.contains("loaded as /sampler/load did before: 1 instruments") } != nil, "\(again.lines)")
+        manager.send("/sampler/query", to: "osc.udp://127.0.0.1:\(againPort)/")
+        let instrument = try #require(manager.next("/sampler/instrument"))
+        #expect(instrument.arguments == [.int(0), .string("snare")])
+        #expect(again.terminate(timeout: 3) != nil)
+        #expect(!again.rest().contains("osc: /sampler/trigger"))
     }
 
     /// Each bad state file is refused to the server (code -9) and named in one line: a value the

@@ -100,10 +100,12 @@ import Testing
 
     /// Starts `sampler` with `arguments` (which hold --osc-port 0), inside `namespace` when one
     /// is given, and reads its OSC port.
-    func startWithOSC(_ arguments: [String], namespace: LinkNamespace? = nil) throws -> (process: Process, output: Pipe, port: String) {
+    func startWithOSC(_ arguments: [String], namespace: LinkNamespace? = nil,
+                      environment: [String: String] = [:]) throws -> (process: Process, output: Pipe, port: String) {
         let process = Process(), out = Pipe()
         let sampler = productsDirectory.appendingPathComponent("sampler")
         (process.executableURL, process.arguments) = namespace?.command(sampler, arguments) ?? (sampler, arguments)
+        process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
         process.standardOutput = out
         process.standardError = out
         try process.run()
@@ -135,10 +137,25 @@ import Testing
     @Test func timedTriggersPlayOnTheFramesOfTheirTimetags() throws {
         let server = try JACKServer(period: 256, synchronous: false)
         defer { server.stop() }
+        try timedTriggers(on: server)
+    }
+
+    /// The same on a private PipeWire (issue 36): the sampler and the witness on PipeWire's
+    /// libjack, whose host clock is CLOCK_MONOTONIC; the timetags (wall-clock time) are mapped
+    /// through the offset sampled against it, and judged on the wall clock by the witness's
+    /// stamps moved to CLOCK_MONOTONIC_RAW by its own samplings.
+    @Test func timedTriggersPlayOnTheFramesOfTheirTimetagsOnPipeWire() throws {
+        let server = try JACKServer(pipewireQuantum: 256)
+        defer { server.stop() }
+        try timedTriggers(on: server)
+    }
+
+    func timedTriggers(on server: JACKServer) throws {
         let kit = try clickKit(#"[{"id": "kick", "layers": [{"samples": ["click.wav"]}], "pan": -1},"#
                                + #" {"id": "snare", "layers": [{"samples": ["click.wav"]}], "pan": 1}]"#)
         let (process, out, osc) = try startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
-                                                    "--server", server.name, "--name", "oscdrums", "--no-connect", "--quiet"])
+                                                    "--server", server.name, "--name", "oscdrums", "--no-connect", "--quiet"],
+                                                   environment: server.environment)
         defer { if process.isRunning { process.terminate() } }
         let capture = try CaptureProcess(server: server, ports: ["oscdrums:out_L", "oscdrums:out_R"], frames: 48000 * 4)
         let query = try send(["--port", osc, "--replies", "3", "/sampler/query"])

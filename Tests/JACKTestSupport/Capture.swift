@@ -102,8 +102,11 @@ public struct Capture {
     /// The wall-clock time (µs since 1970) at which device frame `frame` was played: the host
     /// stamps of the recorded period holding it (`hostMicroseconds`) and `wallMinusHost`
     /// (`wallMinusHostMicroseconds()`). nil when no recorded period holds it.
+    /// (`wallMinusHost`: CLOCK_REALTIME minus CLOCK_MONOTONIC_RAW, `wallMinusHostMicroseconds`;
+    /// the frame's host time is moved to CLOCK_MONOTONIC_RAW first when the witness sampled its
+    /// clock against it, as on PipeWire, whose JACK clock is CLOCK_MONOTONIC.)
     public func wallMicroseconds(ofFrame frame: Int64, wallMinusHost: Double) -> Double? {
-        hostMicroseconds(ofFrame: frame).map { $0 + wallMinusHost }
+        (rawMicroseconds(ofFrame: frame) ?? hostMicroseconds(ofFrame: frame)).map { $0 + wallMinusHost }
     }
 
     /// Whether the server kept time over the `seconds` before `frame`: every two recorded periods
