@@ -38,6 +38,16 @@ if let n = option("--breakdown").flatMap(Int.init) {
                  n, kind.rawValue, b.engine, b.kernels, b.reference, b.engine / b.reference, b.kernels / b.reference))
     exit(0)
 }
+// `--outputs N [mono|stereo] [--count K]`: N voices into the main mix alone vs spread over K
+// outputs (default 4), interleaved (issue 36: the mixing cost per voice with outputs).
+if let n = option("--outputs").flatMap(Int.init) {
+    let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
+    let k = max(2, min(64, option("--count").flatMap(Int.init) ?? 4))
+    let r = outputsComparison(pool: pool, voices: n, kind: kind, outputs: k)
+    print(String(format: "%5d %@ main mix only %.3f  spread over %d outputs %.3f  ns/voice-frame  (ratio %.3f)",
+                 n, kind.rawValue, r.main, k, r.spread, r.spread / r.main))
+    exit(0)
+}
 if let n = option("--profile").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
     let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), frameCount: 128)
