@@ -32,22 +32,13 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     private weak var storedDelegate: AudioPlayerDelegate?
 
     let player: Int
-    private var storedOutput: String?
 
     /// The named output it plays into (one of the session's `Configuration.outputs`); nil:
     /// the main mix. Any thread.
-    public var output: String? { session.lock.withLock { storedOutput } }
+    public var output: String? { session.output(ofPlayer: player) }
 
-    /// Routes it to the session's output `name` (nil: the main mix) from the earliest frame
-    /// possible, for what it plays now and later; a sound it restarts over fades out where it
-    /// was. Throws for a name the session was not configured with. Any thread.
-    public func setOutput(_ name: String?) throws(SamplerKitError) {
-        let index = try session.outputIndex(name)
-        session.lock.withLock {
-            storedOutput = name
-            session.held.send(.setOutput(player: player, index, at: session.held.earliestStartFrame))
-        }
-    }
+    /// Routes it to the session's output `name` (nil: the main mix): `AudioSession.route`.
+    public func setOutput(_ name: String?) throws(SamplerKitError) { try session.route(player: player, to: name) }
     private var soundID: SoundID?
     private let sourceRate: Double
     /// Set for a streamed player: the file and its rings.

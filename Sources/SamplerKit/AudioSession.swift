@@ -72,6 +72,8 @@ public final class AudioSession: @unchecked Sendable {
     fileprivate var members: [Int: WeakMember] = [:]
     fileprivate var liveMembers: [SessionMember] { members.values.compactMap(\.value) }
     fileprivate var freePlayers: [Int]
+    /// Each player's named output (`route(player:to:)`); absent: the main mix. Under `lock`.
+    fileprivate var playerOutputs: [Int: String] = [:]
     /// Work queued by `releasePlayer`.
     private let deferred = Locked<[(Held) -> Void]>([])
     fileprivate var lastTag: UInt32 = 0
@@ -182,15 +184,26 @@ public final class AudioSession: @unchecked Sendable {
         return (c, ports)
     }
 
-    /// The engine output of named output `name` (nil: the main mix, 0). Any thread.
-    func outputIndex(_ name: String?) throws(SamplerKitError) -> Int {
-        guard let name else { return 0 }
-        guard let k = configuration.outputs.firstIndex(of: name) else {
-            let have = configuration.outputs.isEmpty ? "it has none" : "it has \(configuration.outputs.joined(separator: ", "))"
-            throw .session("no output \"\(name)\" in the session's configuration (\(have))")
+    /// Routes `player` to the session's output `name` (nil: the main mix) from the earliest
+    /// frame possible, for what it plays now and later; a sound it restarts over fades out where
+    /// it was. Throws for a name the session was not configured with. Any thread.
+    func route(player: Int, to name: String?) throws(SamplerKitError) {
+        var index = 0
+        if let name {
+            guard let k = configuration.outputs.firstIndex(of: name) else {
+                let have = configuration.outputs.isEmpty ? "it has none" : "it has \(configuration.outputs.joined(separator: ", "))"
+                throw .session("no output \"\(name)\" in the session's configuration (\(have))")
+            }
+            index = k + 1
         }
-        return k + 1
+        lock.withLock {
+            playerOutputs[player] = name
+            held.send(.setOutput(player: player, index, at: held.earliestStartFrame))
+        }
     }
+
+    /// The named output `player` is routed to (nil: the main mix). Any thread.
+    func output(ofPlayer player: Int) -> String? { lock.withLock { playerOutputs[player] } }
 
     /// Stops the event thread and closes the client. Idempotent.
     ///
@@ -343,6 +356,7 @@ public final class AudioSession: @unchecked Sendable {
             send(.stop(player: p))
             // The next owner of the slot starts on the main mix: after any routing the last
             // owner sent (a routing is never cancelled; theirs are at earlier or equal frames).
+            session.playerOutputs[p] = nil
             send(.setOutput(player: p, 0, at: earliestStartFrame))
             session.freePlayers.append(p)
         }
