@@ -165,13 +165,7 @@ struct Metronome: ParsableCommand {
         LivePlayback.blockTerminationSignals()
         // In an NSM session (NSM_URL set), live only: the session's state replaces the options it keeps.
         guard render == nil, let url = NSMSession.url else { return try runCommand(session: nil) }
-        let session = try NSMSession.join(url: url, command: Self.sessionCommand)
-        var command = self
-        try session.restore(&command)
-        do { try command.runCommand(session: session) } catch {
-            session.failOpen(error)
-            throw error
-        }
+        try NSMSession.run(self, url: url) { try $0.runCommand(session: $1) }
     }
 
     private func runCommand(session: NSMSession?) throws {

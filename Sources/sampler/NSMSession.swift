@@ -79,6 +79,19 @@ final class NSMSession {
         }
     }
 
+    /// Runs `command` as a client of the session manager at `url`: joins, restores the kept
+    /// options into a copy of it, and runs `body` with that copy; an error before or while it
+    /// runs is told to the server as the open's failure (once) and thrown.
+    static func run<C: SessionKeeping>(_ command: C, url: String, body: (C, NSMSession) throws -> Void) throws {
+        let session = try join(url: url, command: C.sessionCommand)
+        var restored = command
+        try session.restore(&restored)
+        do { try body(restored, session) } catch {
+            session.failOpen(error)
+            throw error
+        }
+    }
+
     /// Applies the state file's options to `command` when the file exists (a new client starts
     /// from the command line's values). A bad file is refused to the server and thrown.
     func restore<C: SessionKeeping>(_ command: inout C) throws {
