@@ -39,30 +39,30 @@ static inline void add_stereo_ramped(const float *restrict sl, const float *rest
     }
 }
 
-// Varispeed: one output frame per step, linear interpolation, double-precision phase (as the
-// engine does, so that both play the same frames). Returns output frames written; stops when the
-// position reaches the end of the sound.
+// Varispeed: one output frame per step, linear interpolation, the phase in 32.32 fixed point
+// (as the engine does, so that both play the same frames with the same weights). Returns output
+// frames written; stops when the position reaches the end of the sound.
 static inline int add_varispeed(CMixVoice *restrict v, float *restrict l, float *restrict r, int n) {
     const float *restrict sl = v->left, *restrict sr = v->right;
     const int64_t frames = v->frames;
-    const double rate = v->rate;
+    const int64_t step_whole = (int64_t)(v->rateStep >> 32);
+    const uint64_t step_phase = (uint32_t)v->rateStep;
     const float gl = v->gainLeft, gr = v->gainRight;
     int64_t pos = v->position;
-    double fraction = v->fraction;
+    uint32_t phase = v->phase;
     int i = 0;
     while (i < n && pos < frames) {
         int64_t next = pos + 1 < frames ? pos + 1 : 0;
-        float f = (float)fraction;
+        float f = (float)(phase >> 8) * 0x1p-24f;
         float a = sl[pos], b = sr[pos];
         l[i] += (a + (sl[next] - a) * f) * gl;
         r[i] += (b + (sr[next] - b) * f) * gr;
-        fraction += rate;
-        int64_t whole = (int64_t)fraction;
-        fraction -= (double)whole;
-        pos += whole;
+        uint64_t sum = (uint64_t)phase + step_phase;
+        phase = (uint32_t)sum;
+        pos += step_whole + (int64_t)(sum >> 32);
         i++;
     }
-    v->fraction = fraction;
+    v->phase = phase;
     v->position = pos;
     return i;
 }

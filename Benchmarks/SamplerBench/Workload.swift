@@ -108,7 +108,7 @@ final class MixWorkload {
             var voice = CMixVoice(left: sound.left, right: sound.right, frames: Int64(sound.frameCount),
                                   position: position, gainLeft: level * panLeft, gainRight: level * panRight,
                                   panLeft: panLeft, panRight: panRight, rampOrigin: level, rampStep: 0,
-                                  rampElapsed: 0, rate: rate, fraction: 0)
+                                  rampElapsed: 0, rate: rate, rateStep: UInt64(rate * 4_294_967_296 + 0.5), phase: 0)
             if fades {
                 let target = level * 0.5
                 engine.send(.setGain(player: p, Gain(linear: target), fadeFrames: MixWorkload.rampFrames))

@@ -130,17 +130,13 @@ extension Engine {
             v.pointee.position -= frames
             return true
         }
-        let back = Double(frames) * v.pointee.rate
-        let at = Double(v.pointee.position) + v.pointee.fraction - back
-        guard at >= 0 else { return false }
-        v.pointee.position = Int64(at)
-        v.pointee.fraction = at - Double(v.pointee.position)
-        // The phase played forward is a sum of per-frame steps: taken back in one product it is
-        // the same only when every step is exact (a rate of at most 20 binary places, 0.5 or
-        // 1.25, not 0.77). Otherwise it is within rounding (1e-12 of a frame), not the same bits:
-        // counted.
-        let scaled = v.pointee.rate * 1_048_576
-        if Double(Int64(scaled)) != scaled { lateCommandCounter.add(1, ordering: .relaxed) }
+        // Fixed point (`Voice.rateStep`): n steps back are exactly the n steps played forward.
+        let back = UInt128(UInt64(frames)) * UInt128(v.pointee.rateStep)
+        let at = UInt128(UInt64(v.pointee.position)) << 32 | UInt128(v.pointee.phase)
+        guard at >= back else { return false }
+        let earlier = at - back
+        v.pointee.position = Int64(earlier >> 32)
+        v.pointee.phase = UInt32(truncatingIfNeeded: earlier)
         return true
     }
 
@@ -375,7 +371,7 @@ extension Engine {
             v.pointee.isActive = true
             v.pointee.isPaused = false
             v.pointee.position = min(max(command.position, 0), slot.frames - 1)
-            v.pointee.fraction = 0
+            v.pointee.phase = 0
             v.pointee.setRate(command.rate)
             v.pointee.loopsRemaining = command.loops
             v.pointee.level = command.level
@@ -430,7 +426,7 @@ extension Engine {
             let late = lateness(command, at: frame)
             if late > 0 && v.pointee.isActive && !v.pointee.isPaused && v.pointee.frames > 0 {
                 // On time, the wraps since its frame would have counted against the new value.
-                let back = Double(v.pointee.position) + v.pointee.fraction - Double(late) * v.pointee.rate
+                let back = Double(v.pointee.position) + Double(v.pointee.phase) * 0x1p-32 - Double(late) * v.pointee.rate
                 if back < 0 && command.loops >= 0 {
                     // ceil(−back / frames): the passes begun since its frame.
                     let q = min(-back / Double(v.pointee.frames), Double(Int32.max))
@@ -475,14 +471,14 @@ extension Engine {
                 if late > 0 {
                     // What it played since the seek's frame must be undoable: no ramp advanced,
                     // no wrap counted, no restart in between.
-                    let back = Double(v.pointee.position) + v.pointee.fraction - Double(late) * v.pointee.rate
+                    let back = Double(v.pointee.position) + Double(v.pointee.phase) * 0x1p-32 - Double(late) * v.pointee.rate
                     if v.pointee.rampFramesLeft != 0 || back < 0 || v.pointee.startedAt > command.frame || v.pointee.isStreamed {
                         lateCommandCounter.add(1, ordering: .relaxed)
                         late = 0
                     }
                 }
                 v.pointee.position = min(max(command.position, 0), frames - 1)
-                v.pointee.fraction = 0
+                v.pointee.phase = 0
                 // Played on from the seek's frame to this one, wrapping where it loops.
                 if late > 0 { advanceVoice(v, player: p, from: command.frame, frames: late) }
             }
@@ -571,7 +567,8 @@ extension Engine {
                         let bus = o < busCount ? 2 * o : 0
                         let left = buses[bus], right = buses[bus + 1]
                         if !mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
-                            mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right)
+                            mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                     silent: silent)
                         }
                     }
                 }
@@ -584,7 +581,8 @@ extension Engine {
                     let o = Int(t.pointee.output)
                     let bus = o < busCount ? 2 * o : 0
                     let left = buses[bus], right = buses[bus + 1]
-                    mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right)
+                    mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                             silent: silent)
                 }
                 if !publishing { continue }
                 stays = t.pointee.isActive
@@ -645,12 +643,27 @@ extension Engine {
         return true
     }
 
-    /// Mixes one voice. `player` is -1 for a tail, which reports no events.
+    /// Mixes one voice. `player` is -1 for a tail, which reports no events. With `silent` (frames
+    /// the device skipped, or played before a late command arrived) nothing is mixed and the
+    /// voice is moved on in closed form: its position, phase, ramp, envelope, loop count and
+    /// stream read position end where mixing would leave them, in a number of steps that does
+    /// not grow with `end - start`: one per ramp or envelope segment ending, and one per wrap for
+    /// the first 8 wraps (each reported on its frame); the whole passes after those are skipped
+    /// at once and reported as one `.looped` event on the last of them, whose value is the loops
+    /// left. Meters measure what is heard: they do not count silent frames.
     @_noLocks @_noAllocation
     func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
-                          left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+                  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool = false) {
         let slot = sounds[Int(v.pointee.sound)]
-        let metered = v.pointee.isMetered
+        let metered = v.pointee.isMetered && !silent
+        // Silent: the wraps still to be reported one by one (see above).
+        var wrapReports = silent ? 8 : 0
+        var unreportedWrap: Frame = .min
+        defer {
+            if unreportedWrap != .min, p >= 0, v.pointee.isActive {
+                emit(Event(kind: .looped, player: Int32(p), frame: unreportedWrap, value: Int64(v.pointee.loopsRemaining), tag: v.pointee.tag))
+            }
+        }
         var out = start
         while out < end {
             var n = end - out
@@ -669,38 +682,52 @@ extension Engine {
                     dl.update(repeating: 0, count: n)
                     dr.update(repeating: 0, count: n)
                 }
-                let chunk = Mixing.addStream(stream, voice: v, into: dl, right: dr, count: n, panLeft: gl, panRight: gr)
+                let chunk = Mixing.addStream(stream, voice: v, into: dl, right: dr, count: n, panLeft: gl, panRight: gr,
+                                             silent: silent, splitAtWraps: wrapReports > 0)
+                if chunk.wrapOffset >= 0 { wrapReports -= 1 }
                 n = chunk.frames
                 advance = n
                 streamChunk = chunk
             } else if v.pointee.rate != 1 {
                 // Varispeed: up to `n` output frames, consuming source frames up to the end of the
                 // sound at most (then the loop logic below runs as usual).
-                if metered {
-                    dl.update(repeating: 0, count: n)
-                    dr.update(repeating: 0, count: n)
+                if silent {
+                    let skipped = Mixing.skipVarispeed(v, frames: slot.frames, maxCount: n)
+                    n = skipped.output
+                    advance = skipped.consumed
+                } else {
+                    if metered {
+                        dl.update(repeating: 0, count: n)
+                        dr.update(repeating: 0, count: n)
+                    }
+                    let produced = Mixing.addVarispeed(v, slot: slot, into: dl, right: dr, maxCount: n, panLeft: gl, panRight: gr)
+                    n = produced.output
+                    advance = produced.consumed
                 }
-                let produced = Mixing.addVarispeed(v, slot: slot, into: dl, right: dr, maxCount: n, panLeft: gl, panRight: gr)
-                n = produced.output
-                advance = produced.consumed
             } else {
                 n = min(n, Int(slot.frames - v.pointee.position))
                 advance = n
-                if metered {
-                    dl.update(repeating: 0, count: n)
-                    dr.update(repeating: 0, count: n)
-                }
-                let pos = Int(v.pointee.position)
-                if v.pointee.rampFramesLeft > 0 {
-                    v.pointee.level = Mixing.addRamped(left: slot.left + pos, right: slot.right + pos,
-                                                       into: dl, right: dr, count: n,
-                                                       origin: v.pointee.rampOrigin, step: v.pointee.levelStep,
-                                                       firstIndex: Int(v.pointee.rampElapsed),
-                                                       panLeft: gl, panRight: gr)
+                if silent {
+                    if v.pointee.rampFramesLeft > 0 {
+                        v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + n)
+                    }
                 } else {
-                    let level = v.pointee.level
-                    Mixing.add(left: slot.left + pos, right: slot.right + pos, into: dl, right: dr,
-                               count: n, gainLeft: level * gl, gainRight: level * gr)
+                    if metered {
+                        dl.update(repeating: 0, count: n)
+                        dr.update(repeating: 0, count: n)
+                    }
+                    let pos = Int(v.pointee.position)
+                    if v.pointee.rampFramesLeft > 0 {
+                        v.pointee.level = Mixing.addRamped(left: slot.left + pos, right: slot.right + pos,
+                                                           into: dl, right: dr, count: n,
+                                                           origin: v.pointee.rampOrigin, step: v.pointee.levelStep,
+                                                           firstIndex: Int(v.pointee.rampElapsed),
+                                                           panLeft: gl, panRight: gr)
+                    } else {
+                        let level = v.pointee.level
+                        Mixing.add(left: slot.left + pos, right: slot.right + pos, into: dl, right: dr,
+                                   count: n, gainLeft: level * gl, gainRight: level * gr)
+                    }
                 }
             }
             if metered {
@@ -742,14 +769,37 @@ extension Engine {
             }
             out += n
             if v.pointee.position >= slot.frames {
-                let wrapFrame = periodStart + Int64(out)
+                var wrapFrame = periodStart + Int64(out)
                 if v.pointee.loopsRemaining != 0 {
                     if v.pointee.loopsRemaining > 0 { v.pointee.loopsRemaining -= 1 }
                     // Varispeed may step past the last frame: the overshoot carries into the loop.
                     v.pointee.position -= slot.frames
                     if v.pointee.position >= slot.frames { v.pointee.position = 0 }
-                    if p >= 0 { emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(v.pointee.loopsRemaining), tag: v.pointee.tag)) }
+                    wrapReports -= 1
+                    if silent, wrapReports <= 0, v.pointee.rampFramesLeft == 0 {
+                        // The whole passes that follow, at once: each ends in a wrap that takes
+                        // one loop; the pass that would end the voice is left to the steps above.
+                        let loops = v.pointee.loopsRemaining
+                        let passes = Mixing.skipPasses(v, frames: slot.frames, maxCount: end - out,
+                                                       maxPasses: loops < 0 ? Int.max : Int(loops))
+                        if passes.passes > 0 {
+                            if loops > 0 { v.pointee.loopsRemaining -= Int32(passes.passes) }
+                            out += passes.output
+                            wrapFrame = periodStart + Int64(out)
+                        }
+                    }
+                    if p >= 0 {
+                        if !silent || wrapReports >= 0 {
+                            emit(Event(kind: .looped, player: Int32(p), frame: wrapFrame, value: Int64(v.pointee.loopsRemaining), tag: v.pointee.tag))
+                        } else {
+                            // Reported once, after the steps (the last wrap stands for those before it).
+                            unreportedWrap = wrapFrame
+                        }
+                    }
                 } else {
+                    if unreportedWrap != .min, p >= 0 {
+                        emit(Event(kind: .looped, player: Int32(p), frame: unreportedWrap, value: 0, tag: v.pointee.tag))
+                    }
                     v.pointee.isActive = false
                     v.pointee.endedAt = wrapFrame
                     if p >= 0 { emit(Event(kind: .finished, player: Int32(p), frame: wrapFrame, tag: v.pointee.tag)) }

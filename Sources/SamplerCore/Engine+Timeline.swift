@@ -20,32 +20,20 @@ extension Engine {
         lostPeriodCounter.add(1, ordering: .relaxed)
         lostFrameCounter.add(Int(to - from), ordering: .relaxed)
         timeline.pointee.lostUntil = to
-        var t = from
-        while t < to {
-            let n = Int(min(to - t, Int64(discardCapacity)))
-            discardLeft.update(repeating: 0, count: n)
-            discardRight.update(repeating: 0, count: n)
-            renderBlock(frameCount: n, periodStart: t, buses: discardBuses, busCount: 1, silent: true)
-            t += Int64(n)
-        }
+        // One silent block: each voice is moved on in closed form between the commands due in
+        // the stretch (`mixVoice`), so the cost does not grow with the stretch's length.
+        renderBlock(frameCount: Int(to - from), periodStart: from, buses: discardBuses, busCount: 1, silent: true)
         timeline.pointee.lostUntil = .min
     }
 
-    /// Plays voice `v` of player `p` over the `frames` frames from device frame `from` into
-    /// discarded memory: a start that arrived late takes up its sound where it would be had it
-    /// started on time. Gives up (the voice then plays from where it is) beyond
-    /// `maxCatchUpFrames`. Real-time safe.
+    /// Moves voice `v` of player `p` on over the `frames` frames from device frame `from` as
+    /// playing them would, in closed form (`mixVoice` with `silent`): a start that arrived late
+    /// takes up its sound where it would be had it started on time. Gives up (the voice then
+    /// plays from where it is) beyond `maxCatchUpFrames`. Real-time safe.
     @_noLocks @_noAllocation
     func advanceVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from: Frame, frames: Int64) {
-        guard frames <= Int64(configuration.maxCatchUpFrames) else { return }
-        var done: Int64 = 0
-        while done < frames && v.pointee.isActive {
-            let n = Int(min(frames - done, Int64(discardCapacity)))
-            discardLeft.update(repeating: 0, count: n)
-            discardRight.update(repeating: 0, count: n)
-            mixVoiceForCatchUp(v, player: p, count: n, periodStart: from + done)
-            done += Int64(n)
-        }
+        guard frames > 0, frames <= Int64(configuration.maxCatchUpFrames), v.pointee.isActive else { return }
+        mixVoice(v, player: p, from: 0, to: Int(frames), periodStart: from, left: discardLeft, right: discardRight, silent: true)
     }
 
     /// Moves a gain ramp started `frames` frames late to where it would be now; ends it (and
@@ -180,12 +168,5 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     func lateness(_ command: Command, at frame: Frame) -> Int64 {
         command.frame == Command.immediately ? 0 : max(0, frame - command.frame)
-    }
-
-    /// Mixes `count` frames of voice `v` into the discard buffers, as the period starting at
-    /// `periodStart` would.
-    @_noLocks @_noAllocation
-    func mixVoiceForCatchUp(_ v: UnsafeMutablePointer<Voice>, player p: Int, count: Int, periodStart: Frame) {
-        mixVoice(v, player: p, from: 0, to: count, periodStart: periodStart, left: discardLeft, right: discardRight)
     }
 }

@@ -12,10 +12,14 @@ extension Mixing {
     /// Adds up to `count` frames of a streamed voice from its ring, with its gain or gain ramp.
     /// Frames the disk thread has not written yet play as silence and are counted as underrun;
     /// the read index moves on regardless, so the stream stays in time. Stops at the stream's end.
+    /// With `silent` (frames nobody hears) nothing is read or mixed, and nothing counted as
+    /// underrun: only the read index, the ramp's level, the end and the wrap, in closed form;
+    /// with `splitAtWraps` as well, the chunk ends before the next wrap, so that each is reported.
     @_noLocks @_noAllocation
     static func addStream(_ stream: UnsafeMutablePointer<StreamRingState>, voice v: UnsafeMutablePointer<Voice>,
                           into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
-                          count: Int, panLeft: Float, panRight: Float) -> StreamChunk {
+                          count: Int, panLeft: Float, panRight: Float, silent: Bool = false,
+                          splitAtWraps: Bool = false) -> StreamChunk {
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
         let written = stream.pointee.writeIndex.load(ordering: .acquiring)
         // Where it ends and wraps: from its published timeline when there is one (known ahead of
@@ -35,7 +39,17 @@ extension Mixing {
             frames = Int(max(0, end - read))
             ended = true
         }
-        let available = Int(max(0, min(Int64(frames), written - read)))
+        if silent, splitAtWraps, sourceFrames > 0, frames > 1 {
+            let k = StreamRingState.wraps(before: read, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
+            if passes < 0 || k + 1 < passes {
+                let next = StreamRingState.wrapFrame(k + 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
+                if next > read, next - read < Int64(frames) {
+                    frames = Int(next - read)
+                    ended = false
+                }
+            }
+        }
+        let available = silent ? 0 : Int(max(0, min(Int64(frames), written - read)))
         let capacity = stream.pointee.capacity
         let ramping = v.pointee.rampFramesLeft > 0
         var done = 0
@@ -55,7 +69,7 @@ extension Mixing {
             done += k
         }
         if ramping { v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + frames) }
-        if available < frames { stream.pointee.underrunFrames.add(frames - available, ordering: .relaxed) }
+        if available < frames, !silent { stream.pointee.underrunFrames.add(frames - available, ordering: .relaxed) }
         var wrapOffset = -1
         if sourceFrames > 0 {
             if frames > 0 {

@@ -2,15 +2,20 @@ extension Mixing {
     /// Adds up to `maxCount` output frames of voice `v` played at `v.rate` (≠ 1), with linear
     /// interpolation between neighbouring frames (the frame after the last is the first again when
     /// the voice loops, silence otherwise), and the voice's gain or gain ramp. Stops early when the
-    /// position reaches the end of the sound. Updates `v.fraction` (not `v.position`); returns the
+    /// position reaches the end of the sound. Updates `v.phase` (not `v.position`); returns the
     /// output frames written and the whole source frames consumed (the position may step past
     /// the end by the overshoot of the last step).
+    ///
+    /// The phase is fixed point (32.32, `Voice.rateStep`): every step adds the same integer, so
+    /// `skipVarispeed` reaches the same position and phase in one product. The interpolation
+    /// weight is the phase's top 24 bits, exactly.
     @_noLocks @_noAllocation
     static func addVarispeed(_ v: UnsafeMutablePointer<Voice>, slot: SoundSlot,
                              into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
                              maxCount: Int, panLeft: Float, panRight: Float) -> (output: Int, consumed: Int) {
         let frames = slot.frames
-        let rate = v.pointee.rate
+        let stepWhole = Int64(v.pointee.rateStep >> 32)
+        let stepPhase = UInt64(UInt32(truncatingIfNeeded: v.pointee.rateStep))
         let loops = v.pointee.loopsRemaining != 0
         let ramping = v.pointee.rampFramesLeft > 0
         let level = v.pointee.level
@@ -18,26 +23,71 @@ extension Mixing {
         let elapsed = Int(v.pointee.rampElapsed)
         let start = v.pointee.position
         var pos = start
-        var fraction = v.pointee.fraction
+        var phase = v.pointee.phase
         var i = 0
         while i < maxCount && pos < frames {
             let next = pos + 1 < frames ? pos + 1 : (loops ? 0 : -1)
-            let f = Float(fraction)
+            let f = Float(phase >> 8) * 0x1p-24
             let l0 = slot.left[Int(pos)], r0 = slot.right[Int(pos)]
             let l1 = next >= 0 ? slot.left[Int(next)] : 0
             let r1 = next >= 0 ? slot.right[Int(next)] : 0
             let g = ramping ? origin + step * Float(elapsed + i) : level
             outLeft[i] += (l0 + (l1 - l0) * f) * g * panLeft
             outRight[i] += (r0 + (r1 - r0) * f) * g * panRight
-            fraction += rate
-            let whole = Int64(fraction)  // fraction ≥ 0: truncation is floor
-            fraction -= Double(whole)
-            pos += whole
+            let sum = UInt64(phase) + stepPhase
+            phase = UInt32(truncatingIfNeeded: sum)
+            pos += stepWhole + Int64(sum >> 32)
             i += 1
         }
-        v.pointee.fraction = fraction
+        v.pointee.phase = phase
         if ramping { v.pointee.level = origin + step * Float(elapsed + i) }
         return (i, Int(pos - start))
+    }
+
+    /// What `addVarispeed` does to voice `v` without its samples, in closed form (no loop over
+    /// the frames): the output frames it would play, up to `maxCount` or the sound's end, and the
+    /// whole source frames consumed; updates `v.phase` and, while ramping, `v.level` the same way.
+    @_noLocks @_noAllocation
+    static func skipVarispeed(_ v: UnsafeMutablePointer<Voice>, frames: Int64, maxCount: Int) -> (output: Int, consumed: Int) {
+        let start = v.pointee.position
+        guard maxCount > 0, start < frames else { return (0, 0) }
+        let step = UInt128(v.pointee.rateStep)
+        let at = UInt128(UInt64(start)) << 32 | UInt128(v.pointee.phase)
+        let end = UInt128(UInt64(frames)) << 32
+        // The first step count that reaches the end: ⌈(end − at) / step⌉.
+        let toEnd = (end - at + step - 1) / step
+        let n = min(UInt128(maxCount), toEnd)
+        let after = at + n * step
+        v.pointee.phase = UInt32(truncatingIfNeeded: after)
+        if v.pointee.rampFramesLeft > 0 {
+            v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + Int(n))
+        }
+        return (Int(n), Int(Int64(after >> 32) - start))
+    }
+
+    /// For a looping voice `v` at the start of a pass (`position` < `frames`) with no ramp, the
+    /// whole passes that end within `maxCount` output frames, up to `maxPasses`, skipped in closed
+    /// form: returns how many and the output frames they took; `v.position` and `v.phase` are
+    /// where the last of them wraps to, as that many passes played frame by frame would leave
+    /// them. (Not for sounds a single step can cross twice, shorter than the rate: none skipped.)
+    @_noLocks @_noAllocation
+    static func skipPasses(_ v: UnsafeMutablePointer<Voice>, frames: Int64, maxCount: Int, maxPasses: Int) -> (passes: Int, output: Int) {
+        guard maxCount > 0, maxPasses > 0, frames > 0, v.pointee.position < frames else { return (0, 0) }
+        let step = UInt128(v.pointee.isVarispeed ? v.pointee.rateStep : 1 << 32)
+        let length = UInt128(UInt64(frames)) << 32
+        if step > length { return (0, 0) }
+        let at = UInt128(UInt64(v.pointee.position)) << 32 | UInt128(v.pointee.phase)
+        // Each pass ends on the first step at or past the sound's end and wraps by its length,
+        // so pass k ends on step ⌈(k × length − at) / step⌉.
+        let reach = at + UInt128(maxCount) * step
+        var k = reach / length
+        if k > UInt128(maxPasses) { k = UInt128(maxPasses) }
+        if k == 0 { return (0, 0) }
+        let n = (k * length - at + step - 1) / step
+        let after = at + n * step - k * length
+        v.pointee.position = Int64(after >> 32)
+        v.pointee.phase = UInt32(truncatingIfNeeded: after)
+        return (Int(k), Int(n))
     }
 }
 

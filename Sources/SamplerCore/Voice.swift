@@ -55,8 +55,10 @@ struct Voice: BitwiseCopyable {
     // MARK: The other lines.
     /// Playback speed (1 = as recorded); pitch follows speed.
     var rate: Double = 1
-    /// The position between `position` and the next frame when the rate is not 1.
-    var fraction: Double = 0
+    /// `rate` in 32.32 fixed point (`setRate`): the phase moves by exactly this much per output
+    /// frame, so where a voice is after n frames is one product (`Mixing.skipVarispeed`), the
+    /// same bits as n steps.
+    var rateStep: UInt64 = 1 << 32
     var meterSumLeft: Double = 0
     var meterSumRight: Double = 0
     var meterFrames: Int64 = 0
@@ -65,6 +67,8 @@ struct Voice: BitwiseCopyable {
     var startedAt: Frame = 0
     /// Repeats left after the current pass (-1 = forever).
     var loopsRemaining: Int32 = 0
+    /// The position between `position` and the next frame, in 2^-32 of a frame (varispeed).
+    var phase: UInt32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
     /// where k counts the frames of the ramp played so far (`rampElapsed`), so a ramp sounds the
     /// same however periods split it.
@@ -99,7 +103,7 @@ struct Voice: BitwiseCopyable {
     var envReleaseSegment: Int32 = 1
     var envReleaseFactor: Float = 0
     /// To a whole number of cache lines (4).
-    private var padding: (Int64, Int64, Int64, Int64, Int32) = (0, 0, 0, 0, 0)
+    private var padding: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
 
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)
@@ -112,6 +116,8 @@ struct Voice: BitwiseCopyable {
     mutating func setRate(_ newRate: Double) {
         rate = newRate
         isVarispeed = newRate != 1
+        // Commands clamp the rate to 0.25…4 (NaN is refused); anything else plays at 1.
+        rateStep = newRate > 0 && newRate <= 256 ? UInt64(newRate * 4_294_967_296 + 0.5) : 1 << 32
     }
 
     /// Points the voice at `slot`'s samples.

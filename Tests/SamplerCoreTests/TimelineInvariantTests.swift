@@ -176,14 +176,14 @@ import Testing
                 if ProcessInfo.processInfo.environment["INVARIANT_SEED"] != nil {
                     for p in 0..<10 {
                         let v = engine.voices[p], w = engine.tails[p]
-                        print("live p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) frac \(v.fraction) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
+                        print("live p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) phase \(v.phase) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
                     }
                     let ref = Self.engine()
                     for s in program { ref.send(s.command) }
                     _ = renderBlocks(ref, periods: 1, blockSize: Int(end))
                     for p in 0..<10 {
                         let v = ref.voices[p], w = ref.tails[p]
-                        print("ref  p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) frac \(v.fraction) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
+                        print("ref  p\(p) active \(v.isActive) paused \(v.isPaused) pos \(v.position) phase \(v.phase) rate \(v.rate) level \(v.level) ramp \(v.rampFramesLeft) env \(v.envStage) \(v.envValue) pan \(v.panLeft)/\(v.panRight) sound \(v.sound) started \(v.startedAt) | tail \(w.isActive) \(w.position) \(w.level)")
                     }
                 }
                 Issue.record("""

@@ -18,9 +18,12 @@ typedef struct {
     float panLeft, panRight;
     float rampOrigin, rampStep;
     int64_t rampElapsed;
-    /// Playback speed; when not 1 the sound is read with linear interpolation, `fraction` being
-    /// the position between `position` and the next frame (the frame after the last is frame 0).
-    double rate, fraction;
+    /// Playback speed; when not 1 the sound is read with linear interpolation, `phase` being
+    /// the position between `position` and the next frame in 2^-32 of a frame (the frame after
+    /// the last is frame 0), moved by `rateStep` (the rate in 32.32 fixed point) per frame.
+    double rate;
+    uint64_t rateStep;
+    uint32_t phase;
 } CMixVoice;
 
 /// Overwrites `outLeft`/`outRight` with the sum of every voice over `frameCount` frames and
