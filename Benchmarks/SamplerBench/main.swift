@@ -79,13 +79,14 @@ report.set("date", ISO8601DateFormatter().string(from: started))
 print("sampler-bench: \(machine["cpu"] ?? "?"), \(machine["cores"]!) cores, load average \(String(format: "%.2f", load[0]))"
     + (quick ? " (quick run)" : ""))
 
-// `--only a,b`: run only these parts (alloc, mixer, budget, paced, prototypes, offline, sox, metronome).
+// `--only a,b`: run only these parts (alloc, mixer, budget, catchup, paced, prototypes, offline, sox, metronome).
 let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
 func runs(_ part: String) -> Bool { only?.contains(part) ?? true }
 
 var allocations = runs("alloc") ? benchAllocations(pool: pool, report: report) : 0
 if runs("mixer") { benchMixer(pool: pool, report: report, voiceCounts: quick ? [1, 64, 512] : [1, 8, 64, 512, 2048]) }
 if runs("budget") && !quick { benchVoicesPerBudget(pool: pool, report: report) }
+if runs("catchup") { benchCatchUp(pool: pool, report: report, trials: quick ? 6 : 21) }
 if runs("paced") { allocations += benchPaced(pool: pool, report: report, periods: quick ? 300 : 3000) }
 // Last of the mixer measurements: it moves the sound pool's memory to huge pages.
 if runs("prototypes") { benchPrototypes(pool: pool, report: report, quick: quick) }

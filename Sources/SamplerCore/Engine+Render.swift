@@ -647,17 +647,17 @@ extension Engine {
     /// the device skipped, or played before a late command arrived) nothing is mixed and the
     /// voice is moved on in closed form: its position, phase, ramp, envelope, loop count and
     /// stream read position end where mixing would leave them, in a number of steps that does
-    /// not grow with `end - start`: one per ramp or envelope segment ending, and one per wrap for
-    /// the first 8 wraps (each reported on its frame); the whole passes after those are skipped
-    /// at once and reported as one `.looped` event on the last of them, whose value is the loops
-    /// left. Meters measure what is heard: they do not count silent frames.
+    /// not grow with `end - start`: one per ramp or envelope segment ending, and two for the
+    /// wraps: the first is reported on its frame, the whole passes after it are skipped at once
+    /// and reported as one `.looped` event on the last wrap, whose value is the loops left.
+    /// Meters measure what is heard: they do not count silent frames.
     @_noLocks @_noAllocation
     func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool = false) {
         let slot = sounds[Int(v.pointee.sound)]
         let metered = v.pointee.isMetered && !silent
         // Silent: the wraps still to be reported one by one (see above).
-        var wrapReports = silent ? 8 : 0
+        var wrapReports = silent ? 1 : 0
         var unreportedWrap: Frame = .min
         defer {
             if unreportedWrap != .min, p >= 0, v.pointee.isActive {
@@ -776,7 +776,7 @@ extension Engine {
                     v.pointee.position -= slot.frames
                     if v.pointee.position >= slot.frames { v.pointee.position = 0 }
                     wrapReports -= 1
-                    if silent, wrapReports <= 0, v.pointee.rampFramesLeft == 0 {
+                    if silent, wrapReports < 0, v.pointee.rampFramesLeft == 0 {
                         // The whole passes that follow, at once: each ends in a wrap that takes
                         // one loop; the pass that would end the voice is left to the steps above.
                         let loops = v.pointee.loopsRemaining

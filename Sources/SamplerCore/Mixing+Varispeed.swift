@@ -51,18 +51,31 @@ extension Mixing {
     static func skipVarispeed(_ v: UnsafeMutablePointer<Voice>, frames: Int64, maxCount: Int) -> (output: Int, consumed: Int) {
         let start = v.pointee.position
         guard maxCount > 0, start < frames else { return (0, 0) }
-        let step = UInt128(v.pointee.rateStep)
-        let at = UInt128(UInt64(start)) << 32 | UInt128(v.pointee.phase)
-        let end = UInt128(UInt64(frames)) << 32
-        // The first step count that reaches the end: ⌈(end − at) / step⌉.
-        let toEnd = (end - at + step - 1) / step
-        let n = min(UInt128(maxCount), toEnd)
-        let after = at + n * step
-        v.pointee.phase = UInt32(truncatingIfNeeded: after)
-        if v.pointee.rampFramesLeft > 0 {
-            v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + Int(n))
+        let n: Int, after: (whole: Int64, phase: UInt32)
+        if frames < 1 << 31 {
+            // In 64 bits (every product below is under 2^64): no 128-bit division.
+            let step = v.pointee.rateStep
+            let at = UInt64(start) << 32 | UInt64(v.pointee.phase)
+            let toEnd = ((UInt64(frames) << 32) - at + step - 1) / step
+            let count = min(UInt64(maxCount), toEnd)
+            let moved = at + count * step
+            n = Int(count)
+            after = (Int64(moved >> 32), UInt32(truncatingIfNeeded: moved))
+        } else {
+            let step = UInt128(v.pointee.rateStep)
+            let at = UInt128(UInt64(start)) << 32 | UInt128(v.pointee.phase)
+            // The first step count that reaches the end: ⌈(end − at) / step⌉.
+            let toEnd = ((UInt128(UInt64(frames)) << 32) - at + step - 1) / step
+            let count = min(UInt128(maxCount), toEnd)
+            let moved = at + count * step
+            n = Int(count)
+            after = (Int64(moved >> 32), UInt32(truncatingIfNeeded: moved))
         }
-        return (Int(n), Int(Int64(after >> 32) - start))
+        v.pointee.phase = after.phase
+        if v.pointee.rampFramesLeft > 0 {
+            v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + n)
+        }
+        return (n, Int(after.whole - start))
     }
 
     /// For a looping voice `v` at the start of a pass (`position` < `frames`) with no ramp, the
@@ -73,9 +86,22 @@ extension Mixing {
     @_noLocks @_noAllocation
     static func skipPasses(_ v: UnsafeMutablePointer<Voice>, frames: Int64, maxCount: Int, maxPasses: Int) -> (passes: Int, output: Int) {
         guard maxCount > 0, maxPasses > 0, frames > 0, v.pointee.position < frames else { return (0, 0) }
-        let step = UInt128(v.pointee.isVarispeed ? v.pointee.rateStep : 1 << 32)
+        let rateStep: UInt64 = v.pointee.isVarispeed ? v.pointee.rateStep : 1 << 32
+        if frames < 1 << 32, rateStep > UInt64(frames) << 32 { return (0, 0) }
+        if frames < 1 << 31, maxCount < 1 << 22, rateStep <= 1 << 34 {
+            // In 64 bits: positions below 2^63, maxCount × step below 2^56.
+            let length = UInt64(frames) << 32
+            let at = UInt64(v.pointee.position) << 32 | UInt64(v.pointee.phase)
+            let k = min((at + UInt64(maxCount) * rateStep) / length, UInt64(maxPasses))
+            if k == 0 { return (0, 0) }
+            let n = (k * length - at + rateStep - 1) / rateStep
+            let after = at + n * rateStep - k * length
+            v.pointee.position = Int64(after >> 32)
+            v.pointee.phase = UInt32(truncatingIfNeeded: after)
+            return (Int(k), Int(n))
+        }
+        let step = UInt128(rateStep)
         let length = UInt128(UInt64(frames)) << 32
-        if step > length { return (0, 0) }
         let at = UInt128(UInt64(v.pointee.position)) << 32 | UInt128(v.pointee.phase)
         // Each pass ends on the first step at or past the sound's end and wraps by its length,
         // so pass k ends on step ⌈(k × length − at) / step⌉.
