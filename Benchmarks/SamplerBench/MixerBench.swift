@@ -59,11 +59,13 @@ enum MixVariant: String, CaseIterable {
     case varispeed = "rate 1.5"
 
     var fades: Bool { self == .ramp }
+    /// Its name for `--jobs`.
+    var name: String { self == .plain ? "plain" : self == .ramp ? "ramp" : "varispeed" }
     var rate: Double { self == .varispeed ? 1.5 : 1 }
 }
 
 /// 1 and 7: mixer cost per voice-frame against the C reference, and the machine's read bandwidth.
-func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int]) {
+func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<String>? = nil) {
     report.section("1 + 7. Mixer cost, ns per voice-frame (128-frame periods, back-to-back, median of 15 batches, thread CPU time)")
     report.line("   each voice loops its own 0.5 s sound (distinct memory) with its own gain and pan;")
     report.line("   C ref = the same job as a plain C loop (-O3 -march=native), timed in the same run, batch for batch;")
@@ -76,7 +78,7 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int]) {
     report.line("  voices  source  job         engine    C ref  engine/C   outputs agree to")
     var rows: [[String: Any]] = []
     var ratios: [String: Double] = [:]
-    for variant in MixVariant.allCases {
+    for variant in MixVariant.allCases where jobs?.contains(variant.name) ?? true {
         for kind in SourceKind.allCases {
             for n in voiceCounts {
                 let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: variant.fades, rate: variant.rate, frameCount: 128)

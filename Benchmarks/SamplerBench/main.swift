@@ -48,6 +48,17 @@ if let n = option("--outputs").flatMap(Int.init) {
                  n, kind.rawValue, r.main, k, r.spread, r.spread / r.main))
     exit(0)
 }
+// `--fixed`: ns per 128-frame period at 0, 1 and 8 voices, engine and C, fastest of 30 batches.
+if arguments.contains("--fixed") {
+    for kind in SourceKind.allCases {
+        for n in [0, 1, 8] {
+            let r = fixedCost(pool: pool, voices: n, kind: kind)
+            print(String(format: "%2d %@ voices: engine %.1f ns  C %.1f ns per period  (engine − C %.1f ns, engine/C %.2f)",
+                         n, kind.rawValue, r.engine, r.reference, r.engine - r.reference, r.engine / r.reference))
+        }
+    }
+    exit(0)
+}
 if let n = option("--profile").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
     let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), frameCount: 128)
@@ -84,7 +95,10 @@ let only = option("--only").map { Set($0.split(separator: ",").map(String.init))
 func runs(_ part: String) -> Bool { only?.contains(part) ?? true }
 
 var allocations = runs("alloc") ? benchAllocations(pool: pool, report: report) : 0
-if runs("mixer") { benchMixer(pool: pool, report: report, voiceCounts: quick ? [1, 64, 512] : [1, 8, 64, 512, 2048]) }
+// `--voices 1,8`: only these voice counts in the mixer table; `--jobs plain,ramp`: only these jobs.
+let voiceCounts = option("--voices").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (quick ? [1, 64, 512] : [1, 8, 64, 512, 2048])
+let jobs = option("--jobs").map { Set($0.split(separator: ",").map(String.init)) }
+if runs("mixer") { benchMixer(pool: pool, report: report, voiceCounts: voiceCounts, jobs: jobs) }
 if runs("budget") && !quick { benchVoicesPerBudget(pool: pool, report: report) }
 if runs("catchup") { benchCatchUp(pool: pool, report: report, trials: quick ? 6 : 21) }
 if runs("paced") { allocations += benchPaced(pool: pool, report: report, periods: quick ? 300 : 3000) }

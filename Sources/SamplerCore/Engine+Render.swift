@@ -45,7 +45,7 @@ extension Engine {
     /// The render into `blockBuses[0 ..< 2 × count]`.
     @_noLocks @_noAllocation
     private func renderOutputs(frameCount: Int, periodStart: Frame, count: Int) {
-        for i in 0..<(2 * count) { blockBuses[i].update(repeating: 0, count: frameCount) }
+        for i in 0..<(2 * count) { Mixing.clear(blockBuses[i], count: frameCount) }
         midiOutputCountStorage.pointee = 0
         drainCommands()
 
@@ -65,33 +65,40 @@ extension Engine {
             }
         }
         timeline.pointee.isRunning = true
+        var bound: Float = 0
         if skip < frameCount {
             flushDeferredMIDI(at: start)
             for i in 0..<(2 * count) { blockBuses[i] += skip }
-            renderBlock(frameCount: frameCount - skip, periodStart: start, buses: blockBuses, busCount: count, silent: false)
+            bound = renderBlock(frameCount: frameCount - skip, periodStart: start, buses: blockBuses, busCount: count, silent: false)
             for i in 0..<(2 * count) { blockBuses[i] -= skip }
             timeline.pointee.nextFrame = start + Int64(frameCount - skip)
         }
         // Nothing non-finite ever reaches a port (sounds are sanitized at load; this is the
-        // last line of defence, counted).
-        var repaired = 0
-        for i in 0..<(2 * count) { repaired += Mixing.replaceNonFinite(blockBuses[i], count: frameCount) }
-        if repaired > 0 { nonFiniteOutputCounter.add(repaired, ordering: .relaxed) }
+        // last line of defence, counted). The samples are looked at only when the period's
+        // bound (the sum over the voices mixed of sound peak × gain) does not rule out an
+        // overflow: a stream, a sound with a NaN, gains near 1e37; a NaN bound fails the test.
+        if !(bound < 1e37) {
+            var repaired = 0
+            for i in 0..<count { repaired += Mixing.replaceNonFinite(blockBuses[2 * i], blockBuses[2 * i + 1], count: frameCount) }
+            if repaired > 0 { nonFiniteOutputCounter.add(repaired, ordering: .relaxed) }
+        }
         confirmUnreferencedSounds()
         periodStartCounter.store(start, ordering: .releasing)
         renderedFrameCounter.store(timeline.pointee.nextFrame, ordering: .releasing)
-        periodCounter.add(1, ordering: .releasing)
+        // One writer (this thread): a store, not a locked read-modify-write.
+        periodCounter.store(periodCounter.load(ordering: .relaxed) &+ 1, ordering: .releasing)
     }
 
     /// Applies the scheduled commands that fall in `periodStart ..< periodStart + frameCount` on
     /// their frames and mixes every voice into its output of `buses` (left, right of each of
     /// `busCount` outputs); with `silent`, plain voices only advance (their output would be
-    /// discarded).
-    @_noLocks @_noAllocation
+    /// discarded). Returns a bound on the magnitude of any sample it added (see `mixVoices`).
+    @_noLocks @_noAllocation @discardableResult
     func renderBlock(frameCount: Int, periodStart: Frame,
-                     buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, busCount: Int, silent: Bool) {
+                     buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, busCount: Int, silent: Bool) -> Float {
         let periodEnd = periodStart + Int64(frameCount)
         var cursor = 0
+        var bound: Float = 0
         while schedule.count > 0 {
             if schedule.firstFrame >= periodEnd { break }
             let command = schedule.removeFirst()
@@ -103,16 +110,17 @@ extension Engine {
                 continue
             }
             if offset > cursor {
-                mixVoices(from: cursor, to: offset, periodStart: periodStart, buses: buses, busCount: busCount,
-                          publishing: false, silent: silent)
+                bound += mixVoices(from: cursor, to: offset, periodStart: periodStart, buses: buses, busCount: busCount,
+                                   publishing: false, silent: silent)
                 cursor = offset
             }
             apply(command, at: periodStart + Int64(offset))
         }
         // The block's last stretch (every command in it is applied): mixed and published in one
         // pass over the voices, while each voice's record is in cache.
-        mixVoices(from: cursor, to: frameCount, periodStart: periodStart, buses: buses, busCount: busCount,
-                  publishing: true, silent: silent)
+        bound += mixVoices(from: cursor, to: frameCount, periodStart: periodStart, buses: buses, busCount: busCount,
+                           publishing: true, silent: silent)
+        return bound
     }
 
     /// Moves voice `v` back over the `frames` frames it played at its rate, when they lie within
@@ -544,11 +552,14 @@ extension Engine {
     /// Adds every sounding voice (and every fading tail) into `left`/`right` for block offsets
     /// `start ..< end`, walking the voice list: voice p, then tail p, in player order. With
     /// `publishing` (the period's last stretch, `end` = its length), also publishes each player's
-    /// status and drops from the list what no longer needs the render thread.
+    /// status and drops from the list what no longer needs the render thread. Returns the sum
+    /// over the voices mixed of their sound's peak × their largest gain in the stretch: no
+    /// sample it added to is larger in magnitude (to rounding).
     @_noLocks @_noAllocation
     private func mixVoices(from start: Int, to end: Int, periodStart: Frame,
                            buses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>, busCount: Int,
-                           publishing: Bool, silent: Bool) {
+                           publishing: Bool, silent: Bool) -> Float {
+        var bound: Float = 0
         var active = 0
         var kept = 0
         var touched: UInt32 = 0
@@ -566,7 +577,10 @@ extension Engine {
                         let o = Int(v.pointee.output)
                         let bus = o < busCount ? 2 * o : 0
                         let left = buses[bus], right = buses[bus + 1]
-                        if !mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
+                        if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
+                            bound += v.pointee.peakGain * abs(v.pointee.level)
+                        } else {
+                            bound += v.pointee.peakGain * largestGain(v)
                             mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
                                      silent: silent)
                         }
@@ -581,6 +595,7 @@ extension Engine {
                     let o = Int(t.pointee.output)
                     let bus = o < busCount ? 2 * o : 0
                     let left = buses[bus], right = buses[bus + 1]
+                    bound += t.pointee.peakGain * largestGain(t)
                     mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right,
                              silent: silent)
                 }
@@ -595,6 +610,14 @@ extension Engine {
             voiceList.truncate(kept)
             activeVoiceCounter.store(active, ordering: .relaxed)
         }
+        return bound
+    }
+
+    /// The largest level voice `v` can have while `mixVoice` plays a stretch of it: its level,
+    /// the ends of its ramp, and its envelope's full level (the segments it may chain into).
+    @_noLocks @_noAllocation @inline(__always)
+    private func largestGain(_ v: UnsafeMutablePointer<Voice>) -> Float {
+        max(max(abs(v.pointee.level), abs(v.pointee.levelTarget)), max(abs(v.pointee.rampOrigin), abs(v.pointee.envBase)))
     }
 
     /// A software prefetch (Swift has no prefetch intrinsic): reads the record of the voice two

@@ -230,7 +230,7 @@ public final class Engine: @unchecked Sendable {
         }
         let index = try takeSlot()
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
-                                  frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil)
+                                  frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil, peak: sound.peak)
         registered[index] = sound
         registrations[index] = 1
         return SoundID(rawValue: Int32(index))

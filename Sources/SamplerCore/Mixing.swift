@@ -151,10 +151,54 @@ public enum Mixing {
 }
 
 extension Mixing {
-    /// Replaces every non-finite sample of `buffer[0 ..< count]` by 0; returns how many there
-    /// were. Real-time safe. (Bit test: NaN and ±inf have an all-ones exponent.)
+    /// Writes `count` zeros from `buffer` (inlined vector stores: a period's buffer is small
+    /// enough that a call to `memset` costs as much as the stores). Real-time safe.
+    @_noLocks @_noAllocation @inline(__always)
+    static func clear(_ buffer: UnsafeMutablePointer<Float>, count: Int) {
+        let zero = Vector(repeating: 0)
+        var i = 0
+        while i &+ width <= count {
+            store(zero, buffer + i)
+            i = i &+ width
+        }
+        while i < count {
+            buffer[i] = 0
+            i = i &+ 1
+        }
+    }
+
+    /// Replaces every non-finite sample of `left[0 ..< count]` and `right[0 ..< count]` by 0;
+    /// returns how many there were. Real-time safe.
     @_noLocks @_noAllocation
-    static func replaceNonFinite(_ buffer: UnsafeMutablePointer<Float>, count: Int) -> Int {
+    static func replaceNonFinite(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int) -> Int {
+        // x − x is 0 for every finite x and NaN for NaN and ±inf: summed over both buffers, 16
+        // samples per step (float vectors, no branch), it is 0 unless a sample is not finite.
+        // (On 8-lane vectors, two sums apart: one AVX register each, no dependency between them.)
+        var a = SIMD8<Float>(repeating: 0), b = SIMD8<Float>(repeating: 0)
+        var i = 0
+        while i &+ 16 <= count {
+            let l0 = UnsafeRawPointer(left + i).loadUnaligned(as: SIMD8<Float>.self)
+            let l1 = UnsafeRawPointer(left + i + 8).loadUnaligned(as: SIMD8<Float>.self)
+            let r0 = UnsafeRawPointer(right + i).loadUnaligned(as: SIMD8<Float>.self)
+            let r1 = UnsafeRawPointer(right + i + 8).loadUnaligned(as: SIMD8<Float>.self)
+            a += (l0 - l0) + (r0 - r0)
+            b += (l1 - l1) + (r1 - r1)
+            i = i &+ 16
+        }
+        var rest: Float = 0
+        while i < count {
+            rest += (left[i] - left[i]) + (right[i] - right[i])
+            i = i &+ 1
+        }
+        // A vector compare, not a sum across the lanes (a chain of dependent adds).
+        if rest == 0, !any((a + b) .!= SIMD8<Float>(repeating: 0)) { return 0 }
+        return replaceEach(left, count: count) + replaceEach(right, count: count)
+    }
+
+    /// Replaces every non-finite sample of `buffer[0 ..< count]` by 0 (bit test: NaN and ±inf
+    /// have an all-ones exponent); returns how many there were.
+    @_noLocks @_noAllocation
+    private static func replaceEach(_ buffer: UnsafeMutablePointer<Float>, count: Int) -> Int {
         var found = 0
         for i in 0..<count where buffer[i].bitPattern & 0x7F80_0000 == 0x7F80_0000 {
             buffer[i] = 0

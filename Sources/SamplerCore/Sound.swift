@@ -22,6 +22,9 @@ public final class Sound: @unchecked Sendable {
     public let right: UnsafeMutablePointer<Float>
 
     /// Where the samples came from (`nil`: the heap), to give them back.
+    /// The largest magnitude of any sample (infinity if one is NaN or infinite): with the gains,
+    /// a bound on what the sound adds to a mix (see `Engine.render`'s check for non-finite output).
+    public let peak: Float
     private let memory: (any SampleMemory)?
     /// For a slice: the sound whose samples it reads (kept alive; nothing is freed by the slice).
     private let parent: Sound?
@@ -49,6 +52,17 @@ public final class Sound: @unchecked Sendable {
         } else {
             right = left
         }
+        peak = max(Self.peak(left, count: frames), channels.count == 2 ? Self.peak(right, count: frames) : 0)
+    }
+
+    /// The largest |sample| of `samples[0 ..< count]`; infinity if one is NaN or infinite.
+    static func peak(_ samples: UnsafePointer<Float>, count: Int) -> Float {
+        var largest: Float = 0
+        for i in 0..<count {
+            let a = abs(samples[i])
+            if !(a <= largest) { largest = a.isNaN ? .infinity : a }
+        }
+        return largest
     }
 
     /// Makes a sound from interleaved samples (`frame0ch0, frame0ch1, frame1ch0, …`).
@@ -75,6 +89,7 @@ public final class Sound: @unchecked Sendable {
         parent = sound
         left = sound.left + first
         right = sound.right + first
+        peak = sound.peak
     }
 
     deinit {

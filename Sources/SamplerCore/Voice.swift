@@ -6,6 +6,8 @@ struct SoundSlot {
     var isStereo: Bool
     /// Set for a streamed sound: the voice reads the ring instead of `left`/`right`.
     var stream: UnsafeMutablePointer<StreamRingState>?
+    /// The largest |sample| (`Sound.peak`); infinity for a stream (its samples are not known).
+    var peak: Float = .infinity
 
     var isStreamed: Bool {
         @_noLocks @_noAllocation @inline(__always) get {
@@ -51,6 +53,9 @@ struct Voice: BitwiseCopyable {
     var isVarispeed = false
     /// The output it is mixed into (0: the main mix; one the render does not have: the main mix).
     var output: UInt8 = 0
+    /// The sound's peak × the larger pan factor (`setPan`): × the level, a bound on the
+    /// magnitude of what the voice adds to a sample.
+    var peakGain: Float = .infinity
 
     // MARK: The other lines.
     /// Playback speed (1 = as recorded); pitch follows speed.
@@ -67,6 +72,8 @@ struct Voice: BitwiseCopyable {
     var startedAt: Frame = 0
     /// Repeats left after the current pass (-1 = forever).
     var loopsRemaining: Int32 = 0
+    /// The sound's `peak`.
+    var peak: Float = .infinity
     /// The position between `position` and the next frame, in 2^-32 of a frame (varispeed).
     var phase: UInt32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
@@ -110,6 +117,7 @@ struct Voice: BitwiseCopyable {
     mutating func setPan(_ gains: PanGains) {
         panLeft = isStereo ? gains.stereoLeft : gains.monoLeft
         panRight = isStereo ? gains.stereoRight : gains.monoRight
+        peakGain = peak * max(abs(panLeft), abs(panRight))
     }
 
     @_noLocks @_noAllocation @inline(__always)
@@ -129,6 +137,8 @@ struct Voice: BitwiseCopyable {
         right = slot.right
         isStereo = slot.isStereo
         isStreamed = slot.isStreamed
+        peak = slot.peak
+        peakGain = peak * max(abs(panLeft), abs(panRight))
     }
 }
 

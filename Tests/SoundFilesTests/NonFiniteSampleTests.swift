@@ -52,4 +52,17 @@ import Testing
         #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
         #expect(engine.nonFiniteOutputCount == 4)
     }
+
+    /// Finite samples whose sum overflows: the period's bound (peak × gain, summed) does not rule
+    /// the overflow out, so the samples are checked and the infinities replaced.
+    @Test func finiteSamplesThatSumToInfinityAreRepairedToo() throws {
+        let engine = Engine()
+        let id = try engine.register(Sound(channels: [[3e38, 3e38, 1]], sampleRate: 48000))
+        for p in 0..<3 { engine.send(.start(player: p, sound: id, at: 0, pan: PanGains(pan: -1))) }
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 64), r = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer { l.deallocate(); r.deallocate() }
+        engine.render(frameCount: 64, periodStart: 0, left: l, right: r)
+        #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
+        #expect(engine.nonFiniteOutputCount == 2)
+    }
 }
