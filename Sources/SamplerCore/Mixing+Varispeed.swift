@@ -25,6 +25,64 @@ extension Mixing {
         var pos = start
         var phase = v.pointee.phase
         var i = 0
+        // The frames whose next frame is inside the sound, each from its own position
+        // (start + k × step, in one product): no dependency from frame to frame, and no test
+        // of the sound's end inside the loop. Every frame gets exactly the arithmetic of the
+        // loop below.
+        if frames < 1 << 31, pos < frames - 1 {
+            let rate = v.pointee.rateStep
+            let at = UInt64(pos) << 32 | UInt64(phase)
+            let count = min(maxCount, Int(((UInt64(frames - 1) << 32) - at + rate - 1) / rate))
+            let sl = slot.left, sr = slot.right
+            if sl == sr {
+                // Mono: the source read and interpolated once per frame (the same bits twice).
+                if ramping {
+                    for k in 0..<count {
+                        let p = at &+ UInt64(k) &* rate
+                        let j = Int(truncatingIfNeeded: p >> 32)
+                        let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                        let a = sl[j], b = sl[j &+ 1]
+                        let x = (a + (b - a) * f) * (origin + step * Float(elapsed &+ k))
+                        outLeft[k] += x * panLeft
+                        outRight[k] += x * panRight
+                    }
+                } else {
+                    for k in 0..<count {
+                        let p = at &+ UInt64(k) &* rate
+                        let j = Int(truncatingIfNeeded: p >> 32)
+                        let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                        let a = sl[j], b = sl[j &+ 1]
+                        let x = (a + (b - a) * f) * level
+                        outLeft[k] += x * panLeft
+                        outRight[k] += x * panRight
+                    }
+                }
+            } else if ramping {
+                for k in 0..<count {
+                    let p = at &+ UInt64(k) &* rate
+                    let j = Int(truncatingIfNeeded: p >> 32)
+                    let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                    let g = origin + step * Float(elapsed &+ k)
+                    let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
+                    outLeft[k] += (a + (b - a) * f) * g * panLeft
+                    outRight[k] += (c + (d - c) * f) * g * panRight
+                }
+            } else {
+                for k in 0..<count {
+                    let p = at &+ UInt64(k) &* rate
+                    let j = Int(truncatingIfNeeded: p >> 32)
+                    let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                    let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
+                    outLeft[k] += (a + (b - a) * f) * level * panLeft
+                    outRight[k] += (c + (d - c) * f) * level * panRight
+                }
+            }
+            let moved = at &+ UInt64(count) &* rate
+            pos = Int64(moved >> 32)
+            phase = UInt32(truncatingIfNeeded: moved)
+            i = count
+        }
+        // The rest, frame by frame: the last frame's neighbour (the first again, or silence).
         while i < maxCount && pos < frames {
             let next = pos + 1 < frames ? pos + 1 : (loops ? 0 : -1)
             let f = Float(phase >> 8) * 0x1p-24

@@ -182,4 +182,62 @@ import Testing
             #expect(passes.position == walked.position && passes.phase == walked.phase)
         }
     }
+
+    /// The varispeed kernel (each frame from its own position) against the plain per-frame
+    /// formula (the phase stepped frame by frame), to the bit: mono and stereo, with and without
+    /// a ramp, up to and past the sound's end, looping and not.
+    @Test func theVarispeedKernelIsThePerFrameFormula() {
+        var random = SeededRandom(state: 3_801)
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 3_000)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: 3_000)
+        let out = UnsafeMutablePointer<Float>.allocate(capacity: 2 * 4_096)
+        defer { left.deallocate(); right.deallocate(); out.deallocate() }
+        for i in 0..<3_000 {
+            left[i] = Float(Int(random.next() % 2_001) - 1_000) / 997
+            right[i] = Float(Int(random.next() % 2_001) - 1_000) / 991
+        }
+        for _ in 0..<3_000 {
+            let frames = Int64(random.int(1...3_000))
+            let stereo = random.chance(50)
+            let slot = SoundSlot(left: left, right: stereo ? right : left, frames: frames, isStereo: stereo, stream: nil)
+            var v = Voice()
+            v.setSound(0, slot)
+            v.setRate(random.pick([0.25, 0.5, 0.77, 1.0594630943592953, 1.37, 1.5, 2.5, 4.0]))
+            v.position = Int64(random.int(0...Int(frames - 1)))
+            v.phase = UInt32(truncatingIfNeeded: random.next())
+            v.loopsRemaining = random.chance(50) ? -1 : 0
+            v.level = Float(random.int(1...1_000)) / 700
+            if random.chance(50) {
+                v.rampFramesLeft = 4_096
+                v.rampElapsed = Int32(random.int(0...100_000))
+                v.rampOrigin = 0.3
+                v.levelStep = Float(random.int(-1_000...1_000)) / 1e7
+            }
+            let count = random.int(1...4_096)
+            let pan: (Float, Float) = (Float(random.int(0...100)) / 100, Float(random.int(0...100)) / 100)
+            for k in 0..<(2 * count) { out[k] = Float(k % 7) / 7 }
+            let before = v
+            let played = Mixing.addVarispeed(&v, slot: slot, into: out, right: out + count, maxCount: count,
+                                             panLeft: pan.0, panRight: pan.1)
+            // The formula, frame by frame.
+            var pos = before.position, phase = before.phase, k = 0
+            var mismatches = 0
+            while k < count && pos < frames {
+                let next = pos + 1 < frames ? pos + 1 : (before.loopsRemaining != 0 ? 0 : -1)
+                let f = Float(phase >> 8) * 0x1p-24
+                let a = slot.left[Int(pos)], c = slot.right[Int(pos)]
+                let b = next >= 0 ? slot.left[Int(next)] : 0, d = next >= 0 ? slot.right[Int(next)] : 0
+                let g = before.rampFramesLeft > 0 ? before.rampOrigin + before.levelStep * Float(Int(before.rampElapsed) + k) : before.level
+                let l = Float(k % 7) / 7 + (a + (b - a) * f) * g * pan.0
+                let r = Float((count + k) % 7) / 7 + (c + (d - c) * f) * g * pan.1
+                if l.bitPattern != out[k].bitPattern || r.bitPattern != out[count + k].bitPattern { mismatches += 1 }
+                let sum = UInt64(phase) + (before.rateStep & 0xFFFF_FFFF)
+                phase = UInt32(truncatingIfNeeded: sum)
+                pos += Int64(before.rateStep >> 32) + Int64(sum >> 32)
+                k += 1
+            }
+            #expect(mismatches == 0 && played.output == k && played.consumed == Int(pos - before.position) && v.phase == phase,
+                    "frames \(frames) rate \(before.rate) stereo \(stereo) count \(count)")
+        }
+    }
 }
