@@ -33,7 +33,9 @@ let package = Package(
         // A pthread-mutex box for state shared with JACK's and the control threads (visible to
         // ThreadSanitizer, which Synchronization.Mutex is not on Linux).
         .target(name: "Locking"),
-        .target(name: "SamplerCore", dependencies: ["LockFree", .product(name: "RealModule", package: "swift-numerics")]),
+        // A prefetch hint for the render loop (a static inline C function around __builtin_prefetch).
+        .target(name: "CPrefetch"),
+        .target(name: "SamplerCore", dependencies: ["LockFree", "CPrefetch", .product(name: "RealModule", package: "swift-numerics")]),
         .target(name: "SoundFiles", dependencies: ["SamplerCore", "SafeFiles", "Locking", "CSndFile", "CSampleRate"]),
         // Reading files a user, a message or a patch names: regular files only, with a size limit.
         .target(name: "SafeFiles"),

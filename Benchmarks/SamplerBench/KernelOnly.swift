@@ -59,10 +59,10 @@ func breakdown(_ w: MixWorkload, rounds: Int = 9) -> (engine: Double, kernels: D
 
 /// The engine's cost per period with `voices` voices (0: its fixed cost alone) and the C
 /// reference's for the same job, in ns per 128-frame period: the fastest of `batches` batches of
-/// 20,000 periods, thread CPU time (the fastest is the least disturbed by other work).
+/// about 2.5 M voice-frames (20,000 periods without voices), thread CPU time (the fastest is the least disturbed by other work).
 func fixedCost(pool: SoundPool, voices: Int, kind: SourceKind, batches: Int = 30) -> (engine: Double, reference: Double) {
     let w = MixWorkload(pool: pool, voices: voices, kind: kind, frameCount: 128)
-    let periods = 20_000
+    let periods = voices == 0 ? 20_000 : max(100, 2_560_000 / (voices * 128))
     var engine = Double.infinity, reference = Double.infinity
     for _ in 0..<batches {
         let t0 = threadCPUNanoseconds()

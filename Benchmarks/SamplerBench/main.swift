@@ -49,9 +49,11 @@ if let n = option("--outputs").flatMap(Int.init) {
     exit(0)
 }
 // `--fixed`: ns per 128-frame period at 0, 1 and 8 voices, engine and C, fastest of 30 batches.
+// `--fixed 64,512`: those voice counts instead.
 if arguments.contains("--fixed") {
+    let counts = option("--fixed").map { $0.split(separator: ",").compactMap { Int($0) } }.flatMap { $0.isEmpty ? nil : $0 } ?? [0, 1, 8]
     for kind in SourceKind.allCases {
-        for n in [0, 1, 8] {
+        for n in counts {
             let r = fixedCost(pool: pool, voices: n, kind: kind)
             print(String(format: "%2d %@ voices: engine %.1f ns  C %.1f ns per period  (engine − C %.1f ns, engine/C %.2f)",
                          n, kind.rawValue, r.engine, r.reference, r.engine - r.reference, r.engine / r.reference))

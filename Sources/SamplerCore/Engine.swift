@@ -34,8 +34,6 @@ public final class Engine: @unchecked Sendable {
     let scratchLeft: UnsafeMutablePointer<Float>
     let scratchRight: UnsafeMutablePointer<Float>
     let scratchCapacity = 1024
-    /// Where the render thread stores what it read ahead (see `touchAhead`).
-    let prefetchSink: UnsafeMutablePointer<UInt32>
     /// The instruments (see `setInstruments`), behind a pointer the render thread reads.
     let instrumentTables: UnsafeMutablePointer<InstrumentTables>
     /// Tables for `replaceInstruments`: owned by the control thread except while
@@ -150,8 +148,6 @@ public final class Engine: @unchecked Sendable {
         scratchLeft.initialize(repeating: 0, count: scratchCapacity)
         scratchRight = .allocate(capacity: scratchCapacity)
         scratchRight.initialize(repeating: 0, count: scratchCapacity)
-        prefetchSink = .allocate(capacity: 1)
-        prefetchSink.initialize(to: 0)
         timeline = .allocate(capacity: 1)
         timeline.initialize(to: TimelineState())
         noteOnVelocities = .allocate(capacity: 128)
@@ -188,7 +184,6 @@ public final class Engine: @unchecked Sendable {
         meters.deallocate()
         scratchLeft.deallocate()
         scratchRight.deallocate()
-        prefetchSink.deallocate()
         timeline.deallocate()
         discardLeft.deallocate()
         noteOnVelocities.deallocate()

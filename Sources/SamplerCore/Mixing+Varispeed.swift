@@ -1,7 +1,8 @@
 extension Mixing {
     /// Adds up to `maxCount` output frames of voice `v` played at `v.rate` (≠ 1), with linear
     /// interpolation between neighbouring frames (the frame after the last is the first again when
-    /// the voice loops, silence otherwise), and the voice's gain or gain ramp. Stops early when the
+    /// the voice loops, silence otherwise), and the voice's gain (× pan, as `Mixing.add`) or gain
+    /// ramp (then × pan, as `Mixing.addRamped`). Stops early when the
     /// position reaches the end of the sound. Updates `v.phase` (not `v.position`); returns the
     /// output frames written and the whole source frames consumed (the position may step past
     /// the end by the overshoot of the last step).
@@ -21,6 +22,8 @@ extension Mixing {
         let level = v.pointee.level
         let origin = v.pointee.rampOrigin, step = v.pointee.levelStep
         let elapsed = Int(v.pointee.rampElapsed)
+        // Without a ramp, the gain × pan product once, as plain voices have it (`Mixing.add`).
+        let gainLeft = level * panLeft, gainRight = level * panRight
         let start = v.pointee.position
         var pos = start
         var phase = v.pointee.phase
@@ -52,9 +55,9 @@ extension Mixing {
                         let j = Int(truncatingIfNeeded: p >> 32)
                         let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
                         let a = sl[j], b = sl[j &+ 1]
-                        let x = (a + (b - a) * f) * level
-                        outLeft[k] += x * panLeft
-                        outRight[k] += x * panRight
+                        let x = a + (b - a) * f
+                        outLeft[k] += x * gainLeft
+                        outRight[k] += x * gainRight
                     }
                 }
             } else if ramping {
@@ -73,8 +76,8 @@ extension Mixing {
                     let j = Int(truncatingIfNeeded: p >> 32)
                     let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
                     let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
-                    outLeft[k] += (a + (b - a) * f) * level * panLeft
-                    outRight[k] += (c + (d - c) * f) * level * panRight
+                    outLeft[k] += (a + (b - a) * f) * gainLeft
+                    outRight[k] += (c + (d - c) * f) * gainRight
                 }
             }
             let moved = at &+ UInt64(count) &* rate
@@ -89,9 +92,14 @@ extension Mixing {
             let l0 = slot.left[Int(pos)], r0 = slot.right[Int(pos)]
             let l1 = next >= 0 ? slot.left[Int(next)] : 0
             let r1 = next >= 0 ? slot.right[Int(next)] : 0
-            let g = ramping ? origin + step * Float(elapsed + i) : level
-            outLeft[i] += (l0 + (l1 - l0) * f) * g * panLeft
-            outRight[i] += (r0 + (r1 - r0) * f) * g * panRight
+            if ramping {
+                let g = origin + step * Float(elapsed + i)
+                outLeft[i] += (l0 + (l1 - l0) * f) * g * panLeft
+                outRight[i] += (r0 + (r1 - r0) * f) * g * panRight
+            } else {
+                outLeft[i] += (l0 + (l1 - l0) * f) * gainLeft
+                outRight[i] += (r0 + (r1 - r0) * f) * gainRight
+            }
             let sum = UInt64(phase) + stepPhase
             phase = UInt32(truncatingIfNeeded: sum)
             pos += stepWhole + Int64(sum >> 32)

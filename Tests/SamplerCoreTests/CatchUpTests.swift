@@ -227,9 +227,15 @@ import Testing
                 let f = Float(phase >> 8) * 0x1p-24
                 let a = slot.left[Int(pos)], c = slot.right[Int(pos)]
                 let b = next >= 0 ? slot.left[Int(next)] : 0, d = next >= 0 ? slot.right[Int(next)] : 0
-                let g = before.rampFramesLeft > 0 ? before.rampOrigin + before.levelStep * Float(Int(before.rampElapsed) + k) : before.level
-                let l = Float(k % 7) / 7 + (a + (b - a) * f) * g * pan.0
-                let r = Float((count + k) % 7) / 7 + (c + (d - c) * f) * g * pan.1
+                var l = Float(k % 7) / 7, r = Float((count + k) % 7) / 7
+                if before.rampFramesLeft > 0 {
+                    let g = before.rampOrigin + before.levelStep * Float(Int(before.rampElapsed) + k)
+                    l += (a + (b - a) * f) * g * pan.0
+                    r += (c + (d - c) * f) * g * pan.1
+                } else {
+                    l += (a + (b - a) * f) * (before.level * pan.0)
+                    r += (c + (d - c) * f) * (before.level * pan.1)
+                }
                 if l.bitPattern != out[k].bitPattern || r.bitPattern != out[count + k].bitPattern { mismatches += 1 }
                 let sum = UInt64(phase) + (before.rateStep & 0xFFFF_FFFF)
                 phase = UInt32(truncatingIfNeeded: sum)
