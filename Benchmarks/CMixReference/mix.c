@@ -102,6 +102,10 @@ void cmix_render(CMixVoice *voices, int count, float *outLeft, float *outRight, 
 
 void cmix_render_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount) {
     clear(outLeft, outRight, frameCount);
+    cmix_add_ramped(voices, count, outLeft, outRight, frameCount);
+}
+
+void cmix_add_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount) {
     for (int v = 0; v < count; v++) {
         CMixVoice *voice = &voices[v];
         int out = 0;

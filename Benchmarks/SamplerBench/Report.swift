@@ -25,7 +25,7 @@ final class Report {
     }
 
     func printTargets() {
-        section("Targets (issue 9)")
+        section("Targets (issues 9 and 38)")
         let nameWidth = targets.map(\.name.count).max() ?? 10
         let valueWidth = targets.map(\.value.count).max() ?? 10
         for t in targets {

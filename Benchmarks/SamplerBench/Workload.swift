@@ -59,16 +59,21 @@ struct SplitMix {
 }
 
 /// N voices, each looping its own sound from a random position with a random gain and pan (and,
-/// with `fades`, a gain ramp that lasts the whole run; with `rate` ≠ 1, varispeed), set up
-/// identically in an `Engine` and in the C reference's voice array.
+/// with `fades`, a gain ramp that lasts the whole run; with `rate` ≠ 1, varispeed; with `tails`,
+/// each player restarted with a declick on another sound, its old voice fading out on the
+/// player's tail for the whole run), set up identically in an `Engine` and in the C reference's
+/// voice arrays.
 final class MixWorkload {
     let voiceCount: Int
     let kind: SourceKind
     let fades: Bool
+    let tails: Bool
     let rate: Double
     let frameCount: Int
     let engine: Engine
     var reference: [CMixVoice]
+    /// The tails' voices (ramping to 0), with `tails`.
+    var tailReference: [CMixVoice] = []
     let left: UnsafeMutablePointer<Float>
     let right: UnsafeMutablePointer<Float>
     let referenceLeft: UnsafeMutablePointer<Float>
@@ -79,14 +84,15 @@ final class MixWorkload {
     static let rampFrames = 1 << 30
 
     /// `slots`: the engine's players (at least `voices`; the others stay idle).
-    init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, frameCount: Int,
-         slots: Int? = nil) {
+    init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, tails: Bool = false,
+         frameCount: Int, slots: Int? = nil) {
         voiceCount = voices
         self.kind = kind
         self.fades = fades
+        self.tails = tails
         self.rate = rate
         self.frameCount = frameCount
-        engine = Engine(configuration: .init(maxPlayers: max(voices, slots ?? 0), maxSounds: voices,
+        engine = Engine(configuration: .init(maxPlayers: max(voices, slots ?? 0), maxSounds: 2 * voices,
                                              commandCapacity: 2 * voices + 64, eventCapacity: 1 << 16,
                                              scheduleCapacity: 2 * voices + 64))
         left = .allocate(capacity: frameCount)
@@ -96,13 +102,32 @@ final class MixWorkload {
         reference = []
         reference.reserveCapacity(voices)
         var random = SplitMix(state: UInt64(voices) &* 7919 &+ (kind == .stereo ? 1 : 0))
-        for (p, sound) in pool.sounds(kind, count: voices).enumerated() {
+        let all = Array(pool.sounds(kind, count: tails ? 2 * voices : voices))
+        for (p, sound) in all.prefix(voices).enumerated() {
+            if tails {
+                // The old voice: started first, then faded out on the tail by the restart below.
+                let old = all[voices + p]
+                let id = try! engine.register(old)
+                let position = Frame(random.next() % UInt64(old.frameCount))
+                let level = 0.2 + 0.8 * random.unit()
+                let pan = PanGains(pan: 2 * random.unit() - 1)
+                engine.send(.start(player: p, sound: id, at: Command.immediately, from: position, loops: -1,
+                                   gain: Gain(linear: level), pan: pan))
+                let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft
+                let panRight = kind == .mono ? pan.monoRight : pan.stereoRight
+                tailReference.append(CMixVoice(left: old.left, right: old.right, frames: Int64(old.frameCount),
+                                               position: position, gainLeft: 0, gainRight: 0,
+                                               panLeft: panLeft, panRight: panRight, rampOrigin: level,
+                                               rampStep: (0 - level) / Float(MixWorkload.rampFrames),
+                                               rampElapsed: 0, rate: 1, rateStep: 1 << 32, phase: 0))
+            }
             let id = try! engine.register(sound)
             let position = Frame(random.next() % UInt64(sound.frameCount))
             let level = 0.2 + 0.8 * random.unit()
             let pan = PanGains(pan: 2 * random.unit() - 1)
             engine.send(.start(player: p, sound: id, at: Command.immediately, from: position, loops: -1,
-                               gain: Gain(linear: level), pan: pan, rate: rate))
+                               gain: Gain(linear: level), pan: pan, rate: rate,
+                               declickFrames: tails ? MixWorkload.rampFrames : 0))
             let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft
             let panRight = kind == .mono ? pan.monoRight : pan.stereoRight
             var voice = CMixVoice(left: sound.left, right: sound.right, frames: Int64(sound.frameCount),
@@ -139,6 +164,11 @@ final class MixWorkload {
                 cmix_render_ramped(voices.baseAddress, count, referenceLeft, referenceRight, frames)
             } else {
                 cmix_render(voices.baseAddress, count, referenceLeft, referenceRight, frames)
+            }
+        }
+        if tails {
+            tailReference.withUnsafeMutableBufferPointer { voices in
+                cmix_add_ramped(voices.baseAddress, count, referenceLeft, referenceRight, frames)
             }
         }
     }

@@ -34,6 +34,9 @@ void cmix_render(CMixVoice *voices, int count, float *outLeft, float *outRight, 
 /// The same with every voice's gain ramping (per-frame gain from the ramp index).
 void cmix_render_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
 
+/// The same, added into `outLeft`/`outRight` (not cleared first): the declick tails.
+void cmix_add_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
+
 /// Reads `count` 64-bit words and returns their sum: a single-core read-bandwidth probe.
 uint64_t cmix_read_sum(const uint64_t *data, size_t count);
 
