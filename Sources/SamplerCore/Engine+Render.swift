@@ -435,14 +435,12 @@ extension Engine {
             v.pointee.loopsRemaining = command.loops
             let late = lateness(command, at: frame)
             if late > 0 && v.pointee.isActive && !v.pointee.isPaused && v.pointee.frames > 0 {
-                // On time, the wraps since its frame would have counted against the new value.
-                let back = Double(v.pointee.position) + Double(v.pointee.phase) * 0x1p-32 - Double(late) * v.pointee.rate
-                if back < 0 && command.loops >= 0 {
-                    // ceil(−back / frames): the passes begun since its frame.
-                    let q = min(-back / Double(v.pointee.frames), Double(Int32.max))
-                    var whole = Int32(q)
-                    if Double(whole) < q { whole += 1 }
-                    let wraps = whole
+                // On time, the wraps since its frame would have counted against the new value:
+                // the passes begun since then, ⌈(played − position) / length⌉, in the voice's
+                // own fixed point (exact).
+                let played = playedSince(v, late: late)
+                if played.wrapped && command.loops >= 0 {
+                    let wraps = played.passes
                     if command.loops >= wraps {
                         v.pointee.loopsRemaining = command.loops - wraps
                     } else {
@@ -481,8 +479,8 @@ extension Engine {
                 if late > 0 {
                     // What it played since the seek's frame must be undoable: no ramp advanced,
                     // no wrap counted, no restart in between.
-                    let back = Double(v.pointee.position) + Double(v.pointee.phase) * 0x1p-32 - Double(late) * v.pointee.rate
-                    if v.pointee.rampFramesLeft != 0 || back < 0 || v.pointee.startedAt > command.frame || v.pointee.isStreamed {
+                    let wrapped = playedSince(v, late: late).wrapped
+                    if v.pointee.rampFramesLeft != 0 || wrapped || v.pointee.startedAt > command.frame || v.pointee.isStreamed {
                         lateCommandCounter.add(1, ordering: .relaxed)
                         late = 0
                     }
@@ -520,6 +518,20 @@ extension Engine {
         case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced, .release:
             break
         }
+    }
+
+    /// Whether voice `v`, playing on over the last `late` frames, wrapped in them, and how many
+    /// passes it began since (at most `Int32.max`): in its own fixed point (`Voice.rateStep`,
+    /// 2^32 per frame at rate 1), so exactly what playing them did.
+    @_noLocks @_noAllocation
+    func playedSince(_ v: UnsafeMutablePointer<Voice>, late: Int64) -> (wrapped: Bool, passes: Int32) {
+        let step = UInt128(v.pointee.isVarispeed ? v.pointee.rateStep : 1 << 32)
+        let at = UInt128(UInt64(max(0, v.pointee.position))) << 32 | UInt128(v.pointee.isVarispeed ? v.pointee.phase : 0)
+        let moved = UInt128(UInt64(max(0, late))) * step
+        guard at < moved, v.pointee.frames > 0 else { return (false, 0) }
+        let length = UInt128(UInt64(v.pointee.frames)) << 32
+        let passes = (moved - at + length - 1) / length
+        return (true, passes > UInt128(Int32.max) ? Int32.max : Int32(passes))
     }
 
     /// Counts a late `command` (`lateCommandCount`) that finds voice `v` ended where on time it
@@ -570,7 +582,7 @@ extension Engine {
             let p = key >> 1
             var stays: Bool
             prefetchAhead(near: i + 2 < count ? Int(voiceList.key(at: i + 2)) : -1,
-                          far: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1)
+                          far: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1, frames: end - start)
             if key & 1 == 0 {
                 let v = voices + p
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
@@ -627,19 +639,22 @@ extension Engine {
     /// brought in. Hints only: nothing waits for them, and a hint at memory that is no longer
     /// there does nothing (a listed voice may be inactive, its sound freed).
     @_noLocks @_noAllocation @inline(__always)
-    private func prefetchAhead(near: Int, far: Int) {
+    private func prefetchAhead(near: Int, far: Int, frames: Int) {
         if far >= 0 { prefetch(UnsafeRawPointer((far & 1 == 0 ? voices : tails) + (far >> 1))) }
         guard near >= 0 else { return }
         let v = (near & 1 == 0 ? voices : tails) + (near >> 1)
         if !v.pointee.isActive { return }
         if v.pointee.isStreamed { return }
         guard let left = v.pointee.left, let right = v.pointee.right else { return }
+        // The cache lines the stretch will read: at rate 1 up to 8 per channel, for varispeed
+        // twice as many (rates up to 2; the hardware's prefetcher follows beyond).
         let at = Int(truncatingIfNeeded: v.pointee.position)
-        prefetch(UnsafeRawPointer(left + at))
-        prefetch(UnsafeRawPointer(left + at + 16))
-        if left != right {
-            prefetch(UnsafeRawPointer(right + at))
-            prefetch(UnsafeRawPointer(right + at + 16))
+        let lines = v.pointee.isVarispeed ? min(16, (2 * frames + 15) >> 4) : min(8, (frames + 15) >> 4)
+        var k = 0
+        while k < lines {
+            prefetch(UnsafeRawPointer(left + at + 16 * k))
+            if left != right { prefetch(UnsafeRawPointer(right + at + 16 * k)) }
+            k += 1
         }
     }
 
@@ -780,6 +795,11 @@ extension Engine {
                         v.pointee.envStage = 0
                         v.pointee.endedAt = periodStart + Int64(out + n)
                         v.pointee.position += Int64(advance)
+                        // A wrap held back (silent) is reported before the stop.
+                        if unreportedWrap != .min, p >= 0 {
+                            emit(Event(kind: .looped, player: Int32(p), frame: unreportedWrap, value: Int64(v.pointee.loopsRemaining), tag: v.pointee.tag))
+                            unreportedWrap = .min
+                        }
                         if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: periodStart + Int64(out + n), tag: v.pointee.tag)) }
                         return
                     }
@@ -833,6 +853,7 @@ extension Engine {
                 } else {
                     if unreportedWrap != .min, p >= 0 {
                         emit(Event(kind: .looped, player: Int32(p), frame: unreportedWrap, value: 0, tag: v.pointee.tag))
+                        unreportedWrap = .min
                     }
                     v.pointee.isActive = false
                     v.pointee.endedAt = wrapFrame

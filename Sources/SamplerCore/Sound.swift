@@ -55,14 +55,16 @@ public final class Sound: @unchecked Sendable {
         peak = max(Self.peak(left, count: frames), channels.count == 2 ? Self.peak(right, count: frames) : 0)
     }
 
-    /// The largest |sample| of `samples[0 ..< count]`; infinity if one is NaN or infinite.
+    /// The largest |sample| of `samples[0 ..< count]`; infinity if one is NaN or infinite, or so
+    /// large (beyond a quarter of the largest float) that the difference of two neighbours, as
+    /// varispeed interpolation takes it, could overflow.
     static func peak(_ samples: UnsafePointer<Float>, count: Int) -> Float {
         var largest: Float = 0
         for i in 0..<count {
             let a = abs(samples[i])
             if !(a <= largest) { largest = a.isNaN ? .infinity : a }
         }
-        return largest
+        return largest > Float.greatestFiniteMagnitude / 4 ? .infinity : largest
     }
 
     /// Makes a sound from interleaved samples (`frame0ch0, frame0ch1, frame1ch0, …`).

@@ -53,8 +53,7 @@ struct Voice: BitwiseCopyable {
     var isVarispeed = false
     /// The output it is mixed into (0: the main mix; one the render does not have: the main mix).
     var output: UInt8 = 0
-    /// The sound's peak × the larger pan factor (`setPan`): × the level, a bound on the
-    /// magnitude of what the voice adds to a sample.
+    /// A bound on what the voice adds to a sample, per unit of level (`Voice.peakGain`).
     var peakGain: Float = .infinity
 
     // MARK: The other lines.
@@ -112,12 +111,20 @@ struct Voice: BitwiseCopyable {
     /// To a whole number of cache lines (4).
     private var padding: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
 
+    /// max(peak, 1) × max(1, |pan factors|): × the level, a bound on every value the kernels
+    /// form for the voice (sample × gain before the pan, gain × pan before the sample, the sum),
+    /// and infinite, or NaN with a level of 0, when the sound's samples are not bounded.
+    @_noLocks @_noAllocation @inline(__always)
+    static func peakGain(_ peak: Float, _ panLeft: Float, _ panRight: Float) -> Float {
+        max(peak, 1) * max(1, max(abs(panLeft), abs(panRight)))
+    }
+
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)
     mutating func setPan(_ gains: PanGains) {
         panLeft = isStereo ? gains.stereoLeft : gains.monoLeft
         panRight = isStereo ? gains.stereoRight : gains.monoRight
-        peakGain = peak * max(abs(panLeft), abs(panRight))
+        peakGain = Voice.peakGain(peak, panLeft, panRight)
     }
 
     @_noLocks @_noAllocation @inline(__always)
@@ -138,7 +145,7 @@ struct Voice: BitwiseCopyable {
         isStereo = slot.isStereo
         isStreamed = slot.isStreamed
         peak = slot.peak
-        peakGain = peak * max(abs(panLeft), abs(panRight))
+        peakGain = Voice.peakGain(peak, panLeft, panRight)
     }
 }
 

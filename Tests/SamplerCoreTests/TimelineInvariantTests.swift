@@ -218,7 +218,7 @@ import Testing
         print("timeline invariant: \(Self.caseCount) cases, \(judged) periods judged, \(countedCases) cases ended by a counted late command")
         // Most cases are judged to their end: a counted command is the exception (about one
         // case in five has one: a voice ended since the command's frame, a ramp that began or
-        // ended in between, a varispeed rewind at 0.77).
+        // ended in between).
         #expect(countedCases * 100 < Self.caseCount * 35)
         #expect(judged > Self.caseCount * 10)
     }

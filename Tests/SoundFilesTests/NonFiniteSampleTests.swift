@@ -65,4 +65,17 @@ import Testing
         #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
         #expect(engine.nonFiniteOutputCount == 2)
     }
+
+    /// Samples so large that interpolating between two of them overflows, at a small gain: the
+    /// sound's peak is taken as unbounded, so the period is checked and repaired.
+    @Test func varispeedBetweenHugeSamplesNeverReachesTheOutput() throws {
+        let engine = Engine()
+        let id = try engine.register(Sound(channels: [[3e38, -3e38, 3e38, -3e38]], sampleRate: 48000))
+        engine.send(.start(player: 0, sound: id, at: 0, loops: -1, gain: Gain(linear: 0.01), rate: 1.5))
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 64), r = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer { l.deallocate(); r.deallocate() }
+        engine.render(frameCount: 64, periodStart: 0, left: l, right: r)
+        #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
+        #expect(engine.nonFiniteOutputCount > 0)
+    }
 }
