@@ -577,12 +577,17 @@ extension Engine {
         var active = 0
         var kept = 0
         let count = voiceList.count
+        // A few voices' records and samples stay close from one period to the next: hints would
+        // cost more than they save (measured with `sampler-bench --fixed`).
+        let readAhead = count > 16
         for i in 0..<count {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
             var stays: Bool
-            prefetchAhead(near: i + 2 < count ? Int(voiceList.key(at: i + 2)) : -1,
-                          far: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1, frames: end - start)
+            if readAhead {
+                prefetchAhead(near: i + 2 < count ? Int(voiceList.key(at: i + 2)) : -1,
+                              far: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1, frames: end - start)
+            }
             if key & 1 == 0 {
                 let v = voices + p
                 // Nested rather than `&&`: the autoclosure of `&&` would capture (and retain) self.
