@@ -59,21 +59,10 @@ func breakdown(_ w: MixWorkload, rounds: Int = 9) -> (engine: Double, kernels: D
 
 /// The engine's cost per period with `voices` voices (0: its fixed cost alone) and the C
 /// reference's for the same job, in ns per 128-frame period: the fastest of `batches` batches of
-/// about 2.5 M voice-frames (20,000 periods without voices), thread CPU time (the fastest is the least disturbed by other work).
+/// about 2.5 M voice-frames (20,000 periods without voices), thread CPU time (the fastest is the
+/// least disturbed by other work).
 func fixedCost(pool: SoundPool, voices: Int, kind: SourceKind, batches: Int = 30) -> (engine: Double, reference: Double) {
     let w = MixWorkload(pool: pool, voices: voices, kind: kind, frameCount: 128)
-    let periods = voices == 0 ? 20_000 : max(100, 2_560_000 / (voices * 128))
-    var engine = Double.infinity, reference = Double.infinity
-    for _ in 0..<batches {
-        let t0 = threadCPUNanoseconds()
-        for _ in 0..<periods { w.renderEngine() }
-        let t1 = threadCPUNanoseconds()
-        w.drainEvents()
-        let t2 = threadCPUNanoseconds()
-        for _ in 0..<periods { w.renderReference() }
-        let t3 = threadCPUNanoseconds()
-        engine = min(engine, Double(t1 - t0) / Double(periods))
-        reference = min(reference, Double(t3 - t2) / Double(periods))
-    }
-    return (engine, reference)
+    let t = pairedBatches(w, rounds: batches, periods: voices == 0 ? 20_000 : max(100, 2_560_000 / (voices * 128)))
+    return (t.engine.min() ?? 0, t.reference.min() ?? 0)
 }

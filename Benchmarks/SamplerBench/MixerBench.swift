@@ -15,7 +15,14 @@ struct PairTiming {
 }
 
 func timeBackToBack(_ w: MixWorkload, rounds: Int = 15, voiceFramesPerBatch: Int = 16 << 20) -> PairTiming {
-    let periods = max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount))
+    let (engine, reference) = pairedBatches(w, rounds: rounds, periods: max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount)))
+    let ratios = zip(engine, reference).map { $0 / $1 }
+    return PairTiming(engine: Sample(engine).median, reference: Sample(reference).median, ratio: Sample(ratios).median)
+}
+
+/// `rounds` batches of `periods` periods, engine then C reference in each round, after one
+/// untimed batch of each: nanoseconds per period of every batch, thread CPU time.
+func pairedBatches(_ w: MixWorkload, rounds: Int, periods: Int) -> (engine: [Double], reference: [Double]) {
     var engine: [Double] = [], reference: [Double] = []
     // One untimed batch each to fault in and warm everything.
     for _ in 0..<periods { w.renderEngine() }
@@ -32,8 +39,7 @@ func timeBackToBack(_ w: MixWorkload, rounds: Int = 15, voiceFramesPerBatch: Int
         engine.append(Double(t1 - t0) / Double(periods))
         reference.append(Double(t3 - t2) / Double(periods))
     }
-    let ratios = zip(engine, reference).map { $0 / $1 }
-    return PairTiming(engine: Sample(engine).median, reference: Sample(reference).median, ratio: Sample(ratios).median)
+    return (engine, reference)
 }
 
 /// Engine-only timing: nanoseconds per period (median of batches) for a workload.

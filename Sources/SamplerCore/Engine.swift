@@ -74,11 +74,13 @@ public final class Engine: @unchecked Sendable {
     let clockRestartCounter = Atomic<Int>(0)
     /// The render thread's timeline (see `render`).
     let timeline: UnsafeMutablePointer<TimelineState>
-    /// Where skipped frames are rendered to and forgotten, `discardCapacity` frames per channel.
-    let discardLeft: UnsafeMutablePointer<Float>
     /// Per MIDI note, the velocity of its last note-on from `midi_in` (a release trigger plays
     /// at it). Render thread only.
     let noteOnVelocities: UnsafeMutablePointer<UInt8>
+    /// The buffers silent blocks (a catch-up, a late start moved on) are given as their output,
+    /// `discardCapacity` frames per channel: a silent block moves its voices on in closed form
+    /// and writes nothing to them.
+    let discardLeft: UnsafeMutablePointer<Float>
     let discardRight: UnsafeMutablePointer<Float>
     let discardCapacity = 1024
     /// Outputs an engine renders at most: the main mix (output 0) and up to 63 more (an
@@ -104,8 +106,8 @@ public final class Engine: @unchecked Sendable {
     /// `Engine.maxOutputCount`, for the render thread (a static is reached through metadata).
     let outputCapacity = 64
     /// The buses of the block being rendered (left, right of output 0, then of output 1, …),
-    /// `2 × maxOutputCount` entries; and the catch-up's, both channels of output 0 into the
-    /// discard buffers. Render thread only.
+    /// `2 × maxOutputCount` entries; and the catch-up's, output 0 on the discard buffers (never
+    /// written). Render thread only.
     let blockBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     let discardBuses: UnsafeMutablePointer<UnsafeMutablePointer<Float>>
     /// The MIDI messages of the period being rendered, in frame order, and how many there are

@@ -21,10 +21,11 @@ public final class Sound: @unchecked Sendable {
     /// Channel 1; the same memory as `left` for a mono sound.
     public let right: UnsafeMutablePointer<Float>
 
-    /// Where the samples came from (`nil`: the heap), to give them back.
-    /// The largest magnitude of any sample (infinity if one is NaN or infinite): with the gains,
-    /// a bound on what the sound adds to a mix (see `Engine.render`'s check for non-finite output).
+    /// The largest magnitude of any sample (infinity if one is NaN, infinite or beyond a quarter
+    /// of the largest float): with the gains, a bound on what the sound adds to a mix (see the
+    /// render's check for non-finite output).
     public let peak: Float
+    /// Where the samples came from (`nil`: the heap), to give them back.
     private let memory: (any SampleMemory)?
     /// For a slice: the sound whose samples it reads (kept alive; nothing is freed by the slice).
     private let parent: Sound?
