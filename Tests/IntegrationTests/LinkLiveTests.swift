@@ -76,6 +76,30 @@ import Testing
         var bStarted = 0.0, changed = 0.0
         /// Stretches of frames each witness did not get ([start, end)): JACK skipped it there.
         var lostA: [Range<Int64>] = [], lostB: [Range<Int64>] = []
+
+        /// Where a witness missed cycles, on the host clock (µs), widened by 30 ms: a beat there
+        /// may be hidden or its onset cut, and the server's frame clock may have lost time there
+        /// (a starved dummy server does), which moves JACK's host-time estimate for a while after.
+        var unreliable: [ClosedRange<Double>] {
+            func windows(_ lost: [Range<Int64>], _ beats: [(frame: Int64, time: Double)]) -> [ClosedRange<Double>] {
+                lost.compactMap { gap in
+                    guard let near = beats.min(by: { abs($0.frame - gap.lowerBound) < abs($1.frame - gap.lowerBound) }) else { return nil }
+                    let start = near.time + Double(gap.lowerBound - near.frame) * 1e6 / 48000
+                    let end = near.time + Double(gap.upperBound - near.frame) * 1e6 / 48000
+                    return (start - 30_000)...(end + 30_000)
+                }
+            }
+            return windows(lostA, beatsA) + windows(lostB, beatsB)
+        }
+
+        /// Whether host time `t` is clear of every stretch a witness missed.
+        func clear(_ t: Double) -> Bool { !unreliable.contains { $0.contains(t) } }
+
+        /// Whether the interval from `a` to `b` is measured: no stretch a witness missed touches
+        /// it (one inside may hide a beat, or hold a jump of the server's frame clock).
+        func clearBetween(_ a: Double, _ b: Double) -> Bool {
+            !unreliable.contains { $0.lowerBound <= b && $0.upperBound >= a }
+        }
     }
 
     /// With `bOnPipeWire`, B's server is a private PipeWire (B and its witness on PipeWire's
@@ -133,10 +157,14 @@ import Testing
         func beats(_ c: Capture) throws -> [(frame: Int64, time: Double)] {
             try c.onsets(channel: 0, quietGap: 2000).map { ($0, try #require(c.rawMicroseconds(ofFrame: $0))) }
         }
-        // The louder onsets of each: peaks above the middle of the loudest and the quietest.
+        // The louder onsets of each: peaks above the middle of the loudest and the median (most
+        // onsets are not accents). Not the quietest: a click the witness got only part of (a
+        // missed stretch cut its start) peaks low, and would pull the split below the others.
         func accents(_ c: Capture, _ onsets: [(frame: Int64, time: Double)]) -> [Bool] {
             let peaks = onsets.map { b in (0..<480).map { abs(c.sample(channel: 0, at: b.frame + Int64($0))) }.max() ?? 0 }
-            let middle = ((peaks.max() ?? 0) + (peaks.min() ?? 0)) / 2
+            let sorted = peaks.sorted()
+            guard let loudest = sorted.last else { return [] }
+            let middle = (loudest + sorted[sorted.count / 2]) / 2
             return peaks.map { $0 > middle }
         }
         session.lostA = lost(recordedA)
@@ -154,23 +182,8 @@ import Testing
         let bar = 2_000_000.0  // a 4/4 bar at 120 bpm, µs
         // B joins within its first second; the tempo change reaches both within a bar.
         let settled = { (t: Double) in t > s.bStarted + 1_000_000 && !(t > s.changed && t < s.changed + bar) }
-        // Where a witness missed cycles, on the host clock (µs), widened by 30 ms: a beat there may
-        // be hidden or its onset cut. Those beats, and intervals across such a stretch, are left out.
-        func windows(_ lost: [Range<Int64>], _ beats: [(frame: Int64, time: Double)]) -> [ClosedRange<Double>] {
-            lost.compactMap { gap in
-                guard let near = beats.min(by: { abs($0.frame - gap.lowerBound) < abs($1.frame - gap.lowerBound) }) else { return nil }
-                let start = near.time + Double(gap.lowerBound - near.frame) * 1e6 / 48000
-                let end = near.time + Double(gap.upperBound - near.frame) * 1e6 / 48000
-                return (start - 30_000)...(end + 30_000)
-            }
-        }
-        let unreliable = windows(s.lostA, s.beatsA) + windows(s.lostB, s.beatsB)
-        let clear = { (t: Double) in !unreliable.contains { $0.contains(t) } }
-        // An interval is measured when both its beats are clear of a missed stretch; one longer
-        // than 1.3 beats with a missed stretch inside may hide a beat, and is left out too.
-        let clearBetween = { (a: Double, b: Double) in
-            clear(a) && clear(b) && !(b - a > 650_000 && unreliable.contains { $0.lowerBound < b && $0.upperBound > a })
-        }
+        let unreliable = s.unreliable
+        let clear = s.clear, clearBetween = s.clearBetween
         if !unreliable.isEmpty { print("Link (\(label)): \(unreliable.count) stretches a witness missed are left out") }
         var differences: [Double] = []
         for (_, t) in s.beatsB where settled(t) && clear(t) {
@@ -244,15 +257,15 @@ import Testing
         // B's witness starts after B does, and can miss the first notes on a loaded machine).
         let settled = { (t: Double) in t > s.bStarted + 1_000_000 && !(t > s.changed && t < s.changed + 2_000_000) }
         var matched = 0, accented = 0
-        for (i, b) in s.beatsB.enumerated() where settled(b.time) {
+        for (i, b) in s.beatsB.enumerated() where settled(b.time) && s.clear(b.time) {
             let index = try #require(s.beatsA.indices.min { abs(s.beatsA[$0].time - b.time) < abs(s.beatsA[$1].time - b.time) })
-            guard abs(s.beatsA[index].time - b.time) < 1000 else { continue }
+            guard abs(s.beatsA[index].time - b.time) < 1000, s.clear(s.beatsA[index].time) else { continue }
             matched += 1
             if s.accentsB[i] { accented += 1 }
             #expect(s.accentsB[i] == s.accentsA[index],
                     "B's note \(i) (\(s.accentsB[i] ? "a bar's first step" : "another step")) is on A's beat \(index) (\(s.accentsA[index] ? "an accent" : "not an accent")); B: \(s.accentsB), A: \(s.accentsA)")
         }
-        #expect(matched >= 15 && accented >= 3, "\(matched) of B's notes on A's beats, \(accented) of them bars' first steps")
+        #expect(matched >= 12 && accented >= 3, "\(matched) of B's notes on A's beats, \(accented) of them bars' first steps")
         // Every fourth click of A is an accent: the accents tell the bars.
         #expect(s.accentsA.filter { $0 }.count * 4 >= s.accentsA.count - 3 && s.accentsA.filter { $0 }.count * 4 <= s.accentsA.count + 4,
                 "\(s.accentsA)")
