@@ -1,6 +1,7 @@
 // The reference: the mixing job written as the plain C loop a good engineer would write, built
 // with -O3 -march=native (restrict pointers, so the compiler vectorizes without alias checks).
 #include "CMixReference.h"
+#include <stdatomic.h>
 
 static inline void add_mono(const float *restrict s, float *restrict l, float *restrict r, int n,
                             float gl, float gr) {
@@ -126,6 +127,44 @@ void cmix_add_ramped(CMixVoice *voices, int count, float *outLeft, float *outRig
             voice->position += n;
             if (voice->position == voice->frames) voice->position = 0;
         }
+    }
+}
+
+// The shared indices as the atomics they are.
+#define A(field) ((_Atomic int64_t *)&(field))
+
+void cmix_render_streams(CMixStream *streams, int count, float *outLeft, float *outRight, int frameCount) {
+    clear(outLeft, outRight, frameCount);
+    for (int v = 0; v < count; v++) {
+        CMixStream *s = &streams[v];
+        const int64_t read = atomic_load_explicit(A(s->readIndex), memory_order_relaxed);
+        const int64_t written = atomic_load_explicit(A(s->writeIndex), memory_order_acquire);
+        const int64_t end = atomic_load_explicit(A(s->endIndex), memory_order_acquire);
+        int64_t frames = frameCount;
+        if (end != INT64_MAX && read + frames >= end) frames = end > read ? end - read : 0;
+        int64_t available = written - read < frames ? written - read : frames;
+        if (available < 0) available = 0;
+        int64_t done = 0;
+        while (done < available) {
+            const int64_t at = (read + done) % s->capacity;
+            const int64_t rest = available - done, room = s->capacity - at;
+            const int n = (int)(rest < room ? rest : room);
+            if (s->left == s->right) {
+                add_mono(s->left + at, outLeft + done, outRight + done, n, s->gainLeft, s->gainRight);
+            } else {
+                add_stereo(s->left + at, s->right + at, outLeft + done, outRight + done, n, s->gainLeft, s->gainRight);
+            }
+            done += n;
+        }
+        if (available < frames) atomic_fetch_add_explicit(A(s->underrunFrames), frames - available, memory_order_relaxed);
+        atomic_store_explicit(A(s->readIndex), read + frames, memory_order_release);
+    }
+}
+
+void cmix_refill_streams(CMixStream *streams, int count) {
+    for (int v = 0; v < count; v++) {
+        const int64_t read = atomic_load_explicit(A(streams[v].readIndex), memory_order_acquire);
+        atomic_store_explicit(A(streams[v].writeIndex), read + streams[v].capacity, memory_order_release);
     }
 }
 

@@ -15,7 +15,8 @@ struct PairTiming {
 }
 
 func timeBackToBack(_ w: MixWorkload, rounds: Int = 15, voiceFramesPerBatch: Int = 16 << 20) -> PairTiming {
-    let (engine, reference) = pairedBatches(w, rounds: rounds, periods: max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount)))
+    let periods = min(w.maxPeriodsPerBatch, max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount)))
+    let (engine, reference) = pairedBatches(w, rounds: rounds, periods: periods)
     let ratios = zip(engine, reference).map { $0 / $1 }
     return PairTiming(engine: Sample(engine).median, reference: Sample(reference).median, ratio: Sample(ratios).median)
 }
@@ -28,6 +29,7 @@ func pairedBatches(_ w: MixWorkload, rounds: Int, periods: Int) -> (engine: [Dou
     for _ in 0..<periods { w.renderEngine() }
     w.drainEvents()
     for _ in 0..<periods { w.renderReference() }
+    w.refillReference()
     for _ in 0..<rounds {
         let t0 = threadCPUNanoseconds()
         for _ in 0..<periods { w.renderEngine() }
@@ -36,6 +38,7 @@ func pairedBatches(_ w: MixWorkload, rounds: Int, periods: Int) -> (engine: [Dou
         let t2 = threadCPUNanoseconds()
         for _ in 0..<periods { w.renderReference() }
         let t3 = threadCPUNanoseconds()
+        w.refillReference()
         engine.append(Double(t1 - t0) / Double(periods))
         reference.append(Double(t3 - t2) / Double(periods))
     }
@@ -44,7 +47,7 @@ func pairedBatches(_ w: MixWorkload, rounds: Int, periods: Int) -> (engine: [Dou
 
 /// Engine-only timing: nanoseconds per period (median of batches) for a workload.
 func timeEngine(_ w: MixWorkload, rounds: Int = 5, voiceFramesPerBatch: Int = 32 << 20) -> Double {
-    let periods = max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount))
+    let periods = min(w.maxPeriodsPerBatch, max(16, voiceFramesPerBatch / (w.voiceCount * w.frameCount)))
     for _ in 0..<periods { w.renderEngine() }
     w.drainEvents()
     var times: [Double] = []
@@ -65,9 +68,11 @@ enum MixVariant: String, CaseIterable {
     case ramp = "ramp"
     case varispeed = "rate 1.5"
     case tails = "+tail"
+    case streamed = "streamed"
 
     var fades: Bool { self == .ramp }
     var tails: Bool { self == .tails }
+    var streamed: Bool { self == .streamed }
     /// Its name for `--jobs`.
     var name: String {
         switch self {
@@ -75,6 +80,7 @@ enum MixVariant: String, CaseIterable {
         case .ramp: "ramp"
         case .varispeed: "varispeed"
         case .tails: "tails"
+        case .streamed: "streamed"
         }
     }
     var rate: Double { self == .varispeed ? 1.5 : 1 }
@@ -98,7 +104,7 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
         for kind in SourceKind.allCases {
             for n in voiceCounts {
                 let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: variant.fades, rate: variant.rate,
-                                    tails: variant.tails, frameCount: 128)
+                                    tails: variant.tails, streamed: variant.streamed, frameCount: 128)
                 let agreement = w.checkAgreement()
                 let t = timeBackToBack(w)
                 let frames = Double(n * 128)

@@ -74,6 +74,15 @@ final class MixWorkload {
     var reference: [CMixVoice]
     /// The tails' voices (ramping to 0), with `tails`.
     var tailReference: [CMixVoice] = []
+    let streamed: Bool
+    /// With `streamed`: each voice's ring and the sound whose first `ringFrames` frames it holds
+    /// (slot j always holds frame j: refilling rewrites the same samples), and the C reference's.
+    private var rings: [(ring: StreamRing, sound: Sound)] = []
+    var streamReference: [CMixStream] = []
+    /// A ring holds as many frames as a sound (half a second, like a player's preload).
+    static let ringFrames = SoundPool.frames
+    /// Periods one batch may render: a streamed workload's rings are refilled between batches.
+    var maxPeriodsPerBatch: Int { streamed ? MixWorkload.ringFrames / frameCount : .max }
     let left: UnsafeMutablePointer<Float>
     let right: UnsafeMutablePointer<Float>
     let referenceLeft: UnsafeMutablePointer<Float>
@@ -84,12 +93,15 @@ final class MixWorkload {
     static let rampFrames = 1 << 30
 
     /// `slots`: the engine's players (at least `voices`; the others stay idle).
+    /// With `streamed`, each voice plays a stream ring instead of a sound, at rate 1 without a
+    /// ramp: the ring is filled before each batch, as a disk thread would keep it filled.
     init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, tails: Bool = false,
-         frameCount: Int, slots: Int? = nil) {
+         streamed: Bool = false, frameCount: Int, slots: Int? = nil) {
         voiceCount = voices
         self.kind = kind
         self.fades = fades
         self.tails = tails
+        self.streamed = streamed
         self.rate = rate
         self.frameCount = frameCount
         engine = Engine(configuration: .init(maxPlayers: max(voices, slots ?? 0), maxSounds: 2 * voices,
@@ -121,6 +133,21 @@ final class MixWorkload {
                                                rampStep: (0 - level) / Float(MixWorkload.rampFrames),
                                                rampElapsed: 0, rate: 1, rateStep: 1 << 32, phase: 0))
             }
+            if streamed {
+                let ring = StreamRing(capacity: MixWorkload.ringFrames, channelCount: kind == .mono ? 1 : 2, sampleRate: 48_000)
+                rings.append((ring, sound))
+                let id = try! engine.register(stream: ring)
+                let level = 0.2 + 0.8 * random.unit()
+                let pan = PanGains(pan: 2 * random.unit() - 1)
+                engine.send(.start(player: p, sound: id, at: Command.immediately, from: 0, loops: 0,
+                                   gain: Gain(linear: level), pan: pan))
+                let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft
+                let panRight = kind == .mono ? pan.monoRight : pan.stereoRight
+                streamReference.append(CMixStream(left: sound.left, right: sound.right, capacity: Int64(MixWorkload.ringFrames),
+                                                  readIndex: 0, writeIndex: Int64(MixWorkload.ringFrames), endIndex: .max,
+                                                  underrunFrames: 0, gainLeft: level * panLeft, gainRight: level * panRight))
+                continue
+            }
             let id = try! engine.register(sound)
             let position = Frame(random.next() % UInt64(sound.frameCount))
             let level = 0.2 + 0.8 * random.unit()
@@ -141,6 +168,26 @@ final class MixWorkload {
             }
             reference.append(voice)
         }
+        refill()
+    }
+
+    /// Fills every stream ring up to its capacity, with the frames its slots always hold (the
+    /// writer's part, untimed; the C reference's rings are refilled with `refillReference`).
+    func refill() {
+        for (ring, sound) in rings {
+            var w = ring.writeIndex
+            let target = ring.readIndex + Int64(ring.capacity)
+            while w < target {
+                let at = Int(w % Int64(ring.capacity))
+                let n = min(ring.capacity - at, Int(target - w))
+                ring.write(left: sound.left + at, right: kind == .stereo ? sound.right + at : nil, count: n)
+                w += Int64(n)
+            }
+        }
+    }
+
+    func refillReference() {
+        if streamed { cmix_refill_streams(&streamReference, Int32(voiceCount)) }
     }
 
     deinit {
@@ -159,6 +206,12 @@ final class MixWorkload {
     @inline(__always)
     func renderReference() {
         let count = Int32(voiceCount), frames = Int32(frameCount)
+        if streamed {
+            streamReference.withUnsafeMutableBufferPointer { streams in
+                cmix_render_streams(streams.baseAddress, count, referenceLeft, referenceRight, frames)
+            }
+            return
+        }
         reference.withUnsafeMutableBufferPointer { voices in
             if fades {
                 cmix_render_ramped(voices.baseAddress, count, referenceLeft, referenceRight, frames)
@@ -189,8 +242,14 @@ final class MixWorkload {
             worst = Swift.max(worst, Double(diff / peak))
         }
         engine.drainEvents { _ in }
+        refill()
+        refillReference()
         return worst
     }
 
-    func drainEvents() { engine.drainEvents { _ in } }
+    /// Between two batches of the engine (untimed): its events drained, its rings refilled.
+    func drainEvents() {
+        engine.drainEvents { _ in }
+        refill()
+    }
 }

@@ -25,7 +25,7 @@ guard FileManager.default.fileExists(atPath: root + "/Patches/drums.json") else 
 let report = Report()
 let pool = SoundPool()
 
-// `--profile N [mono|stereo] [ramp] [reference] [--seconds S]`: only render N voices back to back
+// `--profile N [mono|stereo] [ramp|streamed] [reference] [--seconds S]`: only render N voices back to back
 // for about S seconds (default 10; to run under `perf record`).
 // `--breakdown N [mono|stereo] [ramp]`: engine vs its kernels alone vs C, interleaved.
 if let n = option("--breakdown").flatMap(Int.init) {
@@ -63,16 +63,21 @@ if arguments.contains("--fixed") {
 }
 if let n = option("--profile").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
-    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), frameCount: 128)
+    let streamed = arguments.contains("streamed")
+    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), streamed: streamed, frameCount: 128)
     let seconds = option("--seconds").flatMap(Double.init) ?? 10
     let periods = max(1000, Int(seconds * 1e9) / (n * 128))
     let t0 = nowNanoseconds()
     if arguments.contains("reference") {
-        for _ in 0..<periods { w.renderReference() }
+        for i in 0..<periods {
+            w.renderReference()
+            if streamed, (i + 1) % w.maxPeriodsPerBatch == 0 { w.refillReference() }
+        }
     } else {
+        let batch = min(256, w.maxPeriodsPerBatch)
         for i in 0..<periods {
             w.renderEngine()
-            if i % 256 == 0 { w.drainEvents() }
+            if (i + 1) % batch == 0 { w.drainEvents() }
         }
     }
     print(String(format: "%.3f ns per voice-frame", Double(nowNanoseconds() - t0) / Double(periods * n * 128)))

@@ -599,9 +599,14 @@ extension Engine {
                         if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else {
-                            bound += v.pointee.peakGain * largestGain(v)
+                            let gain = largestGain(v)
                             mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
                                      silent: silent)
+                            // A stream's samples are bounded by its ring's peak when it read them.
+                            let streamed = v.pointee.isStreamed
+                            let peakGain = streamed ? Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight)
+                                : v.pointee.peakGain
+                            bound += peakGain * gain
                         }
                     }
                 }
@@ -739,6 +744,7 @@ extension Engine {
                 let chunk = Mixing.addStream(stream, voice: v, into: dl, right: dr, count: n, panLeft: gl, panRight: gr,
                                              silent: silent, splitAtWraps: wrapReports > 0)
                 if chunk.wrapOffset >= 0 { wrapReports -= 1 }
+                v.pointee.streamPeak = max(v.pointee.streamPeak, chunk.peak)
                 n = chunk.frames
                 advance = n
                 streamChunk = chunk

@@ -7,6 +7,8 @@ extension Mixing {
         var ended: Bool
         /// Offset inside these frames where the stream wrapped to its file's start, or -1.
         var wrapOffset: Int
+        /// A bound on the |samples| it read: the ring's peak (`StreamRingState.peakBits`).
+        var peak: Float
     }
 
     /// Adds up to `count` frames of a streamed voice from its ring, with its gain or gain ramp.
@@ -22,6 +24,8 @@ extension Mixing {
                           splitAtWraps: Bool = false) -> StreamChunk {
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
         let written = stream.pointee.writeIndex.load(ordering: .acquiring)
+        // After `written`: it covers every sample below it.
+        let peak = Float(bitPattern: stream.pointee.peakBits.load(ordering: .relaxed))
         // Where it ends and wraps: from its published timeline when there is one (known ahead of
         // the data), else from the writer's marks.
         let sourceFrames = stream.pointee.timelineSourceFrames.load(ordering: .acquiring)
@@ -85,6 +89,6 @@ extension Mixing {
             if wrap >= read && wrap < read + Int64(frames) { wrapOffset = Int(wrap - read) }
         }
         stream.pointee.readIndex.store(read + Int64(frames), ordering: .releasing)
-        return StreamChunk(frames: frames, ended: ended, wrapOffset: wrapOffset)
+        return StreamChunk(frames: frames, ended: ended, wrapOffset: wrapOffset, peak: peak)
     }
 }

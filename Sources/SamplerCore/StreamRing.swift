@@ -14,6 +14,11 @@ struct StreamRingState: ~Copyable {
     let wrapIndex = Atomic<Int64>(-1)
     /// Frames the render thread wanted but the disk thread had not written yet.
     let underrunFrames = Atomic<Int>(0)
+    /// The largest |sample| written since the ring was made or reset, as `Sound.peak` measures
+    /// it (infinity for NaN, infinities and huge values), in Float bits. Only grows between
+    /// resets; stored before the `writeIndex` that publishes the samples, so a reader that loads
+    /// it after `writeIndex` gets a bound on every sample below that index.
+    let peakBits = Atomic<UInt32>(0)
     /// The stream's timeline, when its writer publishes one (`StreamRing.setTimeline`): the
     /// frames of one pass of the file at its own rate (0: none published, the marks above are
     /// used), the file frame the stream starts on, the playback ÷ file rate (bits) and the passes
@@ -115,6 +120,13 @@ public final class StreamRing: @unchecked Sendable {
     public func write(left: UnsafePointer<Float>, right: UnsafePointer<Float>?, count: Int) {
         precondition(count <= writableFrames, "stream ring overflow")
         let w = writeIndex
+        // The render thread checks its output for non-finite samples only when the peaks of
+        // what it mixed allow one (see `Engine.render`): the peak of what this ring holds.
+        var peak = Sound.peak(left, count: count)
+        if channelCount == 2, let right { peak = max(peak, Sound.peak(right, count: count)) }
+        if peak > Float(bitPattern: state.pointee.peakBits.load(ordering: .relaxed)) {
+            state.pointee.peakBits.store(peak.bitPattern, ordering: .relaxed)
+        }
         var done = 0
         while done < count {
             let at = Int((w + Int64(done)) % Int64(capacity))
@@ -165,6 +177,7 @@ public final class StreamRing: @unchecked Sendable {
         state.pointee.readIndex.store(0, ordering: .relaxed)
         state.pointee.writeIndex.store(0, ordering: .relaxed)
         state.pointee.endIndex.store(.max, ordering: .relaxed)
+        state.pointee.peakBits.store(0, ordering: .relaxed)
         state.pointee.wrapIndex.store(-1, ordering: .releasing)
     }
 }

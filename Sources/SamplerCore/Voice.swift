@@ -73,6 +73,9 @@ struct Voice: BitwiseCopyable {
     var loopsRemaining: Int32 = 0
     /// The sound's `peak`.
     var peak: Float = .infinity
+    /// For a stream, its ring's peak when this voice last read it (`Mixing.StreamChunk.peak`):
+    /// the stream's samples are not known when it starts.
+    var streamPeak: Float = 0
     /// The position between `position` and the next frame, in 2^-32 of a frame (varispeed).
     var phase: UInt32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
@@ -109,7 +112,7 @@ struct Voice: BitwiseCopyable {
     var envReleaseSegment: Int32 = 1
     var envReleaseFactor: Float = 0
     /// To a whole number of cache lines (4).
-    private var padding: (Int64, Int64, Int64, Int64) = (0, 0, 0, 0)
+    private var padding: (Int64, Int64, Int64) = (0, 0, 0)
 
     /// max(peak, 1) × max(1, |pan factors|): × the level, a bound on every value the kernels
     /// form for the voice (sample × gain before the pan, gain × pan before the sample, the sum),
@@ -145,6 +148,7 @@ struct Voice: BitwiseCopyable {
         isStereo = slot.isStereo
         isStreamed = slot.isStreamed
         peak = slot.peak
+        streamPeak = 0
         peakGain = Voice.peakGain(peak, panLeft, panRight)
     }
 }

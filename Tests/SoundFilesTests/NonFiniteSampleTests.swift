@@ -78,4 +78,30 @@ import Testing
         #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
         #expect(engine.nonFiniteOutputCount > 0)
     }
+    /// A ring written with non-finite samples, and rings whose finite samples sum past the
+    /// largest float: each ring's peak (kept by its writer) lets the render see the risk, so the
+    /// output is checked and repaired; a ring of ordinary samples plays them as they are.
+    @Test func streamsWithNonFiniteOrHugeSamplesNeverReachTheOutput() throws {
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 64), r = UnsafeMutablePointer<Float>.allocate(capacity: 64)
+        defer { l.deallocate(); r.deallocate() }
+        func play(_ samples: [Float], rings: Int) throws -> Engine {
+            let engine = Engine()
+            for p in 0..<rings {
+                let ring = StreamRing(capacity: 64, channelCount: 1, sampleRate: 48000)
+                ring.write(left: samples, right: nil, count: samples.count)
+                engine.send(.start(player: p, sound: try engine.register(stream: ring), at: 0, pan: PanGains(pan: -1)))
+            }
+            engine.render(frameCount: 64, periodStart: 0, left: l, right: r)
+            return engine
+        }
+        let poisoned = try play([1, .nan, .infinity, -.infinity, 0.5], rings: 1)
+        #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
+        #expect(poisoned.nonFiniteOutputCount == 6)  // three samples, both sides (× a pan factor of 0 is NaN too)
+        let huge = try play([3e38, 3e38, 1], rings: 3)
+        #expect((0..<64).allSatisfy { l[$0].isFinite && r[$0].isFinite })
+        #expect(huge.nonFiniteOutputCount == 2)
+        let ordinary = try play([0.25, -0.5, 1], rings: 2)
+        #expect(Array(UnsafeBufferPointer(start: l, count: 4)) == [0.5, -1, 2, 0])
+        #expect(ordinary.nonFiniteOutputCount == 0)
+    }
 }

@@ -37,6 +37,30 @@ void cmix_render_ramped(CMixVoice *voices, int count, float *outLeft, float *out
 /// The same, added into `outLeft`/`outRight` (not cleared first): the declick tails.
 void cmix_add_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
 
+/// One streamed voice of the reference mixer: a ring of `capacity` frames (planar; right == left
+/// for mono) that a writer fills ahead of the reader, read at rate 1 with constant gains, as the
+/// engine reads a `StreamRing`: the read index, the write index (frames not yet written play as
+/// silence, counted) and the end index are shared with the writer, read and written as atomics
+/// (plain fields here, so that Swift imports the struct).
+typedef struct {
+    const float *left;
+    const float *right;
+    int64_t capacity;
+    int64_t readIndex;
+    int64_t writeIndex;
+    int64_t endIndex;
+    int64_t underrunFrames;
+    float gainLeft, gainRight;
+} CMixStream;
+
+/// Overwrites `outLeft`/`outRight` with the sum of every stream over `frameCount` frames and
+/// moves each one's read index on (the engine's job for streamed voices without a ramp).
+void cmix_render_streams(CMixStream *streams, int count, float *outLeft, float *outRight, int frameCount);
+
+/// The writer's part, between measurements: says the ring is full again (its content is left as
+/// it is: slot j always holds the same sample).
+void cmix_refill_streams(CMixStream *streams, int count);
+
 /// Reads `count` 64-bit words and returns their sum: a single-core read-bandwidth probe.
 uint64_t cmix_read_sum(const uint64_t *data, size_t count);
 
