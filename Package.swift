@@ -97,7 +97,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ], path: "Benchmarks/SamplerBench"),
         .target(name: "CMixReference", path: "Benchmarks/CMixReference",
-                cSettings: [.unsafeFlags(["-O3", "-march=native"])]),
+                cSettings: [.unsafeFlags(["-O3", "-march=native", "-ffp-contract=off"])]),
         // `scripts/stream-bench.sh`: memory and CPU of 1, 4 and 16 streamed files on a dummy server.
         .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "ProgramHost", "DrumPlayer", "SoundFiles"], path: "Benchmarks/StreamBench"),
 

@@ -598,6 +598,8 @@ extension Engine {
                         let left = buses[bus], right = buses[bus + 1]
                         if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
+                        } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {
+                            bound += Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight) * abs(v.pointee.level)
                         } else {
                             let gain = largestGain(v)
                             mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
@@ -699,6 +701,56 @@ extension Engine {
                    into: left + start, right: right + start, count: count,
                    gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
         v.pointee.position = position + Int64(count)
+        return true
+    }
+
+    /// The common case of a streamed voice: without a ramp or meters, its ring holding every
+    /// frame of the block, and no wrap or end in it (nothing to report). Mixes it exactly as
+    /// `mixVoice` would and returns `true`, or changes nothing and returns `false`.
+    @_noLocks @_noAllocation @inline(__always)
+    private func mixPlainStream(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
+                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
+        if !v.pointee.isStreamed { return false }
+        if silent { return false }
+        if v.pointee.rampFramesLeft != 0 { return false }
+        if v.pointee.isMetered { return false }
+        guard let stream = sounds[Int(v.pointee.sound)].stream else { return false }
+        let count = end - start
+        let read = stream.pointee.readIndex.load(ordering: .relaxed)
+        let written = stream.pointee.writeIndex.load(ordering: .acquiring)
+        if written - read < Int64(count) { return false }
+        // After `written`: it covers every sample below it.
+        let peak = Float(bitPattern: stream.pointee.peakBits.load(ordering: .relaxed))
+        let last = read + Int64(count)  // one past the block's last frame
+        let sourceFrames = stream.pointee.timelineSourceFrames.load(ordering: .acquiring)
+        if sourceFrames > 0 {
+            // The next wrap or end at or after the read index, kept from block to block: its
+            // timeline is fixed while the voice plays it, and a loop count changed since can only
+            // move the end later than the next wrap the writer has not passed.
+            if v.pointee.streamMark <= read {
+                v.pointee.streamMark = Mixing.nextStreamMark(stream, after: read, sourceFrames: sourceFrames)
+            }
+            if v.pointee.streamMark <= last { return false }
+        } else {
+            let endIndex = stream.pointee.endIndex.load(ordering: .acquiring)
+            if endIndex != .max, last >= endIndex { return false }
+            let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
+            if wrap >= read, wrap < last { return false }
+        }
+        let capacity = stream.pointee.capacity
+        let at = Int(read % Int64(capacity))
+        let first = min(count, capacity - at)
+        let level = v.pointee.level
+        let gainLeft = level * v.pointee.panLeft, gainRight = level * v.pointee.panRight
+        Mixing.add(left: stream.pointee.left + at, right: stream.pointee.right + at, into: left + start, right: right + start,
+                   count: first, gainLeft: gainLeft, gainRight: gainRight)
+        if first < count {
+            Mixing.add(left: stream.pointee.left, right: stream.pointee.right, into: left + start + first, right: right + start + first,
+                       count: count - first, gainLeft: gainLeft, gainRight: gainRight)
+        }
+        stream.pointee.readIndex.store(last, ordering: .releasing)
+        v.pointee.position += Int64(count)
+        v.pointee.streamPeak = max(v.pointee.streamPeak, peak)
         return true
     }
 

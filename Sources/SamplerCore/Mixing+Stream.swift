@@ -11,6 +11,22 @@ extension Mixing {
         var peak: Float
     }
 
+    /// The first read index at or after `read` at which a stream with a published timeline (of
+    /// `sourceFrames` frames a pass) wraps or ends: `addStream` reports something for a block
+    /// that reaches it (a block ending exactly on the end reports the end), and nothing for one
+    /// that stops short of it. Real-time safe.
+    @_noLocks @_noAllocation
+    static func nextStreamMark(_ stream: UnsafeMutablePointer<StreamRingState>, after read: Int64, sourceFrames: Int64) -> Int64 {
+        let sourceStart = stream.pointee.timelineSourceStart.load(ordering: .relaxed)
+        let ratio = Double(bitPattern: stream.pointee.timelineRatioBits.load(ordering: .relaxed))
+        let passes = stream.pointee.timelinePasses.load(ordering: .acquiring)
+        // The wraps before `read` (a wrap on `read` itself is in the block that starts there).
+        let k = read > 0 ? StreamRingState.wraps(before: read - 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) : 0
+        let next = StreamRingState.wrapFrame(k + 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
+        if passes < 0 { return next }
+        return min(next, StreamRingState.wrapFrame(passes, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio))
+    }
+
     /// Adds up to `count` frames of a streamed voice from its ring, with its gain or gain ramp.
     /// Frames the disk thread has not written yet play as silence and are counted as underrun;
     /// the read index moves on regardless, so the stream stays in time. Stops at the stream's end.

@@ -76,6 +76,9 @@ struct Voice: BitwiseCopyable {
     /// For a stream, its ring's peak when this voice last read it (`Mixing.StreamChunk.peak`):
     /// the stream's samples are not known when it starts.
     var streamPeak: Float = 0
+    /// For a stream with a timeline: the read index of its next wrap or end, as last computed
+    /// (`Mixing.nextStreamMark`; 0 when not known), so that blocks short of it skip the search.
+    var streamMark: Int64 = 0
     /// The position between `position` and the next frame, in 2^-32 of a frame (varispeed).
     var phase: UInt32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
@@ -112,7 +115,7 @@ struct Voice: BitwiseCopyable {
     var envReleaseSegment: Int32 = 1
     var envReleaseFactor: Float = 0
     /// To a whole number of cache lines (4).
-    private var padding: (Int64, Int64, Int64) = (0, 0, 0)
+    private var padding: (Int64, Int64) = (0, 0)
 
     /// max(peak, 1) × max(1, |pan factors|): × the level, a bound on every value the kernels
     /// form for the voice (sample × gain before the pan, gain × pan before the sample, the sum),
@@ -149,6 +152,7 @@ struct Voice: BitwiseCopyable {
         isStreamed = slot.isStreamed
         peak = slot.peak
         streamPeak = 0
+        streamMark = 0
         peakGain = Voice.peakGain(peak, panLeft, panRight)
     }
 }
