@@ -134,7 +134,9 @@ final class MixWorkload {
                                                rampElapsed: 0, rate: 1, rateStep: 1 << 32, phase: 0))
             }
             if streamed {
-                let ring = StreamRing(capacity: MixWorkload.ringFrames, channelCount: kind == .mono ? 1 : 2, sampleRate: 48_000)
+                // In the memory the product's rings use (as the pool's sounds are).
+                let ring = StreamRing(capacity: MixWorkload.ringFrames, channelCount: kind == .mono ? 1 : 2, sampleRate: 48_000,
+                                      memory: pool.memory)
                 rings.append((ring, sound))
                 let id = try! engine.register(stream: ring)
                 let level = 0.2 + 0.8 * random.unit()

@@ -69,7 +69,8 @@ final class PatchStreams {
     func add(player: Int, id: String, file: StreamFile, loops: Int, sampleRate: Double, preloadSeconds: Double) throws {
         let capacity = max(Int((preloadSeconds * sampleRate).rounded()), 4096)
         let rings = try (0..<2).map { _ in
-            let ring = StreamRing(capacity: capacity, channelCount: file.channelCount, sampleRate: sampleRate)
+            let ring = StreamRing(capacity: capacity, channelCount: file.channelCount, sampleRate: sampleRate,
+                                  memory: HugePageSampleMemory.shared)
             return (ring: ring, id: try engine.register(stream: ring))
         }
         let stream = try PlayerStream(file: file, rings: rings, options: options.reader, streamer: streamer, engine: engine)

@@ -656,11 +656,11 @@ extension Engine {
         guard near >= 0 else { return }
         let v = (near & 1 == 0 ? voices : tails) + (near >> 1)
         if !v.pointee.isActive { return }
-        if v.pointee.isStreamed { return }
         guard let left = v.pointee.left, let right = v.pointee.right else { return }
         // The cache lines the stretch will read: at rate 1 up to 8 per channel, for varispeed
-        // twice as many (rates up to 2; the hardware's prefetcher follows beyond).
-        let at = Int(truncatingIfNeeded: v.pointee.position)
+        // twice as many (rates up to 2; the hardware's prefetcher follows beyond). A stream
+        // reads its ring (`left`, `right`) where its last short-path block left it.
+        let at = v.pointee.isStreamed ? v.pointee.streamAt : Int(truncatingIfNeeded: v.pointee.position)
         let lines = v.pointee.isVarispeed ? min(16, (2 * frames + 15) >> 4) : min(8, (frames + 15) >> 4)
         var k = 0
         while k < lines {
@@ -738,7 +738,7 @@ extension Engine {
             if wrap >= read, wrap < last { return false }
         }
         let capacity = stream.pointee.capacity
-        let at = Int(read % Int64(capacity))
+        let at = v.pointee.streamRead == read ? v.pointee.streamAt : Int(read % Int64(capacity))
         let first = min(count, capacity - at)
         let level = v.pointee.level
         let gainLeft = level * v.pointee.panLeft, gainRight = level * v.pointee.panRight
@@ -749,6 +749,9 @@ extension Engine {
                        count: count - first, gainLeft: gainLeft, gainRight: gainRight)
         }
         stream.pointee.readIndex.store(last, ordering: .releasing)
+        // `count` is at most the ring's capacity (the ring held every frame of the block).
+        v.pointee.streamRead = last
+        v.pointee.streamAt = at + count < capacity ? at + count : at + count - capacity
         v.pointee.position += Int64(count)
         v.pointee.streamPeak = max(v.pointee.streamPeak, peak)
         return true

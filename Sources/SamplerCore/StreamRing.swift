@@ -83,27 +83,35 @@ public final class StreamRing: @unchecked Sendable {
     public let channelCount: Int
     public let sampleRate: Double
     let state: UnsafeMutablePointer<StreamRingState>
+    /// Where the samples live (nil: the heap).
+    private let memory: (any SampleMemory)?
 
-    /// A ring of `capacity` frames of `channelCount` (1 or 2) channels. Control thread only.
-    public init(capacity: Int, channelCount: Int, sampleRate: Double) {
+    /// A ring of `capacity` frames of `channelCount` (1 or 2) channels, its samples in `memory`
+    /// (the heap when nil; the loaders' huge-page memory spares the render thread TLB misses
+    /// with many streams, as it does for sounds). Control thread only.
+    public init(capacity: Int, channelCount: Int, sampleRate: Double, memory: (any SampleMemory)? = nil) {
         precondition(capacity > 0 && (channelCount == 1 || channelCount == 2))
         self.capacity = capacity
         self.channelCount = channelCount
         self.sampleRate = sampleRate
-        let left = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
-        left.initialize(repeating: 0, count: capacity)
-        var right = left
-        if channelCount == 2 {
-            right = .allocate(capacity: capacity)
-            right.initialize(repeating: 0, count: capacity)
+        self.memory = memory
+        func samples() -> UnsafeMutablePointer<Float> {
+            let p = memory?.allocateSamples(capacity) ?? .allocate(capacity: capacity)
+            p.initialize(repeating: 0, count: capacity)
+            return p
         }
+        let left = samples()
+        let right = channelCount == 2 ? samples() : left
         state = .allocate(capacity: 1)
         state.initialize(to: StreamRingState(left: left, right: right, capacity: capacity))
     }
 
     deinit {
-        if state.pointee.right != state.pointee.left { state.pointee.right.deallocate() }
-        state.pointee.left.deallocate()
+        func free(_ p: UnsafeMutablePointer<Float>) {
+            if let memory { memory.deallocateSamples(p, count: capacity) } else { p.deallocate() }
+        }
+        if state.pointee.right != state.pointee.left { free(state.pointee.right) }
+        free(state.pointee.left)
         state.deinitialize(count: 1)
         state.deallocate()
     }

@@ -79,6 +79,11 @@ struct Voice: BitwiseCopyable {
     /// For a stream with a timeline: the read index of its next wrap or end, as last computed
     /// (`Mixing.nextStreamMark`; 0 when not known), so that blocks short of it skip the search.
     var streamMark: Int64 = 0
+    /// For a stream: the read index after this voice's last short-path block and its offset in
+    /// the ring (-1: not known), so that the next block skips a division, and the prefetch
+    /// hints know where it will read.
+    var streamRead: Int64 = -1
+    var streamAt: Int = 0
     /// The position between `position` and the next frame, in 2^-32 of a frame (varispeed).
     var phase: UInt32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
@@ -114,8 +119,7 @@ struct Voice: BitwiseCopyable {
     var envSustain: Float = 1
     var envReleaseSegment: Int32 = 1
     var envReleaseFactor: Float = 0
-    /// To a whole number of cache lines (4).
-    private var padding: (Int64, Int64) = (0, 0)
+    // Exactly four cache lines: add padding here when a field goes.
 
     /// max(peak, 1) × max(1, |pan factors|): × the level, a bound on every value the kernels
     /// form for the voice (sample × gain before the pan, gain × pan before the sample, the sum),
@@ -153,6 +157,7 @@ struct Voice: BitwiseCopyable {
         peak = slot.peak
         streamPeak = 0
         streamMark = 0
+        streamRead = -1
         peakGain = Voice.peakGain(peak, panLeft, panRight)
     }
 }

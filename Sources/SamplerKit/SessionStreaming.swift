@@ -28,7 +28,7 @@ final class SessionStreaming {
             let spare = spares.remove(at: i)
             return (spare.ring, spare.id)
         }
-        let ring = StreamRing(capacity: capacity, channelCount: channelCount, sampleRate: sampleRate)
+        let ring = StreamRing(capacity: capacity, channelCount: channelCount, sampleRate: sampleRate, memory: HugePageSampleMemory.shared)
         return (ring, try engine.register(stream: ring))
     }
 
