@@ -628,7 +628,13 @@ extension Engine {
                 if !publishing { continue }
                 stays = t.pointee.isActive
             }
-            if stays { voiceList.keep(i, at: kept); kept += 1 } else { voiceList.drop(i) }
+            if stays {
+                // Until a voice leaves the list, every key stays where it is.
+                if kept != i { voiceList.keep(i, at: kept) }
+                kept += 1
+            } else {
+                voiceList.drop(i)
+            }
         }
         if publishing {
             voiceList.truncate(kept)
@@ -896,14 +902,23 @@ extension Engine {
                     v.pointee.position -= slot.frames
                     if v.pointee.position >= slot.frames { v.pointee.position = 0 }
                     wrapReports -= 1
-                    if silent, wrapReports < 0, v.pointee.rampFramesLeft == 0 {
+                    if silent, wrapReports < 0 {
                         // The whole passes that follow, at once: each ends in a wrap that takes
-                        // one loop; the pass that would end the voice is left to the steps above.
+                        // one loop; the pass that would end the voice is left to the steps above,
+                        // and so is a ramp's last frame (its end may stop the voice or begin an
+                        // envelope's next segment): under a ramp, passes up to the frame before.
                         let loops = v.pointee.loopsRemaining
-                        let passes = Mixing.skipPasses(v, frames: slot.frames, maxCount: end - out,
+                        let ramp = Int(v.pointee.rampFramesLeft)
+                        let passes = Mixing.skipPasses(v, frames: slot.frames, maxCount: ramp > 0 ? min(end - out, ramp - 1) : end - out,
                                                        maxPasses: loops < 0 ? Int.max : Int(loops))
                         if passes.passes > 0 {
                             if loops > 0 { v.pointee.loopsRemaining -= Int32(passes.passes) }
+                            if ramp > 0 {
+                                // Where the ramp's frames would leave it (as the steps above).
+                                v.pointee.rampElapsed += Int32(passes.output)
+                                v.pointee.rampFramesLeft -= Int32(passes.output)
+                                v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed))
+                            }
                             out += passes.output
                             wrapFrame = periodStart + Int64(out)
                         }

@@ -144,7 +144,7 @@ extension Mixing {
         return (n, Int(after.whole - start))
     }
 
-    /// For a looping voice `v` at the start of a pass (`position` < `frames`) with no ramp, the
+    /// For a looping voice `v` at the start of a pass (`position` < `frames`) (a ramp's frames are the caller's to count), the
     /// whole passes that end within `maxCount` output frames, up to `maxPasses`, skipped in closed
     /// form: returns how many and the output frames they took; `v.position` and `v.phase` are
     /// where the last of them wraps to, as that many passes played frame by frame would leave

@@ -5,7 +5,8 @@
 /// sources and the outputs must not overlap. Mono sources (`sourceLeft == sourceRight`) are read
 /// once per frame. Every frame gets exactly the arithmetic of the plain per-frame formula (same
 /// operations in the same order, no fused multiply-add), so the output does not depend on the
-/// block size or on where a block starts.
+/// block size or on where a block starts. Indices move with wrapping arithmetic (`&+`): a count
+/// is far below `Int.max`, and a checked add would put an overflow branch in every loop.
 public enum Mixing {
     /// Adds `count` frames of a source (`sourceLeft == sourceRight` for mono) into the outputs at
     /// constant gains: `out[i] += source[i] × gain`.
@@ -58,17 +59,17 @@ public enum Mixing {
     static func addMono(_ source: UnsafePointer<Float>, into outLeft: UnsafeMutablePointer<Float>,
                         _ outRight: UnsafeMutablePointer<Float>, count: Int, gainLeft: Float, gainRight: Float) {
         var i = 0
-        while i + width <= count {
+        while i &+ width <= count {
             let x = load(source + i)
             store(load(outLeft + i) + x * gainLeft, outLeft + i)
             store(load(outRight + i) + x * gainRight, outRight + i)
-            i += width
+            i &+= width
         }
         while i < count {
             let x = source[i]
             outLeft[i] += x * gainLeft
             outRight[i] += x * gainRight
-            i += 1
+            i &+= 1
         }
     }
 
@@ -77,15 +78,15 @@ public enum Mixing {
                           into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>,
                           count: Int, gainLeft: Float, gainRight: Float) {
         var i = 0
-        while i + width <= count {
+        while i &+ width <= count {
             store(load(outLeft + i) + load(sourceLeft + i) * gainLeft, outLeft + i)
             store(load(outRight + i) + load(sourceRight + i) * gainRight, outRight + i)
-            i += width
+            i &+= width
         }
         while i < count {
             outLeft[i] += sourceLeft[i] * gainLeft
             outRight[i] += sourceRight[i] * gainRight
-            i += 1
+            i &+= 1
         }
     }
 
@@ -115,17 +116,17 @@ public enum Mixing {
                               _ outRight: UnsafeMutablePointer<Float>, count: Int, origin: Float, step: Float,
                               firstIndex: Int, panLeft: Float, panRight: Float) {
         var i = 0
-        while i + width <= count {
+        while i &+ width <= count {
             let x = load(source + i) * rampGains(origin: origin, step: step, index: firstIndex + i)
             store(load(outLeft + i) + x * panLeft, outLeft + i)
             store(load(outRight + i) + x * panRight, outRight + i)
-            i += width
+            i &+= width
         }
         while i < count {
             let x = source[i] * (origin + step * Float(firstIndex + i))
             outLeft[i] += x * panLeft
             outRight[i] += x * panRight
-            i += 1
+            i &+= 1
         }
     }
 
@@ -135,17 +136,17 @@ public enum Mixing {
                                 count: Int, origin: Float, step: Float, firstIndex: Int,
                                 panLeft: Float, panRight: Float) {
         var i = 0
-        while i + width <= count {
+        while i &+ width <= count {
             let g = rampGains(origin: origin, step: step, index: firstIndex + i)
             store(load(outLeft + i) + load(sourceLeft + i) * g * panLeft, outLeft + i)
             store(load(outRight + i) + load(sourceRight + i) * g * panRight, outRight + i)
-            i += width
+            i &+= width
         }
         while i < count {
             let g = origin + step * Float(firstIndex + i)
             outLeft[i] += sourceLeft[i] * g * panLeft
             outRight[i] += sourceRight[i] * g * panRight
-            i += 1
+            i &+= 1
         }
     }
 }
