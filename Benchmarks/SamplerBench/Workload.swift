@@ -107,10 +107,19 @@ final class MixWorkload {
         engine = Engine(configuration: .init(maxPlayers: max(voices, slots ?? 0), maxSounds: 2 * voices,
                                              commandCapacity: 2 * voices + 64, eventCapacity: 1 << 16,
                                              scheduleCapacity: 2 * voices + 64))
-        left = .allocate(capacity: frameCount)
-        right = .allocate(capacity: frameCount)
-        referenceLeft = .allocate(capacity: frameCount)
-        referenceRight = .allocate(capacity: frameCount)
+        // Each output on a page of its own, at its start: the engine's and the C loop's outputs
+        // then sit at the same place within a 4 KiB page. Where they did not (heap blocks at
+        // arbitrary offsets), one of the two could lose 30–60% at 8 voices to loads of the
+        // sources waiting on stores to outputs whose addresses match in their low 12 bits
+        // (4 KiB aliasing), and which one depended on where the heap put them.
+        func page() -> UnsafeMutablePointer<Float> {
+            UnsafeMutableRawPointer.allocate(byteCount: max(4096, frameCount * 4), alignment: 4096)
+                .bindMemory(to: Float.self, capacity: frameCount)
+        }
+        left = page()
+        right = page()
+        referenceLeft = page()
+        referenceRight = page()
         reference = []
         reference.reserveCapacity(voices)
         var random = SplitMix(state: UInt64(voices) &* 7919 &+ (kind == .stereo ? 1 : 0))

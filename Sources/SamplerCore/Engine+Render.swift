@@ -580,6 +580,8 @@ extension Engine {
         // A few voices' records and samples stay close from one period to the next: hints would
         // cost more than they save (measured with `sampler-bench --fixed`).
         let readAhead = count > 16
+        // Most voices play into the main mix: its buffers without a load per voice.
+        let mainLeft = buses[0], mainRight = buses[1]
         for i in 0..<count {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
@@ -594,8 +596,8 @@ extension Engine {
                 if v.pointee.isActive {
                     if !v.pointee.isPaused {
                         let o = Int(v.pointee.output)
-                        let bus = o < busCount ? 2 * o : 0
-                        let left = buses[bus], right = buses[bus + 1]
+                        let routed = o != 0 && o < busCount
+                        let left = routed ? buses[2 * o] : mainLeft, right = routed ? buses[2 * o + 1] : mainRight
                         if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {
