@@ -587,8 +587,8 @@ extension Engine {
             let p = key >> 1
             var stays: Bool
             if readAhead {
-                prefetchAhead(near: i + 2 < count ? Int(voiceList.key(at: i + 2)) : -1,
-                              far: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1, frames: end - start)
+                prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
+                              far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: end - start)
             }
             if key & 1 == 0 {
                 let v = voices + p
