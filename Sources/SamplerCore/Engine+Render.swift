@@ -78,7 +78,8 @@ extension Engine {
         // Nothing non-finite ever reaches a port (sounds are sanitized at load; this is the
         // last line of defence, counted). The samples are looked at only when the period's
         // bound (the sum over the voices mixed of sound peak × gain) does not rule out an
-        // overflow: a stream, a sound with a NaN, gains near 1e37; a NaN bound fails the test.
+        // overflow: a sound or stream ring with a NaN, gains near 1e37, a tail of a stream (its ring is
+        // not known to it); a NaN bound fails the test.
         if !(bound < 1e37) {
             var repaired = 0
             for i in 0..<count { repaired += Mixing.replaceNonFinite(blockBuses[2 * i], blockBuses[2 * i + 1], count: frameCount) }
