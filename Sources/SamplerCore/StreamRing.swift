@@ -173,10 +173,23 @@ public final class StreamRing: @unchecked Sendable {
         state.pointee.timelineSourceFrames.store(max(0, sourceFrames), ordering: .releasing)
     }
 
-    /// Changes the passes of the published timeline (a loop count changed while playing).
-    /// Writer thread only.
+    /// Changes the passes of the published timeline (a loop count changed while playing). The
+    /// stream cannot end inside a pass already written or read: fewer passes than that are
+    /// raised to it (as `StreamReader` asks), so the render thread may keep the next wrap or end
+    /// it found (`Voice.streamMark`) until it reaches it. Writer thread only.
     public func setTimelinePasses(_ passes: Int64?) {
-        state.pointee.timelinePasses.store(passes ?? -1, ordering: .releasing)
+        var value = passes ?? -1
+        let sourceFrames = state.pointee.timelineSourceFrames.load(ordering: .acquiring)
+        if value >= 0, sourceFrames > 0 {
+            let reached = max(readIndex, writeIndex)
+            let started = reached > 0
+                ? StreamRingState.wraps(before: reached - 1, sourceFrames: sourceFrames,
+                                        sourceStart: state.pointee.timelineSourceStart.load(ordering: .relaxed),
+                                        ratio: Double(bitPattern: state.pointee.timelineRatioBits.load(ordering: .relaxed))) + 1
+                : 1
+            value = max(value, started)
+        }
+        state.pointee.timelinePasses.store(value, ordering: .releasing)
     }
 
     /// Empties the ring (both indices to 0, no end, no wrap). Only while no voice plays it.

@@ -158,6 +158,7 @@ struct Voice: BitwiseCopyable {
         streamPeak = 0
         streamMark = 0
         streamRead = -1
+        streamAt = 0
         peakGain = Voice.peakGain(peak, panLeft, panRight)
     }
 }
