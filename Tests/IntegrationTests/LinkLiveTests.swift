@@ -266,9 +266,14 @@ import Testing
                     "B's note \(i) (\(s.accentsB[i] ? "a bar's first step" : "another step")) is on A's beat \(index) (\(s.accentsA[index] ? "an accent" : "not an accent")); B: \(s.accentsB), A: \(s.accentsA)")
         }
         #expect(matched >= 12 && accented >= 3, "\(matched) of B's notes on A's beats, \(accented) of them bars' first steps")
-        // Every fourth click of A is an accent: the accents tell the bars.
-        #expect(s.accentsA.filter { $0 }.count * 4 >= s.accentsA.count - 3 && s.accentsA.filter { $0 }.count * 4 <= s.accentsA.count + 4,
-                "\(s.accentsA)")
+        // Every fourth click of A is an accent: the accents tell the bars. Counted over the clicks
+        // clear of a stretch the witness missed (one there may be cut short, its peak lowered);
+        // each such stretch left out may take one click of either kind with it.
+        let clearAccents = zip(s.beatsA, s.accentsA).filter { s.clear($0.0.time) }.map(\.1)
+        let slack = 4 * s.unreliable.count
+        #expect(clearAccents.filter { $0 }.count * 4 >= clearAccents.count - 3 - slack
+                    && clearAccents.filter { $0 }.count * 4 <= clearAccents.count + 4 + slack,
+                "\(clearAccents) (all: \(s.accentsA))")
     }
 }
 
