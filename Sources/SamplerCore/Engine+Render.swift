@@ -602,16 +602,13 @@ extension Engine {
                         if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {
-                            bound += Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight) * abs(v.pointee.level)
+                            bound += v.pointee.readPeakGain * abs(v.pointee.level)
                         } else {
                             let gain = largestGain(v)
                             mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
                                      silent: silent)
-                            // A stream's samples are bounded by its ring's peak when it read them.
-                            let streamed = v.pointee.isStreamed
-                            let peakGain = streamed ? Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight)
-                                : v.pointee.peakGain
-                            bound += peakGain * gain
+                            // After mixing: a stream's samples are bounded by its ring's peak when it read them.
+                            bound += v.pointee.readPeakGain * gain
                         }
                     }
                 }

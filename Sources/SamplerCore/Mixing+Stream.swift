@@ -20,8 +20,8 @@ extension Mixing {
         let sourceStart = stream.pointee.timelineSourceStart.load(ordering: .relaxed)
         let ratio = Double(bitPattern: stream.pointee.timelineRatioBits.load(ordering: .relaxed))
         let passes = stream.pointee.timelinePasses.load(ordering: .acquiring)
-        // The wraps before `read` (a wrap on `read` itself is in the block that starts there).
-        let k = read > 0 ? StreamRingState.wraps(before: read - 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) : 0
+        // A wrap on `read` itself is in the block that starts there.
+        let k = StreamRingState.wraps(strictlyBefore: read, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
         let next = StreamRingState.wrapFrame(k + 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio)
         if passes < 0 { return next }
         return min(next, StreamRingState.wrapFrame(passes, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio))

@@ -50,6 +50,12 @@ extension StreamRingState {
         return max(k, rounded)
     }
 
+    /// Wraps before stream frame `j` (≥ 0; one on `j` itself is not counted). Real-time safe.
+    @_noLocks @_noAllocation @inline(__always)
+    static func wraps(strictlyBefore j: Int64, sourceFrames: Int64, sourceStart: Int64, ratio: Double) -> Int64 {
+        j > 0 ? wraps(before: j - 1, sourceFrames: sourceFrames, sourceStart: sourceStart, ratio: ratio) : 0
+    }
+
     /// Wraps at or before stream frame `j` (≥ 0), as `StreamTimeline.wraps(before:)`.
     /// Real-time safe.
     @_noLocks @_noAllocation @inline(__always)
@@ -181,12 +187,10 @@ public final class StreamRing: @unchecked Sendable {
         var value = passes ?? -1
         let sourceFrames = state.pointee.timelineSourceFrames.load(ordering: .acquiring)
         if value >= 0, sourceFrames > 0 {
-            let reached = max(readIndex, writeIndex)
-            let started = reached > 0
-                ? StreamRingState.wraps(before: reached - 1, sourceFrames: sourceFrames,
-                                        sourceStart: state.pointee.timelineSourceStart.load(ordering: .relaxed),
-                                        ratio: Double(bitPattern: state.pointee.timelineRatioBits.load(ordering: .relaxed))) + 1
-                : 1
+            // The pass holding the last frame written or read.
+            let started = StreamRingState.wraps(strictlyBefore: max(readIndex, writeIndex), sourceFrames: sourceFrames,
+                                                sourceStart: state.pointee.timelineSourceStart.load(ordering: .relaxed),
+                                                ratio: Double(bitPattern: state.pointee.timelineRatioBits.load(ordering: .relaxed))) + 1
             value = max(value, started)
         }
         state.pointee.timelinePasses.store(value, ordering: .releasing)

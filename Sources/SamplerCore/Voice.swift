@@ -129,6 +129,14 @@ struct Voice: BitwiseCopyable {
         max(peak, 1) * max(1, max(abs(panLeft), abs(panRight)))
     }
 
+    /// What `peakGain` bounds, for the samples this voice has read: a stream's from its ring's
+    /// peak (`streamPeak`), a sound's from the sound's.
+    var readPeakGain: Float {
+        @_noLocks @_noAllocation @inline(__always) get {
+            isStreamed ? Voice.peakGain(streamPeak, panLeft, panRight) : peakGain
+        }
+    }
+
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
     @_noLocks @_noAllocation @inline(__always)
     mutating func setPan(_ gains: PanGains) {
