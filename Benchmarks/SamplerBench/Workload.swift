@@ -154,7 +154,9 @@ final class MixWorkload {
                                    gain: Gain(linear: level), pan: pan))
                 let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft
                 let panRight = kind == .mono ? pan.monoRight : pan.stereoRight
-                streamReference.append(CMixStream(left: sound.left, right: sound.right, capacity: Int64(MixWorkload.ringFrames),
+                // The C loop reads the engine's ring memory: the same samples at the same addresses,
+                // refilled by the same writes between batches.
+                streamReference.append(CMixStream(left: ring.samples.left, right: ring.samples.right, capacity: Int64(MixWorkload.ringFrames),
                                                   readIndex: 0, writeIndex: Int64(MixWorkload.ringFrames), endIndex: .max,
                                                   underrunFrames: 0, gainLeft: level * panLeft, gainRight: level * panRight))
                 continue

@@ -608,6 +608,14 @@ extension Engine {
                     i += n
                     continue
                 }
+            } else if !silent, i + 1 < count, key & 1 == 0, voices[p].isStreamed {
+                let n = mixStreamGroup(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
+                                       busCount: busCount, publishing: publishing, readAhead: readAhead,
+                                       plainSamplesAhead: plainSamplesAhead, bound: &bound, active: &active, kept: &kept)
+                if n > 0 {
+                    i += n
+                    continue
+                }
             }
             defer { i += 1 }
             if key & 1 == 0 {
@@ -756,6 +764,11 @@ extension Engine {
         // The cache lines the stretch will read: at rate 1 up to 8 per channel, for varispeed
         // twice as many (rates up to 2; the hardware's prefetcher follows beyond). A stream
         // reads its ring (`left`, `right`) where its last short-path block left it.
+        if v.pointee.isStreamed, v.pointee.sound >= 0, let stream = sounds[Int(v.pointee.sound)].stream {
+            // Its ring's indices (two lines: the state is not aligned to one).
+            prefetch(UnsafeRawPointer(stream))
+            prefetch(UnsafeRawPointer(stream) + 64)
+        }
         let at = v.pointee.isStreamed ? v.pointee.streamAt : Int(truncatingIfNeeded: v.pointee.position)
         let lines = v.pointee.isVarispeed ? min(16, (2 * frames + 15) >> 4) : min(8, (frames + 15) >> 4)
         var k = 0
@@ -862,15 +875,44 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     private func mixPlainStream(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
                                 left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
-        if !v.pointee.isStreamed { return false }
         if silent { return false }
-        if v.pointee.rampFramesLeft != 0 { return false }
-        if v.pointee.isMetered { return false }
-        guard let stream = sounds[Int(v.pointee.sound)].stream else { return false }
         let count = end - start
+        guard let block = plainStreamBlock(v, count: count) else { return false }
+        let stream = block.stream, at = block.at
+        let first = min(count, stream.pointee.capacity - at)
+        let level = v.pointee.level
+        let gainLeft = level * v.pointee.panLeft, gainRight = level * v.pointee.panRight
+        Mixing.add(left: stream.pointee.left + at, right: stream.pointee.right + at, into: left + start, right: right + start,
+                   count: first, gainLeft: gainLeft, gainRight: gainRight)
+        if first < count {
+            Mixing.add(left: stream.pointee.left, right: stream.pointee.right, into: left + start + first, right: right + start + first,
+                       count: count - first, gainLeft: gainLeft, gainRight: gainRight)
+        }
+        finishPlainStream(v, block, count: count)
+        return true
+    }
+
+    /// A streamed voice's next block on the short path (`plainStreamBlock`): its ring, the
+    /// block's offset in it, the read index after it, and the ring's peak covering it.
+    struct PlainStreamBlock {
+        var stream: UnsafeMutablePointer<StreamRingState>
+        var at: Int
+        var last: Int64
+        var peak: Float
+    }
+
+    /// Whether streamed voice `v`'s next `count` frames take the short path: no ramp or meters,
+    /// its ring holding every frame of them, and no wrap or end in them. Reads the ring's
+    /// indices and changes nothing but the voice's cached next mark (`streamMark`).
+    @_noLocks @_noAllocation @inline(__always)
+    private func plainStreamBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
+        if !v.pointee.isStreamed { return nil }
+        if v.pointee.rampFramesLeft != 0 { return nil }
+        if v.pointee.isMetered { return nil }
+        guard let stream = sounds[Int(v.pointee.sound)].stream else { return nil }
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
         let written = stream.pointee.writeIndex.load(ordering: .acquiring)
-        if written - read < Int64(count) { return false }
+        if written - read < Int64(count) { return nil }
         // After `written`: it covers every sample below it.
         let peak = Float(bitPattern: stream.pointee.peakBits.load(ordering: .relaxed))
         let last = read + Int64(count)  // one past the block's last frame
@@ -882,31 +924,118 @@ extension Engine {
             if v.pointee.streamMark <= read {
                 v.pointee.streamMark = Mixing.nextStreamMark(stream, after: read, sourceFrames: sourceFrames)
             }
-            if v.pointee.streamMark <= last { return false }
+            if v.pointee.streamMark <= last { return nil }
         } else {
             let endIndex = stream.pointee.endIndex.load(ordering: .acquiring)
-            if endIndex != .max, last >= endIndex { return false }
+            if endIndex != .max, last >= endIndex { return nil }
             let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
-            if wrap >= read, wrap < last { return false }
+            if wrap >= read, wrap < last { return nil }
         }
-        let capacity = stream.pointee.capacity
-        let at = v.pointee.streamRead == read ? v.pointee.streamAt : Int(read % Int64(capacity))
-        let first = min(count, capacity - at)
-        let level = v.pointee.level
-        let gainLeft = level * v.pointee.panLeft, gainRight = level * v.pointee.panRight
-        Mixing.add(left: stream.pointee.left + at, right: stream.pointee.right + at, into: left + start, right: right + start,
-                   count: first, gainLeft: gainLeft, gainRight: gainRight)
-        if first < count {
-            Mixing.add(left: stream.pointee.left, right: stream.pointee.right, into: left + start + first, right: right + start + first,
-                       count: count - first, gainLeft: gainLeft, gainRight: gainRight)
-        }
-        stream.pointee.readIndex.store(last, ordering: .releasing)
+        let at = v.pointee.streamRead == read ? v.pointee.streamAt : Int(read % Int64(stream.pointee.capacity))
+        return PlainStreamBlock(stream: stream, at: at, last: last, peak: peak)
+    }
+
+    /// After a short-path block of `count` frames was mixed: the ring's read index and the
+    /// voice's position, ring offset and peak move on, as `mixVoice` would leave them.
+    @_noLocks @_noAllocation @inline(__always)
+    private func finishPlainStream(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock, count: Int) {
+        let capacity = block.stream.pointee.capacity
+        block.stream.pointee.readIndex.store(block.last, ordering: .releasing)
         // `count` is at most the ring's capacity (the ring held every frame of the block).
-        v.pointee.streamRead = last
-        v.pointee.streamAt = at + count < capacity ? at + count : at + count - capacity
+        v.pointee.streamRead = block.last
+        v.pointee.streamAt = block.at + count < capacity ? block.at + count : block.at + count - capacity
         v.pointee.position += Int64(count)
-        v.pointee.streamPeak = max(v.pointee.streamPeak, peak)
-        return true
+        v.pointee.streamPeak = max(v.pointee.streamPeak, block.peak)
+    }
+
+    /// A streamed voice that sounds into the main mix and whose next `count` frames take the
+    /// short path without crossing its ring's end (one run of samples): its block, or nil.
+    @_noLocks @_noAllocation @inline(__always)
+    private func groupableStream(key: Int, count: Int, busCount: Int) -> PlainStreamBlock? {
+        if key & 1 != 0 { return nil }
+        let v = voices + (key >> 1)
+        if !v.pointee.isStreamed { return nil }
+        if !v.pointee.isActive { return nil }
+        if v.pointee.isPaused { return nil }
+        let o = Int(v.pointee.output)
+        if o != 0, o < busCount { return nil }
+        guard let block = plainStreamBlock(v, count: count) else { return nil }
+        if block.at + count > block.stream.pointee.capacity { return nil }
+        return block
+    }
+
+    /// Streamed voices listed one after the other that each take the short path into the main
+    /// mix in one run of their ring (`groupableStream`), each with a ring of its own: mixed four
+    /// or two in one pass over the outputs, to the bit as `mixPlainStream` one at a time, and
+    /// published and kept as `mixVoices` would. Returns how many (0: the voices at `i` and
+    /// `i + 1` are not such a pair). Out of line, as `mixPlainGroup`.
+    @_noLocks @_noAllocation @inline(never)
+    private func mixStreamGroup(at i: Int, count: Int, from start: Int, to end: Int,
+                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int,
+                                publishing: Bool, readAhead: Bool, plainSamplesAhead: Bool,
+                                bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        let frames = end - start
+        let keyA = Int(voiceList.key(at: i)), keyB = Int(voiceList.key(at: i + 1))
+        guard let a = groupableStream(key: keyA, count: frames, busCount: busCount) else { return 0 }
+        guard let b = groupableStream(key: keyB, count: frames, busCount: busCount) else { return 0 }
+        // Two voices reading one ring read it one after the other: never together.
+        if a.stream == b.stream { return 0 }
+        let va = voices + (keyA >> 1), vb = voices + (keyB >> 1)
+        var n = 2
+        if i + 3 < count {
+            let keyC = Int(voiceList.key(at: i + 2)), keyD = Int(voiceList.key(at: i + 3))
+            if let c = groupableStream(key: keyC, count: frames, busCount: busCount),
+               let d = groupableStream(key: keyD, count: frames, busCount: busCount),
+               c.stream != a.stream, c.stream != b.stream, d.stream != a.stream, d.stream != b.stream, d.stream != c.stream {
+                n = 4
+                let vc = voices + (keyC >> 1), vd = voices + (keyD >> 1)
+                Mixing.addQuad(streamSource(va, a), streamSource(vb, b), streamSource(vc, c), streamSource(vd, d),
+                               into: left + start, right: right + start, count: frames)
+                finishPlainStream(vc, c, count: frames)
+                finishPlainStream(vd, d, count: frames)
+            }
+        }
+        if n == 2 {
+            let sa = streamSource(va, a), sb = streamSource(vb, b)
+            Mixing.addPair(left: sa.left, right: sa.right, gainLeft: sa.gainLeft, gainRight: sa.gainRight,
+                           left: sb.left, right: sb.right, gainLeft: sb.gainLeft, gainRight: sb.gainRight,
+                           into: left + start, right: right + start, count: frames)
+        }
+        finishPlainStream(va, a, count: frames)
+        finishPlainStream(vb, b, count: frames)
+        if readAhead {
+            // The hints `mixVoices` gives for each voice it steps over, for those after the first.
+            for k in 1..<n {
+                prefetchAhead(near: i + 4 + k < count ? Int(voiceList.key(at: i + 4 + k)) : -1,
+                              far: i + 8 + k < count ? Int(voiceList.key(at: i + 8 + k)) : -1, frames: frames,
+                              plain: plainSamplesAhead)
+            }
+        }
+        for k in 0..<n {
+            let p = Int(voiceList.key(at: i + k)) >> 1
+            let v = voices + p
+            bound += v.pointee.readPeakGain * abs(v.pointee.level)
+            if publishing {
+                // What `publish` stores for a sounding voice that is not paused or metered.
+                playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed)
+            }
+        }
+        if publishing {
+            active += n
+            if kept != i {
+                for k in 0..<n { voiceList.keep(i + k, at: kept + k) }
+            }
+            kept += n
+        }
+        return n
+    }
+
+    /// A short-path stream block's samples and its voice's gains, for `Mixing.addQuad`.
+    @_noLocks @_noAllocation @inline(__always)
+    private func streamSource(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock) -> Mixing.QuadSource {
+        let level = v.pointee.level
+        return Mixing.QuadSource(left: block.stream.pointee.left + block.at, right: block.stream.pointee.right + block.at,
+                                 gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
     }
 
     /// Mixes one voice. `player` is -1 for a tail, which reports no events. With `silent` (frames

@@ -122,6 +122,13 @@ public final class StreamRing: @unchecked Sendable {
         state.deallocate()
     }
 
+    /// The ring's sample buffers (`left == right` for mono), for a reader outside the engine that
+    /// must read the same memory (the benchmark's C reference). Nothing may write them but
+    /// `write`; they live as long as the ring.
+    public var samples: (left: UnsafePointer<Float>, right: UnsafePointer<Float>) {
+        (UnsafePointer(state.pointee.left), UnsafePointer(state.pointee.right))
+    }
+
     /// Frames written so far / consumed so far.
     public var writeIndex: Int64 { state.pointee.writeIndex.load(ordering: .acquiring) }
     public var readIndex: Int64 { state.pointee.readIndex.load(ordering: .acquiring) }

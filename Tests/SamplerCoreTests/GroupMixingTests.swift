@@ -52,14 +52,18 @@ import Testing
     }
 
     /// Many players of every kind at once (plain mono and stereo, varispeed, looping, ending
-    /// mid-block, routed to a second output, metered, ramped, paused, started late in the run),
+    /// mid-block, routed to a second output, metered, ramped, stopped, started late in the run,
+    /// streamed from rings that wrap, run dry and end),
     /// rendered in blocks of random sizes into two outputs: each output equals the sum, in player
     /// order, of what each player renders alone, to the bit.
-    @Test(arguments: [1, 2, 3, 4])
+    @Test(arguments: [1, 2, 3, 4, 5, 6])
     func theMixIsEachPlayerAloneSummedInPlayerOrder(seed: Int) throws {
         var random = SeededRandom(state: UInt64(seed) &* 7_919)
         let players = random.int(5...48)
-        struct Part { var channels: [[Float]]; var commands: [Command] }
+        // A streamed part plays its samples through a ring of `ring` frames that is topped up
+        // after every block (every third block when `lags`: it runs dry and takes the full path),
+        // its end marked once all is written.
+        struct Part { var channels: [[Float]]; var commands: [Command]; var ring = 0; var lags = false }
         var parts: [Part] = []
         for p in 0..<players {
             let frames = random.chance(20) ? random.int(40...300) : random.int(2000...6000)
@@ -67,6 +71,22 @@ import Testing
             let channels = (0..<(stereo ? 2 : 1)).map { _ in (0..<frames).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 } }
             let id = SoundID(rawValue: 0)  // each engine below registers one sound
             let kind = random.int(0...9)
+            // Seeds 5 and 6 are nearly all streams (runs of four are grouped), the others a third.
+            if random.chance(seed > 4 ? 90 : 35) {
+                // Streamed: from its start, once, at rate 1.
+                var commands = [Command.start(player: p, sound: SoundID(rawValue: 0), at: Frame(random.chance(70) ? 0 : random.int(1...3000)),
+                                              gain: Gain(linear: Float(random.int(1...1000)) / 600),
+                                              pan: PanGains(pan: Float(random.int(-100...100)) / 100))]
+                switch kind {
+                case 1: commands.append(.setOutput(player: p, 1, at: 0))
+                case 2: commands.append(.setMetering(player: p, true))
+                case 3: commands.append(.setGain(player: p, Gain(linear: 0.3), fadeFrames: random.int(10...2000), at: Frame(random.int(0...2000))))
+                case 4: commands.append(.stop(player: p, at: Frame(random.int(100...4000))))
+                default: break
+                }
+                parts.append(Part(channels: channels, commands: commands, ring: random.int(200...2500), lags: random.chance(20)))
+                continue
+            }
             var commands = [Command.start(player: p, sound: id, at: Frame(random.chance(70) ? 0 : random.int(1...3000)),
                                           from: Frame(random.int(0...(frames - 1))), loops: random.pick([0, 2, -1]),
                                           gain: Gain(linear: Float(random.int(1...1000)) / 600),
@@ -85,8 +105,31 @@ import Testing
 
         func render(_ selected: [Int]) throws -> [[Float]] {
             let engine = Engine(configuration: .init(maxPlayers: players))
+            var rings: [(ring: StreamRing, part: Int, written: Int)] = []
+            func topUp(_ r: Int) {
+                let part = parts[rings[r].part], ring = rings[r].ring
+                let n = min(ring.writableFrames, part.channels[0].count - rings[r].written)
+                if n > 0 {
+                    let from = rings[r].written
+                    part.channels[0].withUnsafeBufferPointer { l in
+                        part.channels[part.channels.count - 1].withUnsafeBufferPointer { rr in
+                            ring.write(left: l.baseAddress! + from, right: part.channels.count == 2 ? rr.baseAddress! + from : nil, count: n)
+                        }
+                    }
+                    rings[r].written += n
+                    if rings[r].written == part.channels[0].count { ring.markEnd() }
+                }
+            }
             for p in selected {
-                let id = try engine.register(Sound(channels: parts[p].channels, sampleRate: 48000))
+                let id: SoundID
+                if parts[p].ring > 0 {
+                    let ring = StreamRing(capacity: parts[p].ring, channelCount: parts[p].channels.count, sampleRate: 48000)
+                    rings.append((ring, p, 0))
+                    topUp(rings.count - 1)
+                    id = try engine.register(stream: ring)
+                } else {
+                    id = try engine.register(Sound(channels: parts[p].channels, sampleRate: 48000))
+                }
                 for var c in parts[p].commands {
                     if c.kind == .start { c.sound = id.rawValue }
                     engine.send(c)
@@ -97,10 +140,11 @@ import Testing
             defer { buffers.forEach { $0.deallocate() } }
             var frame: Frame = 0
             try buffers.withUnsafeBufferPointer { b in
-                for n in blocks {
+                for (index, n) in blocks.enumerated() {
                     engine.render(frameCount: n, periodStart: frame, outputs: try #require(b.baseAddress), outputCount: 2)
                     for k in 0..<4 { out[k] += UnsafeBufferPointer(start: b[k], count: n) }
                     frame += Frame(n)
+                    for r in rings.indices where !parts[rings[r].part].lags || index % 3 == 0 { topUp(r) }
                 }
             }
             return out
@@ -116,5 +160,20 @@ import Testing
             #expect(differing == 0, "buffer \(k): \(differing) samples differ (\(players) players)")
         }
     }
-}
 
+    /// Two players started on one ring read it one after the other (the second where the first
+    /// stopped), as one at a time would: such voices are never mixed together.
+    @Test func twoVoicesOnOneRingReadItOneAfterTheOther() throws {
+        let engine = Engine()
+        let ring = StreamRing(capacity: 1000, channelCount: 1, sampleRate: 48000)
+        let values = (0..<1000).map { Float($0 + 1) / 1000 }
+        values.withUnsafeBufferPointer { ring.write(left: $0.baseAddress!, right: nil, count: 1000) }
+        let id = try engine.register(stream: ring)
+        engine.send(.start(player: 0, sound: id, at: 0, pan: PanGains(pan: -1)))
+        engine.send(.start(player: 1, sound: id, at: 0, pan: PanGains(pan: -1)))
+        let out = renderBlocks(engine, periods: 1, blockSize: 64)
+        #expect(ring.readIndex == 128)
+        let left = PanGains(pan: -1).monoLeft
+        #expect(out.left[0] == (0 + values[0] * left) + values[64] * left)
+    }
+}
