@@ -580,10 +580,11 @@ extension Engine {
         let count = voiceList.count
         // A few voices' records and samples stay close from one period to the next: hints would
         // cost more than they save (measured with `sampler-bench --fixed`). Up to a hundred or
-        // so plain voices, the hardware's prefetcher follows their samples (each a stream read
-        // on from where the last period left it) and hints for them only cost: measured with
-        // `make bench` at 32 to 512 voices, they lost up to 20% at 64 and gained 15–25% from 256;
-        // 64 voices each with a tail (128 listed) lost 20–40% without them.
+        // so voices at rate 1 without a ramp (from sounds or rings), the hardware's prefetcher
+        // follows their samples (each read on from where the last period left it) and hints for
+        // them only cost: measured with `make bench` at 32 to 512 voices, they lost up to 20% at
+        // 64 (streams: 1.14–1.20× the C loop without, 0.97–1.34× with) and gained 15–25% from
+        // 256; 64 voices each with a tail (128 listed) lost 20–40% without them.
         let readAhead = count > 16
         let plainSamplesAhead = count > 96
         // Most voices play into the main mix: its buffers without a load per voice.
@@ -594,13 +595,19 @@ extension Engine {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
             var stays: Bool
+            // A plain voice about to be mixed in a group: up to `plainSamplesAhead`, no hints
+            // (the voices ahead of it are most likely plain too, and the hardware follows them).
+            var plainHere = false
+            if !silent, i + 1 < count, key & 1 == 0 { plainHere = isPlainInMainMix(voices + p, count: frames, busCount: busCount) }
             if readAhead {
-                prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
-                              far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: frames, plain: plainSamplesAhead)
+                if plainSamplesAhead || !plainHere {
+                    prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
+                                  far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: frames, plain: plainSamplesAhead)
+                }
             }
             // Plain voices listed one after the other, into the main mix (the common case with
             // many voices): mixed four or two at a time (`mixPlainGroup`).
-            if !silent, i + 1 < count, key & 1 == 0, isPlainInMainMix(voices + p, count: frames, busCount: busCount) {
+            if plainHere {
                 let n = mixPlainGroup(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
                                       busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
                                       bound: &bound, active: &active, kept: &kept)
@@ -757,9 +764,9 @@ extension Engine {
         guard near >= 0 else { return }
         let v = (near & 1 == 0 ? voices : tails) + (near >> 1)
         if !v.pointee.isActive { return }
-        // Without `plain`, only for what the hardware does not follow as well: streams (rings),
-        // varispeed, ramps and tails.
-        if !plain, v.pointee.rampFramesLeft == 0, !v.pointee.isVarispeed, !v.pointee.isStreamed { return }
+        // Without `plain`, only for what the hardware does not follow as well: varispeed, ramps
+        // and tails (not for voices at rate 1 without a ramp, from a sound or a stream's ring).
+        if !plain, v.pointee.rampFramesLeft == 0, !v.pointee.isVarispeed { return }
         guard let left = v.pointee.left, let right = v.pointee.right else { return }
         // The cache lines the stretch will read: at rate 1 up to 8 per channel, for varispeed
         // twice as many (rates up to 2; the hardware's prefetcher follows beyond). A stream
@@ -812,13 +819,12 @@ extension Engine {
         return isPlain(v, count: count)
     }
 
-    /// The players of the voices listed at `i + 2` and `i + 3` when they and those at `i` and
-    /// `i + 1` are all plain voices into the main mix (`isPlainInMainMix`); otherwise nil.
+    /// The players of the voices listed at `i + 2` and `i + 3` when they are plain voices into
+    /// the main mix (`isPlainInMainMix`; the caller knows those at `i` and `i + 1` are); otherwise nil.
     @_noLocks @_noAllocation @inline(__always)
     private func plainQuad(from i: Int, count: Int, busCount: Int) -> (c: Int, d: Int)? {
-        let keyB = Int(voiceList.key(at: i + 1)), keyC = Int(voiceList.key(at: i + 2)), keyD = Int(voiceList.key(at: i + 3))
-        if (keyB | keyC | keyD) & 1 != 0 { return nil }
-        if !isPlainInMainMix(voices + (keyB >> 1), count: count, busCount: busCount) { return nil }
+        let keyC = Int(voiceList.key(at: i + 2)), keyD = Int(voiceList.key(at: i + 3))
+        if (keyC | keyD) & 1 != 0 { return nil }
         if !isPlainInMainMix(voices + (keyC >> 1), count: count, busCount: busCount) { return nil }
         if !isPlainInMainMix(voices + (keyD >> 1), count: count, busCount: busCount) { return nil }
         return (keyC >> 1, keyD >> 1)
