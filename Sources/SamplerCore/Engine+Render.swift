@@ -811,12 +811,12 @@ extension Engine {
     /// (`isPlain`) and plays into the main mix (output 0, or one the render does not have).
     @_noLocks @_noAllocation @inline(__always)
     private func isPlainInMainMix(_ v: UnsafeMutablePointer<Voice>, count: Int, busCount: Int) -> Bool {
-        if v.pointee.isStreamed { return false }
+        // What sends a voice down another path first (ramps, streams, varispeed, meters).
+        if !isPlain(v, count: count) { return false }
         if !v.pointee.isActive { return false }
         if v.pointee.isPaused { return false }
         let o = Int(v.pointee.output)
-        if o != 0, o < busCount { return false }
-        return isPlain(v, count: count)
+        return o == 0 || o >= busCount
     }
 
     /// The players of the voices listed at `i + 2` and `i + 3` when they are plain voices into

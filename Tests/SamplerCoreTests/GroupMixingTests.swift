@@ -103,6 +103,9 @@ import Testing
         }
         let blocks = (0..<60).map { _ in random.int(1...200) }
 
+        // Each player's published position and activity, and the active voice count, after the
+        // last render.
+        var lastStates: (players: [[Int64]], active: Int) = ([], 0)
         func render(_ selected: [Int]) throws -> [[Float]] {
             let engine = Engine(configuration: .init(maxPlayers: players))
             var rings: [(ring: StreamRing, part: Int, written: Int)] = []
@@ -147,14 +150,22 @@ import Testing
                     for r in rings.indices where !parts[rings[r].part].lags || index % 3 == 0 { topUp(r) }
                 }
             }
+            lastStates = ((0..<players).map { [engine.position(ofPlayer: $0), engine.isActive(player: $0) ? 1 : 0] },
+                          engine.activeVoiceCount)
             return out
         }
         let mixed = try render(Array(0..<players))
+        let mixedStates = lastStates
         var expected = [[Float]](repeating: [Float](repeating: 0, count: mixed[0].count), count: 4)
+        var expectedActive = 0
         for p in 0..<players {
             let alone = try render([p])
             for k in 0..<4 { for i in expected[k].indices { expected[k][i] += alone[k][i] } }
+            // What the player published at the end, as when it played alone.
+            #expect(mixedStates.players[p] == lastStates.players[p], "player \(p)")
+            expectedActive += lastStates.active
         }
+        #expect(mixedStates.active == expectedActive)
         for k in 0..<4 {
             let differing = zip(mixed[k], expected[k]).filter { $0.bitPattern != $1.bitPattern }.count
             #expect(differing == 0, "buffer \(k): \(differing) samples differ (\(players) players)")
@@ -175,5 +186,92 @@ import Testing
         #expect(ring.readIndex == 128)
         let left = PanGains(pan: -1).monoLeft
         #expect(out.left[0] == (0 + values[0] * left) + values[64] * left)
+    }
+
+    /// Four streams where two share a ring (the first and third, or the second and fourth): the
+    /// quad is refused, and each reads the ring where the one before it in the list stopped.
+    @Test(arguments: [[0, 1, 0, 2], [0, 1, 2, 1]])
+    func fourStreamsOfWhichTwoShareARingReadItInListOrder(ringOfPlayer: [Int]) throws {
+        let engine = Engine()
+        let rings = (0..<3).map { _ in StreamRing(capacity: 1000, channelCount: 1, sampleRate: 48000) }
+        let values = (0..<3).map { r in (0..<1000).map { Float(r * 1000 + $0 + 1) / 4096 } }
+        var ids: [SoundID] = []
+        for (r, ring) in rings.enumerated() {
+            values[r].withUnsafeBufferPointer { ring.write(left: $0.baseAddress!, right: nil, count: 1000) }
+            ids.append(try engine.register(stream: ring))
+        }
+        let gains: [Float] = [0.5, 0.75, 1.25, 1.5]
+        for p in 0..<4 {
+            engine.send(.start(player: p, sound: ids[ringOfPlayer[p]], at: 0, gain: Gain(linear: gains[p]), pan: PanGains(pan: -1)))
+        }
+        let out = renderBlocks(engine, periods: 1, blockSize: 64)
+        // Where each player read its ring: a player after another on the same ring, 64 on.
+        var read = [Int](repeating: 0, count: 3), at: [Int] = []
+        for p in 0..<4 {
+            at.append(read[ringOfPlayer[p]])
+            read[ringOfPlayer[p]] += 64
+        }
+        let pan = PanGains(pan: -1).monoLeft
+        for t in [0, 17, 63] {
+            var sum: Float = 0
+            for p in 0..<4 { sum = sum + values[ringOfPlayer[p]][at[p] + t] * (gains[p] * pan) }
+            #expect(out.left[t].bitPattern == sum.bitPattern, "frame \(t)")
+        }
+        for r in 0..<3 { #expect(rings[r].readIndex == Int64(read[r])) }
+    }
+
+    /// Nine plain voices, the first stopping in the first period: the other eight are mixed in
+    /// quads from the second period on, the list compacted under them; their output, positions
+    /// and the active count are those of one voice at a time.
+    @Test func quadsAfterAVoiceLeftTheListKeepTheirPlace() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 9))
+        let values = (0..<9).map { p in (0..<1000).map { Float(p * 1000 + $0 + 1) / 8192 } }
+        let gains: [Float] = (0..<9).map { 0.25 + Float($0) / 8 }
+        for p in 0..<9 {
+            let id = try engine.register(Sound(channels: [values[p]], sampleRate: 48000))
+            engine.send(.start(player: p, sound: id, at: 0, gain: Gain(linear: gains[p]), pan: PanGains(pan: -1)))
+        }
+        engine.send(.stop(player: 0, at: 10))
+        let out = renderBlocks(engine, periods: 3, blockSize: 64)
+        let pan = PanGains(pan: -1).monoLeft
+        for t in [0, 9, 10, 64, 100, 191] {
+            var sum: Float = 0
+            for p in 0..<9 where p > 0 || t < 10 { sum = sum + values[p][t] * (gains[p] * pan) }
+            #expect(out.left[t].bitPattern == sum.bitPattern, "frame \(t)")
+        }
+        #expect(engine.voiceList.count == 8)
+        #expect(engine.activeVoiceCount == 8)
+        #expect(!engine.isActive(player: 0))
+        for p in 1..<9 {
+            #expect(engine.isActive(player: p))
+            #expect(engine.position(ofPlayer: p) == 192)
+        }
+    }
+
+    /// A voice whose samples overflow the output, in each place of a quad of plain voices and of
+    /// streams: its share of the period's bound makes the render look at the samples and repair
+    /// them (the other three alone would not).
+    @Test(arguments: [0, 1, 2, 3])
+    func anOverflowingVoiceInAGroupIsRepaired(place: Int) throws {
+        for streamed in [false, true] {
+            let engine = Engine()
+            for p in 0..<4 {
+                let samples: [Float] = p == place ? [3e38, 1, 1, 1] : [0.25, 0.5, 0.25, 0.5]
+                let full = (0..<64).map { samples[$0 % 4] }
+                let id: SoundID
+                if streamed {
+                    let ring = StreamRing(capacity: 256, channelCount: 1, sampleRate: 48000)
+                    ring.write(left: full, right: nil, count: 64)
+                    id = try engine.register(stream: ring)
+                } else {
+                    id = try engine.register(Sound(channels: [full + full], sampleRate: 48000))
+                }
+                engine.send(.start(player: p, sound: id, at: 0, gain: Gain(linear: 2), pan: PanGains(pan: -1)))
+            }
+            let out = renderBlocks(engine, periods: 1, blockSize: 64)
+            let finite = out.left.allSatisfy { $0.isFinite } && out.right.allSatisfy { $0.isFinite }
+            #expect(finite, "streamed \(streamed)")
+            #expect(engine.nonFiniteOutputCount > 0, "streamed \(streamed)")
+        }
     }
 }
