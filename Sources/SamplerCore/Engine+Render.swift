@@ -709,31 +709,29 @@ extension Engine {
             b.pointee.position += Int64(frames)
             c.pointee.position += Int64(frames)
             d.pointee.position += Int64(frames)
-            bound += a.pointee.peakGain * abs(a.pointee.level)
-            bound += b.pointee.peakGain * abs(b.pointee.level)
-            bound += c.pointee.peakGain * abs(c.pointee.level)
-            bound += d.pointee.peakGain * abs(d.pointee.level)
-            if publishing {
-                // What `publish` stores for a sounding voice that is not paused or metered.
-                playerStates[p].store(a.pointee.position << 2 | 1, ordering: .relaxed)
-                playerStates[q].store(b.pointee.position << 2 | 1, ordering: .relaxed)
-                playerStates[quad.c].store(c.pointee.position << 2 | 1, ordering: .relaxed)
-                playerStates[quad.d].store(d.pointee.position << 2 | 1, ordering: .relaxed)
-            }
         } else {
             n = 2
             if readAhead {
                 prefetchAhead(near: i + 5 < count ? Int(voiceList.key(at: i + 5)) : -1,
                               far: i + 9 < count ? Int(voiceList.key(at: i + 9)) : -1, frames: frames, plain: true)
             }
-            let v = voices + p, w = voices + q
-            mixPlainPair(v, w, from: start, to: end, left: left, right: right)
-            bound += v.pointee.peakGain * abs(v.pointee.level)
-            bound += w.pointee.peakGain * abs(w.pointee.level)
-            if publishing {
-                playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed)
-                playerStates[q].store(w.pointee.position << 2 | 1, ordering: .relaxed)
-            }
+            mixPlainPair(voices + p, voices + q, from: start, to: end, left: left, right: right)
+        }
+        finishGroup(at: i, count: n, publishing: publishing, bound: &bound, active: &active, kept: &kept)
+        return n
+    }
+
+    /// After the `n` voices listed from index `i` were mixed as one group (`mixPlainGroup`,
+    /// `mixStreamGroup`): each adds its share to the period's bound, in list order, and is
+    /// published and kept as `mixVoices` does a sounding voice that is not paused or metered
+    /// (none in a group is).
+    @_noLocks @_noAllocation @inline(__always)
+    private func finishGroup(at i: Int, count n: Int, publishing: Bool, bound: inout Float, active: inout Int, kept: inout Int) {
+        for k in 0..<n {
+            let p = Int(voiceList.key(at: i + k)) >> 1
+            let v = voices + p
+            bound += v.pointee.readPeakGain * abs(v.pointee.level)
+            if publishing { playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
         }
         if publishing {
             active += n
@@ -742,7 +740,6 @@ extension Engine {
             }
             kept += n
         }
-        return n
     }
 
     /// The largest level voice `v` can have while `mixVoice` plays a stretch of it: its level,
@@ -1017,22 +1014,7 @@ extension Engine {
                               plain: plainSamplesAhead)
             }
         }
-        for k in 0..<n {
-            let p = Int(voiceList.key(at: i + k)) >> 1
-            let v = voices + p
-            bound += v.pointee.readPeakGain * abs(v.pointee.level)
-            if publishing {
-                // What `publish` stores for a sounding voice that is not paused or metered.
-                playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed)
-            }
-        }
-        if publishing {
-            active += n
-            if kept != i {
-                for k in 0..<n { voiceList.keep(i + k, at: kept + k) }
-            }
-            kept += n
-        }
+        finishGroup(at: i, count: n, publishing: publishing, bound: &bound, active: &active, kept: &kept)
         return n
     }
 
