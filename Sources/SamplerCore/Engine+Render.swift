@@ -722,17 +722,22 @@ extension Engine {
     }
 
     /// After the `n` voices listed from index `i` were mixed as one group (`mixPlainGroup`,
-    /// `mixStreamGroup`): each adds its share to the period's bound, in list order, and is
+    /// `mixStreamGroup`): each adds its share to the period's bound, and is
     /// published and kept as `mixVoices` does a sounding voice that is not paused or metered
     /// (none in a group is).
     @_noLocks @_noAllocation @inline(__always)
     private func finishGroup(at i: Int, count n: Int, publishing: Bool, bound: inout Float, active: inout Int, kept: inout Int) {
+        // Summed in a register and added once: `bound` is in memory (an `inout` of an out-of-line
+        // call), and adding to it voice by voice chained a store and a load per voice. (The
+        // bound is a bound to rounding whatever the order its terms are added in.)
+        var sum: Float = 0
         for k in 0..<n {
             let p = Int(voiceList.key(at: i + k)) >> 1
             let v = voices + p
-            bound += v.pointee.readPeakGain * abs(v.pointee.level)
+            sum += v.pointee.readPeakGain * abs(v.pointee.level)
             if publishing { playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
         }
+        bound += sum
         if publishing {
             active += n
             if kept != i {
@@ -769,11 +774,9 @@ extension Engine {
         // twice as many (rates up to 2; the hardware's prefetcher follows beyond). A stream
         // reads its ring (`left`, `right`) where its last short-path block left it.
         if v.pointee.isStreamed, v.pointee.sound >= 0, let stream = sounds[Int(v.pointee.sound)].stream {
-            // Its ring's indices (two lines: the state is not aligned to one).
             prefetch(UnsafeRawPointer(stream))
-            prefetch(UnsafeRawPointer(stream) + 64)
         }
-        let at = v.pointee.isStreamed ? v.pointee.streamAt : Int(truncatingIfNeeded: v.pointee.position)
+        let at = v.pointee.isStreamed ? Int(v.pointee.streamAt) : Int(truncatingIfNeeded: v.pointee.position)
         let lines = v.pointee.isVarispeed ? min(16, (2 * frames + 15) >> 4) : min(8, (frames + 15) >> 4)
         var k = 0
         while k < lines {
@@ -881,14 +884,16 @@ extension Engine {
         if silent { return false }
         let count = end - start
         guard let block = plainStreamBlock(v, count: count) else { return false }
-        let stream = block.stream, at = block.at
-        let first = min(count, stream.pointee.capacity - at)
+        let at = block.at
+        let first = min(count, block.stream.pointee.capacity - at)
         let level = v.pointee.level
         let gainLeft = level * v.pointee.panLeft, gainRight = level * v.pointee.panRight
-        Mixing.add(left: stream.pointee.left + at, right: stream.pointee.right + at, into: left + start, right: right + start,
+        // The ring's samples through the voice's copies of its pointers (on its first line).
+        let ringLeft = v.pointee.left.unsafelyUnwrapped, ringRight = v.pointee.right.unsafelyUnwrapped
+        Mixing.add(left: ringLeft + at, right: ringRight + at, into: left + start, right: right + start,
                    count: first, gainLeft: gainLeft, gainRight: gainRight)
         if first < count {
-            Mixing.add(left: stream.pointee.left, right: stream.pointee.right, into: left + start + first, right: right + start + first,
+            Mixing.add(left: ringLeft, right: ringRight, into: left + start + first, right: right + start + first,
                        count: count - first, gainLeft: gainLeft, gainRight: gainRight)
         }
         finishPlainStream(v, block, count: count)
@@ -896,17 +901,25 @@ extension Engine {
     }
 
     /// A streamed voice's next block on the short path (`plainStreamBlock`): its ring, the
-    /// block's offset in it, the read index after it, and the ring's peak covering it.
+    /// block's offset in it and the read index after it.
     struct PlainStreamBlock {
         var stream: UnsafeMutablePointer<StreamRingState>
         var at: Int
         var last: Int64
-        var peak: Float
     }
 
     /// Whether streamed voice `v`'s next `count` frames take the short path: no ramp or meters,
-    /// its ring holding every frame of them, and no wrap or end in them. Reads the ring's
-    /// indices and changes nothing but the voice's cached next mark (`streamMark`).
+    /// its ring holding every frame of them, and no wrap or end in them.
+    ///
+    /// The ring's write index, peak and marks are looked at only when a block would end past
+    /// the voice's `streamLimit`, the last end they allowed when they were last looked at
+    /// (while the ring's read index is still the voice's `streamRead`: no other voice read it
+    /// since). That is the same answer: the write index only grows; the peak only grows and is
+    /// taken into `streamPeak` then, for every sample below the write index; a timeline's
+    /// next mark is kept (`streamMark`, see below); and the writer marks a wrap or an end only at
+    /// or after its write index, which is at or after the limit (an end on the write index
+    /// would end a block there: the limit stays one short of it). Changes only the voice's
+    /// cached `streamMark`, `streamLimit`, `streamRead`, `streamAt` and `streamPeak`.
     @_noLocks @_noAllocation @inline(__always)
     private func plainStreamBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
         if !v.pointee.isStreamed { return nil }
@@ -914,41 +927,57 @@ extension Engine {
         if v.pointee.isMetered { return nil }
         guard let stream = sounds[Int(v.pointee.sound)].stream else { return nil }
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
+        let last = read + Int64(count)  // one past the block's last frame
+        if read == v.pointee.streamRead {
+            if last <= v.pointee.streamLimit { return PlainStreamBlock(stream: stream, at: Int(v.pointee.streamAt), last: last) }
+        } else {
+            v.pointee.streamAt = Int32(truncatingIfNeeded: read % Int64(stream.pointee.capacity))
+            v.pointee.streamRead = read
+        }
+        v.pointee.streamLimit = streamLimit(v, stream, read: read)
+        if last > v.pointee.streamLimit { return nil }
+        return PlainStreamBlock(stream: stream, at: Int(v.pointee.streamAt), last: last)
+    }
+
+    /// The largest read index a short-path block of streamed voice `v` may end on from read
+    /// index `read` (see `plainStreamBlock`), from its ring's write index and marks, or its
+    /// timeline; takes the ring's peak into the voice's `streamPeak`.
+    @_noLocks @_noAllocation @inline(never)
+    private func streamLimit(_ v: UnsafeMutablePointer<Voice>, _ stream: UnsafeMutablePointer<StreamRingState>, read: Int64) -> Int64 {
         let written = stream.pointee.writeIndex.load(ordering: .acquiring)
-        if written - read < Int64(count) { return nil }
         // After `written`: it covers every sample below it.
         let peak = Float(bitPattern: stream.pointee.peakBits.load(ordering: .relaxed))
-        let last = read + Int64(count)  // one past the block's last frame
+        v.pointee.streamPeak = max(v.pointee.streamPeak, peak)
         let sourceFrames = stream.pointee.timelineSourceFrames.load(ordering: .acquiring)
         if sourceFrames > 0 {
             // The next wrap or end at or after the read index, kept from block to block: its
             // timeline is fixed while the voice plays it, and a loop count changed since can only
-            // move the end later than the next wrap the writer has not passed.
+            // move the end later than the next wrap the writer has not passed. A block ends
+            // before it.
             if v.pointee.streamMark <= read {
                 v.pointee.streamMark = Mixing.nextStreamMark(stream, after: read, sourceFrames: sourceFrames)
             }
-            if v.pointee.streamMark <= last { return nil }
-        } else {
-            let endIndex = stream.pointee.endIndex.load(ordering: .acquiring)
-            if endIndex != .max, last >= endIndex { return nil }
-            let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
-            if wrap >= read, wrap < last { return nil }
+            return min(written, v.pointee.streamMark - 1)
         }
-        let at = v.pointee.streamRead == read ? v.pointee.streamAt : Int(read % Int64(stream.pointee.capacity))
-        return PlainStreamBlock(stream: stream, at: at, last: last, peak: peak)
+        // Before the end, and not past a wrap at or after the read index.
+        var limit = written - 1
+        let endIndex = stream.pointee.endIndex.load(ordering: .acquiring)
+        if endIndex != .max { limit = min(limit, endIndex - 1) }
+        let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
+        if wrap >= read { limit = min(limit, wrap) }
+        return limit
     }
 
     /// After a short-path block of `count` frames was mixed: the ring's read index and the
-    /// voice's position, ring offset and peak move on, as `mixVoice` would leave them.
+    /// voice's position and ring offset move on, as `mixVoice` would leave them.
     @_noLocks @_noAllocation @inline(__always)
     private func finishPlainStream(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock, count: Int) {
         let capacity = block.stream.pointee.capacity
         block.stream.pointee.readIndex.store(block.last, ordering: .releasing)
         // `count` is at most the ring's capacity (the ring held every frame of the block).
         v.pointee.streamRead = block.last
-        v.pointee.streamAt = block.at + count < capacity ? block.at + count : block.at + count - capacity
+        v.pointee.streamAt = Int32(truncatingIfNeeded: block.at + count < capacity ? block.at + count : block.at + count - capacity)
         v.pointee.position += Int64(count)
-        v.pointee.streamPeak = max(v.pointee.streamPeak, block.peak)
     }
 
     /// A streamed voice that sounds into the main mix and whose next `count` frames take the
@@ -1022,7 +1051,7 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     private func streamSource(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock) -> Mixing.QuadSource {
         let level = v.pointee.level
-        return Mixing.QuadSource(left: block.stream.pointee.left + block.at, right: block.stream.pointee.right + block.at,
+        return Mixing.QuadSource(left: v.pointee.left.unsafelyUnwrapped + block.at, right: v.pointee.right.unsafelyUnwrapped + block.at,
                                  gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
     }
 

@@ -2,9 +2,10 @@ import Synchronization
 
 /// The state of a stream ring as the render thread sees it, in memory the `StreamRing` owns.
 struct StreamRingState: ~Copyable {
-    let left: UnsafeMutablePointer<Float>
-    let right: UnsafeMutablePointer<Float>
-    let capacity: Int
+    // Laid out so that everything a short-path block reads and writes (`Engine.plainStreamBlock`)
+    // is on the first 64 bytes, one cache line (`StreamRing` aligns the state to 64 bytes): the
+    // indices, the marks, the timeline's presence, the capacity and the peak. (Its samples are
+    // read through the voice's copies of `left` and `right`.)
     /// Frames ever written (by the disk thread) and ever consumed (by the render thread).
     let writeIndex = Atomic<Int64>(0)
     let readIndex = Atomic<Int64>(0)
@@ -12,13 +13,6 @@ struct StreamRingState: ~Copyable {
     let endIndex = Atomic<Int64>(.max)
     /// The read index at which the stream wraps to the start of its file (a loop), or -1.
     let wrapIndex = Atomic<Int64>(-1)
-    /// Frames the render thread wanted but the disk thread had not written yet.
-    let underrunFrames = Atomic<Int>(0)
-    /// The largest |sample| written since the ring was made or reset, as `Sound.peak` measures
-    /// it (infinity for NaN, infinities and huge values), in Float bits. Only grows between
-    /// resets; stored before the `writeIndex` that publishes the samples, so a reader that loads
-    /// it after `writeIndex` gets a bound on every sample below that index.
-    let peakBits = Atomic<UInt32>(0)
     /// The stream's timeline, when its writer publishes one (`StreamRing.setTimeline`): the
     /// frames of one pass of the file at its own rate (0: none published, the marks above are
     /// used), the file frame the stream starts on, the playback ÷ file rate (bits) and the passes
@@ -26,9 +20,26 @@ struct StreamRingState: ~Copyable {
     /// whether or not the frames have been written: after a lost stretch longer than the ring,
     /// the events are still on their frames.
     let timelineSourceFrames = Atomic<Int64>(0)
+    let capacity: Int
+    /// The largest |sample| written since the ring was made or reset, as `Sound.peak` measures
+    /// it (infinity for NaN, infinities and huge values), in Float bits. Only grows between
+    /// resets; stored before the `writeIndex` that publishes the samples, so a reader that loads
+    /// it after `writeIndex` gets a bound on every sample below that index.
+    let peakBits = Atomic<UInt32>(0)
+    let left: UnsafeMutablePointer<Float>
+    // The second line.
+    let right: UnsafeMutablePointer<Float>
+    /// Frames the render thread wanted but the disk thread had not written yet.
+    let underrunFrames = Atomic<Int>(0)
     let timelineSourceStart = Atomic<Int64>(0)
     let timelineRatioBits = Atomic<UInt64>(0)
     let timelinePasses = Atomic<Int64>(-1)
+
+    init(left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int) {
+        self.left = left
+        self.right = right
+        self.capacity = capacity
+    }
 }
 
 extension StreamRingState {
@@ -86,6 +97,8 @@ extension StreamRingState {
 /// slot is rewritten; every index is an atomic, and `reset` runs only while no voice plays the ring.
 public final class StreamRing: @unchecked Sendable {
     public let capacity: Int
+    /// The most frames a ring holds (a voice keeps its offset in 32 bits).
+    public static let maximumCapacity = Int(Int32.max)
     public let channelCount: Int
     public let sampleRate: Double
     let state: UnsafeMutablePointer<StreamRingState>
@@ -96,7 +109,7 @@ public final class StreamRing: @unchecked Sendable {
     /// (the heap when nil; the loaders' huge-page memory spares the render thread TLB misses
     /// with many streams, as it does for sounds). Control thread only.
     public init(capacity: Int, channelCount: Int, sampleRate: Double, memory: (any SampleMemory)? = nil) {
-        precondition(capacity > 0 && (channelCount == 1 || channelCount == 2))
+        precondition(capacity > 0 && capacity <= StreamRing.maximumCapacity && (channelCount == 1 || channelCount == 2))
         self.capacity = capacity
         self.channelCount = channelCount
         self.sampleRate = sampleRate
@@ -108,7 +121,9 @@ public final class StreamRing: @unchecked Sendable {
         }
         let left = samples()
         let right = channelCount == 2 ? samples() : left
-        state = .allocate(capacity: 1)
+        // On a cache line of its own: a short-path block reads one (see `StreamRingState`).
+        state = UnsafeMutableRawPointer.allocate(byteCount: MemoryLayout<StreamRingState>.stride, alignment: 64)
+            .bindMemory(to: StreamRingState.self, capacity: 1)
         state.initialize(to: StreamRingState(left: left, right: right, capacity: capacity))
     }
 
@@ -119,7 +134,7 @@ public final class StreamRing: @unchecked Sendable {
         if state.pointee.right != state.pointee.left { free(state.pointee.right) }
         free(state.pointee.left)
         state.deinitialize(count: 1)
-        state.deallocate()
+        UnsafeMutableRawPointer(state).deallocate()
     }
 
     /// The ring's sample buffers (`left == right` for mono), for a reader outside the engine that

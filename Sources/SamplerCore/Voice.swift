@@ -76,14 +76,20 @@ struct Voice: BitwiseCopyable {
     /// For a stream, its ring's peak when this voice last read it (`Mixing.StreamChunk.peak`):
     /// the stream's samples are not known when it starts.
     var streamPeak: Float = 0
+    /// For a stream: this voice's ring offset after its last short-path block (see `streamRead`;
+    /// a ring holds fewer than 2^31 frames). Beside `streamPeak`, so that `stream` fits this line.
+    var streamAt: Int32 = 0
     /// For a stream with a timeline: the read index of its next wrap or end, as last computed
     /// (`Mixing.nextStreamMark`; 0 when not known), so that blocks short of it skip the search.
     var streamMark: Int64 = 0
-    /// For a stream: the read index after this voice's last short-path block and its offset in
-    /// the ring (-1: not known), so that the next block skips a division, and the prefetch
+    /// For a stream: the read index after this voice's last short-path block (-1: not known),
+    /// at ring offset `streamAt`, so that the next block skips a division, and the prefetch
     /// hints know where it will read.
     var streamRead: Int64 = -1
-    var streamAt: Int = 0
+    /// For a stream, while its ring's read index is `streamRead`: the largest read index a
+    /// short-path block may end on (one past its last frame) without looking at the ring's
+    /// write index, peak and marks again (`Engine.plainStreamBlock`).
+    var streamLimit: Int64 = -1
     /// The position between `position` and the next frame, in 2^-32 of a frame (varispeed).
     var phase: UInt32 = 0
     /// The ramp towards `levelTarget`: the level of ramp frame k is `rampOrigin + levelStep × k`,
@@ -166,6 +172,7 @@ struct Voice: BitwiseCopyable {
         streamPeak = 0
         streamMark = 0
         streamRead = -1
+        streamLimit = -1
         streamAt = 0
         peakGain = Voice.peakGain(peak, panLeft, panRight)
     }

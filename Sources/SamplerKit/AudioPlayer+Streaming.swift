@@ -21,6 +21,11 @@ extension AudioPlayer {
         do { file = try StreamFile(path: path) } catch { throw SamplerError("\(error)") }
         let rate = session.sampleRate
         guard rate > 0 else { throw SamplerError("\(path): the session has no server to stream to") }
+        // A ring holds fewer than 2^31 frames (over three hours at 192 kHz, 8 GiB a channel).
+        guard preloadSeconds * rate <= Double(StreamRing.maximumCapacity) else {
+            throw SamplerError("\(path): preloadSeconds \(preloadSeconds) is more than a stream's ring holds at \(Int(rate)) Hz"
+                               + " (at most \(StreamRing.maximumCapacity) frames)")
+        }
         // At least a few periods, whatever was asked.
         let capacity = max(Int((preloadSeconds * rate).rounded()), 4 * max(session.bufferSize, 256))
         let stream: PlayerStream = try session.lock.withLock {

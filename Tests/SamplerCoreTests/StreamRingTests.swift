@@ -57,6 +57,28 @@ import Testing
         #expect(kinds == ["started@10", "looped@40", "finished@70"])
     }
 
+    /// A short-path block keeps what it learnt of the ring (`Voice.streamLimit`) for the blocks
+    /// after it. An end the writer marks later, on the write index it had then (or the end of
+    /// a timeline), still ends the stream on its frame, in the period that reaches it: the
+    /// period ending on that frame reports it, as the full path does.
+    @Test(arguments: [false, true])
+    func anEndMarkedAfterABlockStillEndsTheStreamInThePeriodThatReachesIt(timeline: Bool) throws {
+        let engine = Engine()
+        let ring = StreamRing(capacity: 1000, channelCount: 1, sampleRate: 48000)
+        if timeline { ring.setTimeline(sourceFrames: 128, sourceStart: 0, ratio: 1, passes: 1) }
+        write(ring, [Float](repeating: 0.5, count: 128))
+        let id = try engine.register(stream: ring)
+        engine.send(.start(player: 0, sound: id, at: 0, pan: PanGains(pan: -1)))
+        let first = renderBlocks(engine, periods: 1, blockSize: 64).left
+        #expect(first.allSatisfy { $0 == 0.5 })
+        #expect(events(engine).map { "\($0.kind)@\($0.frame)" } == ["started@0"])
+        if !timeline { ring.markEnd() }
+        let second = renderBlocks(engine, periods: 1, blockSize: 64, start: 64).left
+        #expect(second.allSatisfy { $0 == 0.5 })
+        #expect(events(engine).map { "\($0.kind)@\($0.frame)" } == ["finished@128"])
+        #expect(ring.underrunFrameCount == 0)
+    }
+
     @Test func twoStreamsStartedTogetherStayAligned() throws {
         let engine = Engine()
         let a = StreamRing(capacity: 4096, channelCount: 1, sampleRate: 48000)

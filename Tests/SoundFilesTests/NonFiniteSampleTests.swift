@@ -87,10 +87,11 @@ import Testing
         func play(_ samples: [Float], rings: Int) throws -> Engine {
             let engine = Engine()
             for p in 0..<rings {
-                // Full: the block is mixed on the short path (`mixPlainStream`).
-                let ring = StreamRing(capacity: 64, channelCount: 1, sampleRate: 48000)
-                let full = samples + [Float](repeating: 0, count: 64 - samples.count)
-                ring.write(left: full, right: nil, count: 64)
+                // More than the block written (an end could still be marked on the write
+                // index): the block is mixed on the short path (`mixPlainStream`).
+                let ring = StreamRing(capacity: 128, channelCount: 1, sampleRate: 48000)
+                let full = samples + [Float](repeating: 0, count: 65 - samples.count)
+                ring.write(left: full, right: nil, count: 65)
                 engine.send(.start(player: p, sound: try engine.register(stream: ring), at: 0, pan: PanGains(pan: -1)))
             }
             engine.render(frameCount: 64, periodStart: 0, left: l, right: r)
