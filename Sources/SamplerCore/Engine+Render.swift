@@ -615,6 +615,11 @@ extension Engine {
                     i += n
                     continue
                 }
+                // Not grouped after all: the hints skipped above for a voice about to be.
+                if readAhead, !plainSamplesAhead {
+                    prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
+                                  far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: frames, plain: false)
+                }
             } else if !silent, i + 1 < count, key & 1 == 0, voices[p].isStreamed {
                 let n = mixStreamGroup(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
                                        busCount: busCount, publishing: publishing, readAhead: readAhead,
@@ -633,7 +638,11 @@ extension Engine {
                         let o = Int(v.pointee.output)
                         let routed = o != 0 && o < busCount
                         let left = routed ? buses[2 * o] : mainLeft, right = routed ? buses[2 * o + 1] : mainRight
-                        if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
+                        if plainHere {
+                            // Known plain, sounding, into the main mix and not silent (above).
+                            addPlainVoice(v, from: start, to: end, left: left, right: right)
+                            bound += v.pointee.peakGain * abs(v.pointee.level)
+                        } else if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.readPeakGain * abs(v.pointee.level)
@@ -715,7 +724,10 @@ extension Engine {
                 prefetchAhead(near: i + 5 < count ? Int(voiceList.key(at: i + 5)) : -1,
                               far: i + 9 < count ? Int(voiceList.key(at: i + 9)) : -1, frames: frames, plain: true)
             }
-            mixPlainPair(voices + p, voices + q, from: start, to: end, left: left, right: right)
+            let a = voices + p, b = voices + q
+            Mixing.addPair(plainSource(a), plainSource(b), into: left + start, right: right + start, count: frames)
+            a.pointee.position += Int64(frames)
+            b.pointee.position += Int64(frames)
         }
         finishGroup(at: i, count: n, publishing: publishing, bound: &bound, active: &active, kept: &kept)
         return n
@@ -830,29 +842,12 @@ extension Engine {
         return (keyC >> 1, keyD >> 1)
     }
 
-    /// A plain voice's samples from its position and its gains, for `Mixing.addQuad`.
+    /// A plain voice's samples from its position and its gains, for `Mixing.addPair` and `addQuad`.
     @_noLocks @_noAllocation @inline(__always)
-    private func plainSource(_ v: UnsafeMutablePointer<Voice>) -> Mixing.QuadSource {
+    private func plainSource(_ v: UnsafeMutablePointer<Voice>) -> Mixing.Source {
         let position = Int(v.pointee.position), level = v.pointee.level
-        return Mixing.QuadSource(left: v.pointee.left.unsafelyUnwrapped + position, right: v.pointee.right.unsafelyUnwrapped + position,
+        return Mixing.Source(left: v.pointee.left.unsafelyUnwrapped + position, right: v.pointee.right.unsafelyUnwrapped + position,
                                  gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
-    }
-
-    /// Two plain voices (`isPlain`) listed one after the other, into the same output: mixed in
-    /// one pass (`Mixing.addPair`), to the bit as `mixPlainVoice` for `v` and then for `w`.
-    @_noLocks @_noAllocation @inline(__always)
-    private func mixPlainPair(_ v: UnsafeMutablePointer<Voice>, _ w: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
-                              left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
-        let count = end - start
-        let a = Int(v.pointee.position), b = Int(w.pointee.position)
-        let aLevel = v.pointee.level, bLevel = w.pointee.level
-        Mixing.addPair(left: v.pointee.left.unsafelyUnwrapped + a, right: v.pointee.right.unsafelyUnwrapped + a,
-                       gainLeft: aLevel * v.pointee.panLeft, gainRight: aLevel * v.pointee.panRight,
-                       left: w.pointee.left.unsafelyUnwrapped + b, right: w.pointee.right.unsafelyUnwrapped + b,
-                       gainLeft: bLevel * w.pointee.panLeft, gainRight: bLevel * w.pointee.panRight,
-                       into: left + start, right: right + start, count: count)
-        v.pointee.position += Int64(count)
-        w.pointee.position += Int64(count)
     }
 
     /// The common case, kept small so that it stays in registers: a plain voice (`isPlain`).
@@ -867,12 +862,20 @@ extension Engine {
             v.pointee.position = position + Int64(count)
             return true
         }
-        let level = v.pointee.level
+        addPlainVoice(v, from: start, to: end, left: left, right: right)
+        return true
+    }
+
+    /// Mixes plain voice `v` (`isPlain`, not silent) for block offsets `start ..< end`.
+    @_noLocks @_noAllocation @inline(__always)
+    private func addPlainVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
+                               left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        let count = end - start
+        let position = v.pointee.position, level = v.pointee.level
         Mixing.add(left: v.pointee.left.unsafelyUnwrapped + Int(position), right: v.pointee.right.unsafelyUnwrapped + Int(position),
                    into: left + start, right: right + start, count: count,
                    gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
         v.pointee.position = position + Int64(count)
-        return true
     }
 
     /// The common case of a streamed voice: without a ramp or meters, its ring holding every
@@ -1028,10 +1031,7 @@ extension Engine {
             }
         }
         if n == 2 {
-            let sa = streamSource(va, a), sb = streamSource(vb, b)
-            Mixing.addPair(left: sa.left, right: sa.right, gainLeft: sa.gainLeft, gainRight: sa.gainRight,
-                           left: sb.left, right: sb.right, gainLeft: sb.gainLeft, gainRight: sb.gainRight,
-                           into: left + start, right: right + start, count: frames)
+            Mixing.addPair(streamSource(va, a), streamSource(vb, b), into: left + start, right: right + start, count: frames)
         }
         finishPlainStream(va, a, count: frames)
         finishPlainStream(vb, b, count: frames)
@@ -1047,11 +1047,11 @@ extension Engine {
         return n
     }
 
-    /// A short-path stream block's samples and its voice's gains, for `Mixing.addQuad`.
+    /// A short-path stream block's samples and its voice's gains, for `Mixing.addPair` and `addQuad`.
     @_noLocks @_noAllocation @inline(__always)
-    private func streamSource(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock) -> Mixing.QuadSource {
+    private func streamSource(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock) -> Mixing.Source {
         let level = v.pointee.level
-        return Mixing.QuadSource(left: v.pointee.left.unsafelyUnwrapped + block.at, right: v.pointee.right.unsafelyUnwrapped + block.at,
+        return Mixing.Source(left: v.pointee.left.unsafelyUnwrapped + block.at, right: v.pointee.right.unsafelyUnwrapped + block.at,
                                  gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
     }
 

@@ -26,21 +26,18 @@ public enum Mixing {
     /// that order, so the result is the same to the bit. Half the output loads and stores of two
     /// calls: with many plain voices the stores bound the mixer.
     @_noLocks @_noAllocation @inline(__always)
-    public static func addPair(left aLeft: UnsafePointer<Float>, right aRight: UnsafePointer<Float>, gainLeft aGainLeft: Float,
-                               gainRight aGainRight: Float,
-                               left bLeft: UnsafePointer<Float>, right bRight: UnsafePointer<Float>, gainLeft bGainLeft: Float,
-                               gainRight bGainRight: Float,
+    public static func addPair(_ a: Source, _ b: Source,
                                into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>, count: Int) {
-        if aLeft == aRight, bLeft == bRight {
-            addMonoPair(aLeft, aGainLeft, aGainRight, bLeft, bGainLeft, bGainRight, into: outLeft, outRight, count: count)
+        if a.left == a.right, b.left == b.right {
+            addMonoPair(a.left, a.gainLeft, a.gainRight, b.left, b.gainLeft, b.gainRight, into: outLeft, outRight, count: count)
         } else {
-            addPairOfAny(aLeft, aRight, aGainLeft, aGainRight, bLeft, bRight, bGainLeft, bGainRight,
+            addPairOfAny(a.left, a.right, a.gainLeft, a.gainRight, b.left, b.right, b.gainLeft, b.gainRight,
                          into: outLeft, outRight, count: count)
         }
     }
 
-    /// One source of `addQuad`: its samples (`left == right` for mono) and gains.
-    public struct QuadSource {
+    /// One source of `addPair` and `addQuad`: its samples (`left == right` for mono) and gains.
+    public struct Source {
         public var left: UnsafePointer<Float>
         public var right: UnsafePointer<Float>
         public var gainLeft: Float
@@ -58,7 +55,7 @@ public enum Mixing {
     /// Adds four sources in one pass over the outputs, exactly as four `add` calls in the order
     /// a, b, c, d: every output frame gets `(((out + a) + b) + c) + d`, the same to the bit.
     @_noLocks @_noAllocation @inline(__always)
-    public static func addQuad(_ a: QuadSource, _ b: QuadSource, _ c: QuadSource, _ d: QuadSource,
+    public static func addQuad(_ a: Source, _ b: Source, _ c: Source, _ d: Source,
                                into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>, count: Int) {
         if a.left == a.right, b.left == b.right, c.left == c.right, d.left == d.right {
             var i = 0

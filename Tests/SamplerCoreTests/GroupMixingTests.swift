@@ -22,10 +22,10 @@ import Testing
             outRight.update(from: expectRight, count: capacity)
             let count = random.int(0...300), offset = random.int(0...40)
             // Four sources, each mono (right = left) or stereo, each with its own gains.
-            var sources: [Mixing.QuadSource] = []
+            var sources: [Mixing.Source] = []
             for k in 0..<4 {
                 let stereo = random.chance(trial % 3 == 0 ? 0 : 50)
-                sources.append(Mixing.QuadSource(left: buffers[2 * k] + offset, right: buffers[stereo ? 2 * k + 1 : 2 * k] + offset,
+                sources.append(Mixing.Source(left: buffers[2 * k] + offset, right: buffers[stereo ? 2 * k + 1 : 2 * k] + offset,
                                                  gainLeft: Float(random.int(0...1000)) / 700,
                                                  gainRight: Float(random.int(0...1000)) / 700))
             }
@@ -35,10 +35,7 @@ import Testing
                            gainLeft: s.gainLeft, gainRight: s.gainRight)
             }
             if group == 2 {
-                let a = sources[0], b = sources[1]
-                Mixing.addPair(left: a.left, right: a.right, gainLeft: a.gainLeft, gainRight: a.gainRight,
-                               left: b.left, right: b.right, gainLeft: b.gainLeft, gainRight: b.gainRight,
-                               into: outLeft + offset, right: outRight + offset, count: count)
+                Mixing.addPair(sources[0], sources[1], into: outLeft + offset, right: outRight + offset, count: count)
             } else {
                 Mixing.addQuad(sources[0], sources[1], sources[2], sources[3], into: outLeft + offset,
                                right: outRight + offset, count: count)
