@@ -595,12 +595,16 @@ extension Engine {
             let key = Int(voiceList.key(at: i))
             let p = key >> 1
             var stays: Bool
-            // A plain voice about to be mixed in a group: up to `plainSamplesAhead`, no hints
-            // (the voices ahead of it are most likely plain too, and the hardware follows them).
-            var plainHere = false
-            if !silent, i + 1 < count, key & 1 == 0 { plainHere = isPlainInMainMix(voices + p, count: frames, busCount: busCount) }
+            // A plain or streamed voice about to be mixed in a group: up to `plainSamplesAhead`,
+            // no hints (the voices ahead of it are most likely of its kind too, and the hardware
+            // follows them).
+            var plainHere = false, streamHere = false
+            if !silent, i + 1 < count, key & 1 == 0 {
+                plainHere = isPlainInMainMix(voices + p, count: frames, busCount: busCount)
+                if !plainHere { streamHere = voices[p].isStreamed }
+            }
             if readAhead {
-                if plainSamplesAhead || !plainHere {
+                if plainSamplesAhead || !(plainHere || streamHere) {
                     prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
                                   far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: frames, plain: plainSamplesAhead)
                 }
@@ -615,19 +619,19 @@ extension Engine {
                     i += n
                     continue
                 }
-                // Not grouped after all: the hints skipped above for a voice about to be.
-                if readAhead, !plainSamplesAhead {
-                    prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
-                                  far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: frames, plain: false)
-                }
-            } else if !silent, i + 1 < count, key & 1 == 0, voices[p].isStreamed {
+            } else if streamHere {
                 let n = mixStreamGroup(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
-                                       busCount: busCount, publishing: publishing, readAhead: readAhead,
-                                       plainSamplesAhead: plainSamplesAhead, bound: &bound, active: &active, kept: &kept)
+                                       busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
+                                       bound: &bound, active: &active, kept: &kept)
                 if n > 0 {
                     i += n
                     continue
                 }
+            }
+            // Not grouped after all: the hints skipped above for a voice about to be.
+            if readAhead, !plainSamplesAhead, plainHere || streamHere {
+                prefetchAhead(near: i + 4 < count ? Int(voiceList.key(at: i + 4)) : -1,
+                              far: i + 8 < count ? Int(voiceList.key(at: i + 8)) : -1, frames: frames, plain: false)
             }
             defer { i += 1 }
             if key & 1 == 0 {
@@ -733,10 +737,9 @@ extension Engine {
         return n
     }
 
-    /// After the `n` voices listed from index `i` were mixed as one group (`mixPlainGroup`,
-    /// `mixStreamGroup`): each adds its share to the period's bound, and is
-    /// published and kept as `mixVoices` does a sounding voice that is not paused or metered
-    /// (none in a group is).
+    /// After the `n` voices listed from index `i` were mixed as one group (`mixPlainGroup`):
+    /// each adds its share to the period's bound, and is published and kept as `mixVoices`
+    /// does a sounding voice that is not paused or metered (none in a group is).
     @_noLocks @_noAllocation @inline(__always)
     private func finishGroup(at i: Int, count n: Int, publishing: Bool, bound: inout Float, active: inout Int, kept: inout Int) {
         // Summed in a register and added once: `bound` is in memory (an `inout` of an out-of-line
@@ -750,13 +753,19 @@ extension Engine {
             if publishing { playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
         }
         bound += sum
-        if publishing {
-            active += n
-            if kept != i {
-                for k in 0..<n { voiceList.keep(i + k, at: kept + k) }
-            }
-            kept += n
+        keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
+    }
+
+    /// After the `n` voices listed from index `i` were mixed as one group and published: with
+    /// `publishing`, counted active and kept, as `mixVoices` does.
+    @_noLocks @_noAllocation @inline(__always)
+    private func keepGroup(at i: Int, count n: Int, publishing: Bool, active: inout Int, kept: inout Int) {
+        if !publishing { return }
+        active += n
+        if kept != i {
+            for k in 0..<n { voiceList.keep(i + k, at: kept + k) }
         }
+        kept += n
     }
 
     /// The largest level voice `v` can have while `mixVoice` plays a stretch of it: its level,
@@ -887,19 +896,13 @@ extension Engine {
         if silent { return false }
         let count = end - start
         guard let block = plainStreamBlock(v, count: count) else { return false }
-        let at = block.at
-        let first = min(count, block.stream.pointee.capacity - at)
-        let level = v.pointee.level
-        let gainLeft = level * v.pointee.panLeft, gainRight = level * v.pointee.panRight
-        // The ring's samples through the voice's copies of its pointers (on its first line).
-        let ringLeft = v.pointee.left.unsafelyUnwrapped, ringRight = v.pointee.right.unsafelyUnwrapped
-        Mixing.add(left: ringLeft + at, right: ringRight + at, into: left + start, right: right + start,
-                   count: first, gainLeft: gainLeft, gainRight: gainRight)
-        if first < count {
-            Mixing.add(left: ringLeft, right: ringRight, into: left + start + first, right: right + start + first,
-                       count: count - first, gainLeft: gainLeft, gainRight: gainRight)
-        }
-        finishPlainStream(v, block, count: count)
+        // One run of the ring's samples (`plainStreamBlock`), through the voice's copies of its
+        // pointers (on its first line).
+        let source = streamSource(v, block)
+        Mixing.add(left: source.left, right: source.right, into: left + start, right: right + start,
+                   count: count, gainLeft: source.gainLeft, gainRight: source.gainRight)
+        advancePlainStream(v, block, count: count)
+        releasePlainStream(block)
         return true
     }
 
@@ -912,7 +915,8 @@ extension Engine {
     }
 
     /// Whether streamed voice `v`'s next `count` frames take the short path: no ramp or meters,
-    /// its ring holding every frame of them, and no wrap or end in them.
+    /// its ring holding every frame of them in one run (not across the ring's end), and no wrap
+    /// or end in them.
     ///
     /// The ring's write index, peak and marks are looked at only when a block would end past
     /// the voice's `streamLimit`, the last end they allowed when they were last looked at
@@ -926,13 +930,23 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     private func plainStreamBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
         if !v.pointee.isStreamed { return nil }
-        if v.pointee.rampFramesLeft != 0 { return nil }
         if v.pointee.isMetered { return nil }
+        return ringBlock(v, count: count)
+    }
+
+    /// `plainStreamBlock` for a streamed voice without meters.
+    @_noLocks @_noAllocation @inline(__always)
+    private func ringBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
+        if v.pointee.rampFramesLeft != 0 { return nil }
         guard let stream = sounds[Int(v.pointee.sound)].stream else { return nil }
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
-        let last = read + Int64(count)  // one past the block's last frame
+        // Wrapping adds (`&+`) here and in the groups: indices are far below `Int64.max`, and a
+        // checked add is a branch per voice.
+        let last = read &+ Int64(count)  // one past the block's last frame
         if read == v.pointee.streamRead {
             if last <= v.pointee.streamLimit { return PlainStreamBlock(stream: stream, at: Int(v.pointee.streamAt), last: last) }
+            // The last block ended on the ring's end (`advancePlainStream`): the next lap.
+            if Int(v.pointee.streamAt) == stream.pointee.capacity { v.pointee.streamAt = 0 }
         } else {
             v.pointee.streamAt = Int32(truncatingIfNeeded: read % Int64(stream.pointee.capacity))
             v.pointee.streamRead = read
@@ -951,6 +965,9 @@ extension Engine {
         // After `written`: it covers every sample below it.
         let peak = Float(bitPattern: stream.pointee.peakBits.load(ordering: .relaxed))
         v.pointee.streamPeak = max(v.pointee.streamPeak, peak)
+        // Within the written frames, and in one run of the ring: not past its end (the read
+        // index where the ring's next lap starts), so that a block is one run of samples.
+        let lapEnd = read - Int64(v.pointee.streamAt) + Int64(stream.pointee.capacity)
         let sourceFrames = stream.pointee.timelineSourceFrames.load(ordering: .acquiring)
         if sourceFrames > 0 {
             // The next wrap or end at or after the read index, kept from block to block: its
@@ -960,10 +977,10 @@ extension Engine {
             if v.pointee.streamMark <= read {
                 v.pointee.streamMark = Mixing.nextStreamMark(stream, after: read, sourceFrames: sourceFrames)
             }
-            return min(written, v.pointee.streamMark - 1)
+            return min(min(written, lapEnd), v.pointee.streamMark - 1)
         }
         // Before the end, and not past a wrap at or after the read index.
-        var limit = written - 1
+        var limit = min(written - 1, lapEnd)
         let endIndex = stream.pointee.endIndex.load(ordering: .acquiring)
         if endIndex != .max { limit = min(limit, endIndex - 1) }
         let wrap = stream.pointee.wrapIndex.load(ordering: .acquiring)
@@ -971,32 +988,32 @@ extension Engine {
         return limit
     }
 
-    /// After a short-path block of `count` frames was mixed: the ring's read index and the
-    /// voice's position and ring offset move on, as `mixVoice` would leave them.
+    /// A short-path block of `count` frames: the voice's position, ring offset and read index
+    /// move on, as `mixVoice` would leave them (the offset may be the ring's capacity, the block
+    /// ending on the ring's end: `plainStreamBlock` starts the next lap). Then, once its
+    /// samples were mixed, `releasePlainStream`.
     @_noLocks @_noAllocation @inline(__always)
-    private func finishPlainStream(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock, count: Int) {
-        let capacity = block.stream.pointee.capacity
-        block.stream.pointee.readIndex.store(block.last, ordering: .releasing)
-        // `count` is at most the ring's capacity (the ring held every frame of the block).
+    private func advancePlainStream(_ v: UnsafeMutablePointer<Voice>, _ block: PlainStreamBlock, count: Int) {
         v.pointee.streamRead = block.last
-        v.pointee.streamAt = Int32(truncatingIfNeeded: block.at + count < capacity ? block.at + count : block.at + count - capacity)
-        v.pointee.position += Int64(count)
+        v.pointee.streamAt = Int32(truncatingIfNeeded: block.at &+ count)
+        v.pointee.position &+= Int64(count)
     }
 
-    /// A streamed voice that sounds into the main mix and whose next `count` frames take the
-    /// short path without crossing its ring's end (one run of samples): its block, or nil.
+    /// After a short-path block's samples were mixed: the ring's read index moves on, and the
+    /// writer may write over them.
+    @_noLocks @_noAllocation @inline(__always)
+    private func releasePlainStream(_ block: PlainStreamBlock) {
+        block.stream.pointee.readIndex.store(block.last, ordering: .releasing)
+    }
+
+    /// A streamed voice that sounds into output 0 (`Voice.isSoundingStreamIntoMainMix`) and
+    /// whose next `count` frames take the short path (`plainStreamBlock`): its block, or nil.
     @_noLocks @_noAllocation @inline(__always)
     private func groupableStream(key: Int, count: Int, busCount: Int) -> PlainStreamBlock? {
         if key & 1 != 0 { return nil }
         let v = voices + (key >> 1)
-        if !v.pointee.isStreamed { return nil }
-        if !v.pointee.isActive { return nil }
-        if v.pointee.isPaused { return nil }
-        let o = Int(v.pointee.output)
-        if o != 0, o < busCount { return nil }
-        guard let block = plainStreamBlock(v, count: count) else { return nil }
-        if block.at + count > block.stream.pointee.capacity { return nil }
-        return block
+        if !Voice.isSoundingStreamIntoMainMix(v) { return nil }
+        return ringBlock(v, count: count)
     }
 
     /// Streamed voices listed one after the other that each take the short path into the main
@@ -1007,44 +1024,70 @@ extension Engine {
     @_noLocks @_noAllocation @inline(never)
     private func mixStreamGroup(at i: Int, count: Int, from start: Int, to end: Int,
                                 left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int,
-                                publishing: Bool, readAhead: Bool, plainSamplesAhead: Bool,
+                                publishing: Bool, readAhead: Bool,
                                 bound: inout Float, active: inout Int, kept: inout Int) -> Int {
-        let frames = end - start
-        let keyA = Int(voiceList.key(at: i)), keyB = Int(voiceList.key(at: i + 1))
+        let frames = end &- start
+        let keyA = Int(voiceList.key(at: i)), keyB = Int(voiceList.key(at: i &+ 1))
         guard let a = groupableStream(key: keyA, count: frames, busCount: busCount) else { return 0 }
         guard let b = groupableStream(key: keyB, count: frames, busCount: busCount) else { return 0 }
         // Two voices reading one ring read it one after the other: never together.
         if a.stream == b.stream { return 0 }
         let va = voices + (keyA >> 1), vb = voices + (keyB >> 1)
         var n = 2
-        if i + 3 < count {
-            let keyC = Int(voiceList.key(at: i + 2)), keyD = Int(voiceList.key(at: i + 3))
+        if i &+ 3 < count {
+            let keyC = Int(voiceList.key(at: i &+ 2)), keyD = Int(voiceList.key(at: i &+ 3))
             if let c = groupableStream(key: keyC, count: frames, busCount: busCount),
                let d = groupableStream(key: keyD, count: frames, busCount: busCount),
                c.stream != a.stream, c.stream != b.stream, d.stream != a.stream, d.stream != b.stream, d.stream != c.stream {
                 n = 4
                 let vc = voices + (keyC >> 1), vd = voices + (keyD >> 1)
-                Mixing.addQuad(streamSource(va, a), streamSource(vb, b), streamSource(vc, c), streamSource(vd, d),
-                               into: left + start, right: right + start, count: frames)
-                finishPlainStream(vc, c, count: frames)
-                finishPlainStream(vd, d, count: frames)
+                let sa = streamSource(va, a), sb = streamSource(vb, b), sc = streamSource(vc, c), sd = streamSource(vd, d)
+                // The voices move on first: less to keep in registers across the mixing.
+                advancePlainStream(va, a, count: frames)
+                advancePlainStream(vb, b, count: frames)
+                advancePlainStream(vc, c, count: frames)
+                advancePlainStream(vd, d, count: frames)
+                Mixing.addQuad(sa, sb, sc, sd, into: left + start, right: right + start, count: frames)
+                releasePlainStream(a)
+                releasePlainStream(b)
+                releasePlainStream(c)
+                releasePlainStream(d)
             }
         }
         if n == 2 {
-            Mixing.addPair(streamSource(va, a), streamSource(vb, b), into: left + start, right: right + start, count: frames)
+            let sa = streamSource(va, a), sb = streamSource(vb, b)
+            advancePlainStream(va, a, count: frames)
+            advancePlainStream(vb, b, count: frames)
+            Mixing.addPair(sa, sb, into: left + start, right: right + start, count: frames)
+            releasePlainStream(a)
+            releasePlainStream(b)
         }
-        finishPlainStream(va, a, count: frames)
-        finishPlainStream(vb, b, count: frames)
         if readAhead {
             // The hints `mixVoices` gives for each voice it steps over, for those after the first.
             for k in 1..<n {
                 prefetchAhead(near: i + 4 + k < count ? Int(voiceList.key(at: i + 4 + k)) : -1,
-                              far: i + 8 + k < count ? Int(voiceList.key(at: i + 8 + k)) : -1, frames: frames,
-                              plain: plainSamplesAhead)
+                              far: i + 8 + k < count ? Int(voiceList.key(at: i + 8 + k)) : -1, frames: frames, plain: true)
             }
         }
-        finishGroup(at: i, count: n, publishing: publishing, bound: &bound, active: &active, kept: &kept)
+        // Each voice's share of the bound and its published state, as `finishGroup` gives them
+        // (here from the voices at hand, and the bound of a stream's peak).
+        var sum = groupedShare(va, publishing: publishing) + groupedShare(vb, publishing: publishing)
+        if n == 4 {
+            sum += groupedShare(voices + (Int(voiceList.key(at: i &+ 2)) >> 1), publishing: publishing)
+            sum += groupedShare(voices + (Int(voiceList.key(at: i &+ 3)) >> 1), publishing: publishing)
+        }
+        bound += sum
+        keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
         return n
+    }
+
+    /// A streamed voice mixed in a group (`mixStreamGroup`): with `publishing`, publishes its
+    /// player as `mixVoices` does a sounding voice that is not paused or metered (none in a
+    /// group is); returns its share of the period's bound (from its ring's peak).
+    @_noLocks @_noAllocation @inline(__always)
+    private func groupedShare(_ v: UnsafeMutablePointer<Voice>, publishing: Bool) -> Float {
+        if publishing { playerStates[v - voices].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
+        return Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight) * abs(v.pointee.level)
     }
 
     /// A short-path stream block's samples and its voice's gains, for `Mixing.addPair` and `addQuad`.

@@ -246,8 +246,10 @@ import Testing
                 let full = (0..<64).map { samples[$0 % 4] }
                 let id: SoundID
                 if streamed {
+                    // A frame beyond the block written: the block takes the short path (an end
+                    // could still be marked on the write index).
                     let ring = StreamRing(capacity: 256, channelCount: 1, sampleRate: 48000)
-                    ring.write(left: full, right: nil, count: 64)
+                    ring.write(left: full + [0], right: nil, count: 65)
                     id = try engine.register(stream: ring)
                 } else {
                     id = try engine.register(Sound(channels: [full + full], sampleRate: 48000))

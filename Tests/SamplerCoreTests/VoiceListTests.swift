@@ -12,6 +12,29 @@ import Testing
             #expect(MemoryLayout<Voice>.offset(of: field)! < 64)
         }
         #expect(MemoryLayout<Voice>.offset(of: \Voice.rate)! >= 64)
+        // `Voice.isSoundingStreamIntoMainMix` reads these as one word.
+        let flags: [(PartialKeyPath<Voice>, Int)] = [(\.isActive, 0), (\.isPaused, 1), (\.isMetered, 2), (\.isStreamed, 5), (\.output, 7)]
+        for (field, byte) in flags { #expect(MemoryLayout<Voice>.offset(of: field)! == Voice.flagsOffset + byte) }
+    }
+
+    /// The one-word check of a voice's flags agrees with the flags one by one.
+    @Test func theOneWordFlagCheckAgreesWithTheFlags() {
+        let v = UnsafeMutablePointer<Voice>.allocate(capacity: 1)
+        defer { v.deallocate() }
+        for bits in 0..<256 {
+            v.initialize(to: Voice())
+            v.pointee.isActive = bits & 1 != 0
+            v.pointee.isPaused = bits & 2 != 0
+            v.pointee.isMetered = bits & 4 != 0
+            v.pointee.stopsAfterRamp = bits & 8 != 0
+            v.pointee.isStereo = bits & 16 != 0
+            v.pointee.isStreamed = bits & 32 != 0
+            v.pointee.isVarispeed = bits & 64 != 0
+            v.pointee.output = bits & 128 != 0 ? UInt8(1 + bits % 7) : 0
+            let expected = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && v.pointee.isStreamed
+                && v.pointee.output == 0
+            #expect(Voice.isSoundingStreamIntoMainMix(v) == expected)
+        }
     }
 
     @Test func keysStaySortedWhateverTheInsertionOrder() {
