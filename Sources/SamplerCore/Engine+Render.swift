@@ -718,10 +718,12 @@ extension Engine {
             let a = voices + p, b = voices + q, c = voices + quad.c, d = voices + quad.d
             Mixing.addQuad(plainSource(a), plainSource(b), plainSource(c), plainSource(d),
                            into: left + start, right: right + start, count: frames)
-            a.pointee.position += Int64(frames)
-            b.pointee.position += Int64(frames)
-            c.pointee.position += Int64(frames)
-            d.pointee.position += Int64(frames)
+            a.pointee.position &+= Int64(frames)
+            b.pointee.position &+= Int64(frames)
+            c.pointee.position &+= Int64(frames)
+            d.pointee.position &+= Int64(frames)
+            bound += groupedShare(a, streamed: false, publishing: publishing) + groupedShare(b, streamed: false, publishing: publishing)
+                + groupedShare(c, streamed: false, publishing: publishing) + groupedShare(d, streamed: false, publishing: publishing)
         } else {
             n = 2
             if readAhead {
@@ -730,30 +732,25 @@ extension Engine {
             }
             let a = voices + p, b = voices + q
             Mixing.addPair(plainSource(a), plainSource(b), into: left + start, right: right + start, count: frames)
-            a.pointee.position += Int64(frames)
-            b.pointee.position += Int64(frames)
+            a.pointee.position &+= Int64(frames)
+            b.pointee.position &+= Int64(frames)
+            bound += groupedShare(a, streamed: false, publishing: publishing) + groupedShare(b, streamed: false, publishing: publishing)
         }
-        finishGroup(at: i, count: n, publishing: publishing, bound: &bound, active: &active, kept: &kept)
+        keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
         return n
     }
 
-    /// After the `n` voices listed from index `i` were mixed as one group (`mixPlainGroup`):
-    /// each adds its share to the period's bound, and is published and kept as `mixVoices`
-    /// does a sounding voice that is not paused or metered (none in a group is).
+    /// A voice mixed in a group (`mixPlainGroup` of plain voices, `mixStreamGroup` of streamed
+    /// ones), from the group's voices at hand: with `publishing`, publishes its player as
+    /// `mixVoices` does a sounding voice that is not paused or metered (none in a group is);
+    /// returns its share of the period's bound (a stream's from its ring's peak). A group sums
+    /// its shares in registers and adds them to `bound` (in memory: an `inout` of an
+    /// out-of-line call) once; the bound is one to rounding whatever the order of its terms.
     @_noLocks @_noAllocation @inline(__always)
-    private func finishGroup(at i: Int, count n: Int, publishing: Bool, bound: inout Float, active: inout Int, kept: inout Int) {
-        // Summed in a register and added once: `bound` is in memory (an `inout` of an out-of-line
-        // call), and adding to it voice by voice chained a store and a load per voice. (The
-        // bound is a bound to rounding whatever the order its terms are added in.)
-        var sum: Float = 0
-        for k in 0..<n {
-            let p = Int(voiceList.key(at: i + k)) >> 1
-            let v = voices + p
-            sum += v.pointee.readPeakGain * abs(v.pointee.level)
-            if publishing { playerStates[p].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
-        }
-        bound += sum
-        keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
+    private func groupedShare(_ v: UnsafeMutablePointer<Voice>, streamed: Bool, publishing: Bool) -> Float {
+        if publishing { playerStates[v - voices].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
+        let peakGain = streamed ? Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight) : v.pointee.peakGain
+        return peakGain * abs(v.pointee.level)
     }
 
     /// After the `n` voices listed from index `i` were mixed as one group and published: with
@@ -794,7 +791,7 @@ extension Engine {
         // The cache lines the stretch will read: at rate 1 up to 8 per channel, for varispeed
         // twice as many (rates up to 2; the hardware's prefetcher follows beyond). A stream
         // reads its ring (`left`, `right`) where its last short-path block left it.
-        if v.pointee.isStreamed, v.pointee.sound >= 0, let stream = sounds[Int(v.pointee.sound)].stream {
+        if v.pointee.isStreamed, let stream = v.pointee.stream {
             prefetch(UnsafeRawPointer(stream))
         }
         let at = v.pointee.isStreamed ? Int(v.pointee.streamAt) : Int(truncatingIfNeeded: v.pointee.position)
@@ -829,15 +826,12 @@ extension Engine {
     }
 
     /// Whether voice `v` sounds (active, not paused), is plain for the next `count` frames
-    /// (`isPlain`) and plays into the main mix (output 0, or one the render does not have).
+    /// (`isPlain`) and plays into output 0 (`Voice.isSoundingAtRateOneIntoMainMix`).
     @_noLocks @_noAllocation @inline(__always)
     private func isPlainInMainMix(_ v: UnsafeMutablePointer<Voice>, count: Int, busCount: Int) -> Bool {
-        // What sends a voice down another path first (ramps, streams, varispeed, meters).
-        if !isPlain(v, count: count) { return false }
-        if !v.pointee.isActive { return false }
-        if v.pointee.isPaused { return false }
-        let o = Int(v.pointee.output)
-        return o == 0 || o >= busCount
+        if !Voice.isSoundingAtRateOneIntoMainMix(v) { return false }
+        if v.pointee.rampFramesLeft != 0 { return false }
+        return v.pointee.position &+ Int64(count) < v.pointee.frames
     }
 
     /// The players of the voices listed at `i + 2` and `i + 3` when they are plain voices into
@@ -923,10 +917,10 @@ extension Engine {
     /// (while the ring's read index is still the voice's `streamRead`: no other voice read it
     /// since). That is the same answer: the write index only grows; the peak only grows and is
     /// taken into `streamPeak` then, for every sample below the write index; a timeline's
-    /// next mark is kept (`streamMark`, see below); and the writer marks a wrap or an end only at
+    /// next wrap or end may be kept (see `streamLimit`); and the writer marks a wrap or an end only at
     /// or after its write index, which is at or after the limit (an end on the write index
     /// would end a block there: the limit stays one short of it). Changes only the voice's
-    /// cached `streamMark`, `streamLimit`, `streamRead`, `streamAt` and `streamPeak`.
+    /// cached `streamLimit`, `streamRead`, `streamAt` and `streamPeak`.
     @_noLocks @_noAllocation @inline(__always)
     private func plainStreamBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
         if !v.pointee.isStreamed { return nil }
@@ -938,7 +932,7 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     private func ringBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
         if v.pointee.rampFramesLeft != 0 { return nil }
-        guard let stream = sounds[Int(v.pointee.sound)].stream else { return nil }
+        guard let stream = v.pointee.stream else { return nil }
         let read = stream.pointee.readIndex.load(ordering: .relaxed)
         // Wrapping adds (`&+`) here and in the groups: indices are far below `Int64.max`, and a
         // checked add is a branch per voice.
@@ -970,14 +964,12 @@ extension Engine {
         let lapEnd = read - Int64(v.pointee.streamAt) + Int64(stream.pointee.capacity)
         let sourceFrames = stream.pointee.timelineSourceFrames.load(ordering: .acquiring)
         if sourceFrames > 0 {
-            // The next wrap or end at or after the read index, kept from block to block: its
-            // timeline is fixed while the voice plays it, and a loop count changed since can only
-            // move the end later than the next wrap the writer has not passed. A block ends
-            // before it.
-            if v.pointee.streamMark <= read {
-                v.pointee.streamMark = Mixing.nextStreamMark(stream, after: read, sourceFrames: sourceFrames)
-            }
-            return min(min(written, lapEnd), v.pointee.streamMark - 1)
+            // Before the next wrap or end at or after the read index. The limit keeps it from
+            // block to block: the timeline is fixed while the voice plays it, and a loop count
+            // changed since can only move the end later than the next wrap the writer has not
+            // passed.
+            let mark = Mixing.nextStreamMark(stream, after: read, sourceFrames: sourceFrames)
+            return min(min(written, lapEnd), mark - 1)
         }
         // Before the end, and not past a wrap at or after the read index.
         var limit = min(written - 1, lapEnd)
@@ -1069,25 +1061,14 @@ extension Engine {
                               far: i + 8 + k < count ? Int(voiceList.key(at: i + 8 + k)) : -1, frames: frames, plain: true)
             }
         }
-        // Each voice's share of the bound and its published state, as `finishGroup` gives them
-        // (here from the voices at hand, and the bound of a stream's peak).
-        var sum = groupedShare(va, publishing: publishing) + groupedShare(vb, publishing: publishing)
+        var sum = groupedShare(va, streamed: true, publishing: publishing) + groupedShare(vb, streamed: true, publishing: publishing)
         if n == 4 {
-            sum += groupedShare(voices + (Int(voiceList.key(at: i &+ 2)) >> 1), publishing: publishing)
-            sum += groupedShare(voices + (Int(voiceList.key(at: i &+ 3)) >> 1), publishing: publishing)
+            sum += groupedShare(voices + (Int(voiceList.key(at: i &+ 2)) >> 1), streamed: true, publishing: publishing)
+            sum += groupedShare(voices + (Int(voiceList.key(at: i &+ 3)) >> 1), streamed: true, publishing: publishing)
         }
         bound += sum
         keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
         return n
-    }
-
-    /// A streamed voice mixed in a group (`mixStreamGroup`): with `publishing`, publishes its
-    /// player as `mixVoices` does a sounding voice that is not paused or metered (none in a
-    /// group is); returns its share of the period's bound (from its ring's peak).
-    @_noLocks @_noAllocation @inline(__always)
-    private func groupedShare(_ v: UnsafeMutablePointer<Voice>, publishing: Bool) -> Float {
-        if publishing { playerStates[v - voices].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
-        return Voice.peakGain(v.pointee.streamPeak, v.pointee.panLeft, v.pointee.panRight) * abs(v.pointee.level)
     }
 
     /// A short-path stream block's samples and its voice's gains, for `Mixing.addPair` and `addQuad`.

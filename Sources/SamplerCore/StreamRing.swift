@@ -204,7 +204,7 @@ public final class StreamRing: @unchecked Sendable {
     /// Changes the passes of the published timeline (a loop count changed while playing). The
     /// stream cannot end inside a pass already written or read: fewer passes than that are
     /// raised to it (as `StreamReader` asks), so the render thread may keep the next wrap or end
-    /// it found (`Voice.streamMark`) until it reaches it. Writer thread only.
+    /// it found (in `Voice.streamLimit`) until it reaches it. Writer thread only.
     public func setTimelinePasses(_ passes: Int64?) {
         var value = passes ?? -1
         let sourceFrames = state.pointee.timelineSourceFrames.load(ordering: .acquiring)

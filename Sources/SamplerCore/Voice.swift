@@ -79,9 +79,9 @@ struct Voice: BitwiseCopyable {
     /// For a stream: this voice's ring offset after its last short-path block (see `streamRead`;
     /// a ring holds fewer than 2^31 frames). Beside `streamPeak`, so that `stream` fits this line.
     var streamAt: Int32 = 0
-    /// For a stream with a timeline: the read index of its next wrap or end, as last computed
-    /// (`Mixing.nextStreamMark`; 0 when not known), so that blocks short of it skip the search.
-    var streamMark: Int64 = 0
+    /// For a stream: its ring's state (a copy of its `SoundSlot`'s), so that a short-path block
+    /// does not go through the sound's slot.
+    var stream: UnsafeMutablePointer<StreamRingState>? = nil
     /// For a stream: the read index after this voice's last short-path block (-1: not known),
     /// at ring offset `streamAt`, so that the next block skips a division, and the prefetch
     /// hints know where it will read.
@@ -150,13 +150,26 @@ struct Voice: BitwiseCopyable {
     /// plays into the main mix all the same, on the path for one voice at a time.)
     @_noLocks @_noAllocation @inline(__always)
     static func isSoundingStreamIntoMainMix(_ v: UnsafeMutablePointer<Voice>) -> Bool {
-        let flags = UnsafeRawPointer(v).loadUnaligned(fromByteOffset: flagsOffset, as: UInt64.self)
         // Little-endian bytes: isActive, isPaused, isMetered, (stopsAfterRamp, isStereo),
-        // isStreamed, (isVarispeed), output.
-        return flags & 0xFF00_FF00_00FF_FFFF == 0x0000_0100_0000_0001
+        // isStreamed, (isVarispeed: a stream plays at rate 1), output.
+        flags(v) & 0xFF00_FF00_00FF_FFFF == 0x0000_0100_0000_0001
     }
 
-    /// Where `isActive` is, the first of the flags `isSoundingStreamIntoMainMix` reads.
+    /// Whether voice `v` is active, not paused, not metered, not streamed, at rate 1 and into
+    /// output 0, as `isSoundingStreamIntoMainMix` checks its flags.
+    @_noLocks @_noAllocation @inline(__always)
+    static func isSoundingAtRateOneIntoMainMix(_ v: UnsafeMutablePointer<Voice>) -> Bool {
+        // isActive, isPaused, isMetered, (stopsAfterRamp, isStereo), isStreamed, isVarispeed, output.
+        flags(v) & 0xFFFF_FF00_00FF_FFFF == 0x0000_0000_0000_0001
+    }
+
+    @_noLocks @_noAllocation @inline(__always)
+    static func flags(_ v: UnsafeMutablePointer<Voice>) -> UInt64 {
+        UnsafeRawPointer(v).loadUnaligned(fromByteOffset: flagsOffset, as: UInt64.self)
+    }
+
+    /// Where `isActive` is, the first of the flags `isSoundingStreamIntoMainMix` and
+    /// `isSoundingAtRateOneIntoMainMix` read.
     static var flagsOffset: Int { @_noLocks @_noAllocation @inline(__always) get { 52 } }
 
     /// Sets the pan factors for the current sound's channel count (call after `setSound`).
@@ -186,7 +199,7 @@ struct Voice: BitwiseCopyable {
         isStreamed = slot.isStreamed
         peak = slot.peak
         streamPeak = 0
-        streamMark = 0
+        stream = slot.stream
         streamRead = -1
         streamLimit = -1
         streamAt = 0

@@ -13,11 +13,12 @@ import Testing
         }
         #expect(MemoryLayout<Voice>.offset(of: \Voice.rate)! >= 64)
         // `Voice.isSoundingStreamIntoMainMix` reads these as one word.
-        let flags: [(PartialKeyPath<Voice>, Int)] = [(\.isActive, 0), (\.isPaused, 1), (\.isMetered, 2), (\.isStreamed, 5), (\.output, 7)]
+        let flags: [(PartialKeyPath<Voice>, Int)] = [(\.isActive, 0), (\.isPaused, 1), (\.isMetered, 2), (\.isStreamed, 5),
+                                                     (\.isVarispeed, 6), (\.output, 7)]
         for (field, byte) in flags { #expect(MemoryLayout<Voice>.offset(of: field)! == Voice.flagsOffset + byte) }
     }
 
-    /// The one-word check of a voice's flags agrees with the flags one by one.
+    /// The one-word checks of a voice's flags agree with the flags one by one.
     @Test func theOneWordFlagCheckAgreesWithTheFlags() {
         let v = UnsafeMutablePointer<Voice>.allocate(capacity: 1)
         defer { v.deallocate() }
@@ -34,6 +35,9 @@ import Testing
             let expected = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && v.pointee.isStreamed
                 && v.pointee.output == 0
             #expect(Voice.isSoundingStreamIntoMainMix(v) == expected)
+            let plain = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && !v.pointee.isStreamed
+                && !v.pointee.isVarispeed && v.pointee.output == 0
+            #expect(Voice.isSoundingAtRateOneIntoMainMix(v) == plain)
         }
     }
 
