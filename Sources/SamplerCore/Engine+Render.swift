@@ -612,17 +612,17 @@ extension Engine {
             // Plain voices listed one after the other, into the main mix (the common case with
             // many voices): mixed four or two at a time (`mixPlainGroup`).
             if plainHere {
-                let n = mixPlainGroup(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
-                                      busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
-                                      bound: &bound, active: &active, kept: &kept)
+                let n = mixPlainGroups(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
+                                       busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
+                                       bound: &bound, active: &active, kept: &kept)
                 if n > 0 {
                     i += n
                     continue
                 }
             } else if streamHere {
-                let n = mixStreamGroup(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
-                                       busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
-                                       bound: &bound, active: &active, kept: &kept)
+                let n = mixStreamGroups(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
+                                        busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
+                                        bound: &bound, active: &active, kept: &kept)
                 if n > 0 {
                     i += n
                     continue
@@ -690,13 +690,42 @@ extension Engine {
         return bound
     }
 
+    /// Groups of plain voices (`mixPlainGroup`) one after the other from index `first` (the
+    /// voice there is plain into the main mix), as many as follow: returns how many voices they
+    /// hold (0: the voice at `first` starts no group). One call for a run of groups, out of
+    /// line, so that the loop in `mixVoices` keeps its registers for the other voices. With
+    /// `readAhead`, each group after the first gets the hints `mixVoices` gives a group's first
+    /// voice.
+    @_noLocks @_noAllocation @inline(never)
+    private func mixPlainGroups(at first: Int, count: Int, from start: Int, to end: Int,
+                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int,
+                                publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        var i = first
+        while i &+ 1 < count {
+            if i != first {
+                let key = Int(voiceList.key(at: i))
+                if key & 1 != 0 { break }
+                if !isPlainInMainMix(voices + (key >> 1), count: end &- start, busCount: busCount) { break }
+                if readAhead {
+                    prefetchAhead(near: i &+ 4 < count ? Int(voiceList.key(at: i &+ 4)) : -1,
+                                  far: i &+ 8 < count ? Int(voiceList.key(at: i &+ 8)) : -1, frames: end &- start, plain: true)
+                }
+            }
+            let n = mixPlainGroup(at: i, count: count, from: start, to: end, left: left, right: right, busCount: busCount,
+                                  publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+            if n == 0 { break }
+            i &+= n
+        }
+        return i &- first
+    }
+
     /// Mixes the plain voices into the main mix (`isPlainInMainMix`) listed from index `i` on
     /// (the one at `i` is one), four or two in one pass over the outputs (`Mixing.addQuad`,
     /// `Mixing.addPair`: to the bit as one at a time, in list order), and publishes and keeps
     /// them as `mixVoices` would; returns how many (0: none, the next voice is not one). With
     /// `readAhead`, hints for the voices as far ahead of the others as `mixVoices` gives for the
-    /// first. Out of line, so that the loop in `mixVoices` keeps its registers for the others.
-    @_noLocks @_noAllocation @inline(never)
+    /// first.
+    @_noLocks @_noAllocation @inline(__always)
     private func mixPlainGroup(at i: Int, count: Int, from start: Int, to end: Int,
                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int,
                                publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
@@ -1008,12 +1037,32 @@ extension Engine {
         return ringBlock(v, count: count)
     }
 
+    /// Groups of streamed voices (`mixStreamGroup`) one after the other from index `first`, as
+    /// many as follow, as `mixPlainGroups` does plain ones: returns how many voices they hold.
+    @_noLocks @_noAllocation @inline(never)
+    private func mixStreamGroups(at first: Int, count: Int, from start: Int, to end: Int,
+                                 left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int,
+                                 publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        var i = first
+        while i &+ 1 < count {
+            if i != first, readAhead {
+                prefetchAhead(near: i &+ 4 < count ? Int(voiceList.key(at: i &+ 4)) : -1,
+                              far: i &+ 8 < count ? Int(voiceList.key(at: i &+ 8)) : -1, frames: end &- start, plain: true)
+            }
+            let n = mixStreamGroup(at: i, count: count, from: start, to: end, left: left, right: right, busCount: busCount,
+                                   publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+            if n == 0 { break }
+            i &+= n
+        }
+        return i &- first
+    }
+
     /// Streamed voices listed one after the other that each take the short path into the main
     /// mix in one run of their ring (`groupableStream`), each with a ring of its own: mixed four
     /// or two in one pass over the outputs, to the bit as `mixPlainStream` one at a time, and
     /// published and kept as `mixVoices` would. Returns how many (0: the voices at `i` and
-    /// `i + 1` are not such a pair). Out of line, as `mixPlainGroup`.
-    @_noLocks @_noAllocation @inline(never)
+    /// `i + 1` are not such a pair).
+    @_noLocks @_noAllocation @inline(__always)
     private func mixStreamGroup(at i: Int, count: Int, from start: Int, to end: Int,
                                 left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int,
                                 publishing: Bool, readAhead: Bool,

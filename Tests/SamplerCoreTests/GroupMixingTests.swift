@@ -158,6 +158,33 @@ import Testing
         }
     }
 
+    /// A player restarted with a declick fade has a tail listed right after its voice, among
+    /// plain voices that are grouped: the tail is mixed as a tail (never taken for its voice),
+    /// and the groups go on after it. Samples, gains and the fade are exact in binary, so the
+    /// mix equals the players rendered alone, summed, whatever the order.
+    @Test func aTailAmongGroupedVoicesIsMixedAsATail() throws {
+        let frames = 4096
+        let samples = (0..<frames).map { Float($0 % 64) / 64 - 0.5 }
+        func render(_ players: [Int]) throws -> [Float] {
+            let engine = Engine(configuration: .init(maxPlayers: 8))
+            let id = try engine.register(Sound(channels: [samples], sampleRate: 48000))
+            for p in players {
+                engine.send(.start(player: p, sound: id, at: 0, from: Frame(p * 8), pan: PanGains(pan: -1)))
+                if p == 1 || p == 4 {
+                    engine.send(.start(player: p, sound: id, at: 64, from: 1000, pan: PanGains(pan: -1), declickFrames: 256))
+                }
+            }
+            return renderBlocks(engine, periods: 8, blockSize: 64).left
+        }
+        let mixed = try render(Array(0..<8))
+        var expected = [Float](repeating: 0, count: mixed.count)
+        for p in 0..<8 {
+            for (i, x) in try render([p]).enumerated() { expected[i] += x }
+        }
+        #expect(PanGains(pan: -1).monoLeft == 1)
+        #expect(mixed == expected)
+    }
+
     /// Two players started on one ring read it one after the other (the second where the first
     /// stopped), as one at a time would: such voices are never mixed together.
     @Test func twoVoicesOnOneRingReadItOneAfterTheOther() throws {
