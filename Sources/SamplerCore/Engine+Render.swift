@@ -590,6 +590,8 @@ extension Engine {
         // Most voices play into the main mix: its buffers without a load per voice.
         let mainLeft = buses[0], mainRight = buses[1]
         let frames = end - start
+        // The next tail in the list was mixed with its voice.
+        var tailMixed = false
         var i = 0
         while i < count {
             let key = Int(voiceList.key(at: i))
@@ -643,9 +645,22 @@ extension Engine {
                         let routed = o != 0 && o < busCount
                         let left = routed ? buses[2 * o] : mainLeft, right = routed ? buses[2 * o + 1] : mainRight
                         if plainHere {
-                            // Known plain, sounding, into the main mix and not silent (above).
-                            addPlainVoice(v, from: start, to: end, left: left, right: right)
+                            // Known plain, sounding, into the main mix and not silent (above); its
+                            // own tail listed next (a declick) mixed in the same pass when it can be.
                             bound += v.pointee.peakGain * abs(v.pointee.level)
+                            var paired = false
+                            if i + 1 < count, Int(voiceList.key(at: i + 1)) == key + 1 {
+                                if let share = mixPlainWithTail(v, tails + p, from: start, to: end, left: left, right: right,
+                                                                busCount: busCount) {
+                                    bound += share
+                                    paired = true
+                                }
+                            }
+                            if paired {
+                                tailMixed = true
+                            } else {
+                                addPlainVoice(v, from: start, to: end, left: left, right: right)
+                            }
                         } else if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {
@@ -666,7 +681,10 @@ extension Engine {
                 stays = publish(v, player: p, frameCount: end)
             } else {
                 let t = tails + p
-                if t.pointee.isActive {
+                if tailMixed {
+                    // Mixed with its voice (`mixPlainWithTail`).
+                    tailMixed = false
+                } else if t.pointee.isActive {
                     let o = Int(t.pointee.output)
                     let bus = o < busCount ? 2 * o : 0
                     let left = buses[bus], right = buses[bus + 1]
@@ -926,6 +944,40 @@ extension Engine {
         v.pointee.rampFramesLeft &-= Int32(truncatingIfNeeded: count)
         v.pointee.position = position &+ Int64(count)
         return true
+    }
+
+    /// Plain voice `v` (sounding into the main mix, not silent) and its own declick tail `t`,
+    /// listed right after it, when the tail sounds into the main mix and takes the ramped short
+    /// path (`mixRampedVoice`): mixed in one pass over the outputs (`Mixing.addWithRamped`), to
+    /// the bit as `addPlainVoice` for the voice and then `mixRampedVoice` for its tail. Returns
+    /// the tail's share of the period's bound (taken before it moves on), or nil (nothing done).
+    @_noLocks @_noAllocation @inline(__always)
+    private func mixPlainWithTail(_ v: UnsafeMutablePointer<Voice>, _ t: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
+                                  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, busCount: Int) -> Float? {
+        if !t.pointee.isActive { return nil }
+        let o = Int(t.pointee.output)
+        if o != 0, o < busCount { return nil }
+        let count = end &- start
+        if t.pointee.isStreamed { return nil }
+        if t.pointee.isVarispeed { return nil }
+        if t.pointee.isMetered { return nil }
+        if Int(t.pointee.rampFramesLeft) <= count { return nil }
+        let tailPosition = t.pointee.position
+        if tailPosition &+ Int64(count) >= t.pointee.frames { return nil }
+        let share = t.pointee.peakGain * largestGain(t)
+        let position = Int(v.pointee.position), level = v.pointee.level, tp = Int(tailPosition)
+        let voice = Mixing.Source(left: v.pointee.left.unsafelyUnwrapped + position, right: v.pointee.right.unsafelyUnwrapped + position,
+                                  gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
+        t.pointee.level = Mixing.addWithRamped(voice, rampedLeft: t.pointee.left.unsafelyUnwrapped + tp,
+                                               right: t.pointee.right.unsafelyUnwrapped + tp,
+                                               origin: t.pointee.rampOrigin, step: t.pointee.levelStep,
+                                               firstIndex: Int(t.pointee.rampElapsed), panLeft: t.pointee.panLeft,
+                                               panRight: t.pointee.panRight, into: left + start, right: right + start, count: count)
+        v.pointee.position &+= Int64(count)
+        t.pointee.rampElapsed &+= Int32(truncatingIfNeeded: count)
+        t.pointee.rampFramesLeft &-= Int32(truncatingIfNeeded: count)
+        t.pointee.position = tailPosition &+ Int64(count)
+        return share
     }
 
     /// Mixes plain voice `v` (`isPlain`, not silent) for block offsets `start ..< end`.

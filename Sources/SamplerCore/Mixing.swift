@@ -91,6 +91,31 @@ public enum Mixing {
         }
     }
 
+    /// Adds a plain source and then a ramped one in one pass over the outputs, exactly as `add`
+    /// for `a` and then `addRamped` for the second would: every output frame gets
+    /// `(out + a × gain) + (b × ramp) × pan`, the same to the bit, with half the output loads and
+    /// stores (a voice and its declick tail). Returns the ramp's level after the last frame.
+    @_noLocks @_noAllocation @inline(__always)
+    public static func addWithRamped(_ a: Source, rampedLeft bLeft: UnsafePointer<Float>, right bRight: UnsafePointer<Float>,
+                                     origin: Float, step: Float, firstIndex: Int, panLeft: Float, panRight: Float,
+                                     into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
+                                     count: Int) -> Float {
+        var i = 0
+        while i &+ width <= count {
+            let g = rampGains(origin: origin, step: step, index: firstIndex &+ i)
+            store(load(outLeft + i) + load(a.left + i) * a.gainLeft + load(bLeft + i) * g * panLeft, outLeft + i)
+            store(load(outRight + i) + load(a.right + i) * a.gainRight + load(bRight + i) * g * panRight, outRight + i)
+            i &+= width
+        }
+        while i < count {
+            let g = origin + step * Float(firstIndex &+ i)
+            outLeft[i] = outLeft[i] + a.left[i] * a.gainLeft + bLeft[i] * g * panLeft
+            outRight[i] = outRight[i] + a.right[i] * a.gainRight + bRight[i] * g * panRight
+            i &+= 1
+        }
+        return origin + step * Float(firstIndex + count)
+    }
+
     /// Adds `count` frames with a gain ramp: frame i gets `origin + step × (firstIndex + i)`,
     /// computed from the index rather than accumulated, so a ramp is the same however the blocks
     /// split it. Returns the level after the last frame.

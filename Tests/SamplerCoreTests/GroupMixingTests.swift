@@ -48,6 +48,47 @@ import Testing
         #expect(mismatches == 0)
     }
 
+    /// A voice and its declick tail in one pass (`Mixing.addWithRamped`) against `Mixing.add`
+    /// and then `Mixing.addRamped`: random lengths, offsets, ramps and pans, mono and stereo
+    /// sources in every combination, to the bit, with the same level after the ramp.
+    @Test func aVoiceAndItsTailAddAsOneAfterTheOther() {
+        var random = SeededRandom(state: 3838)
+        let capacity = 400
+        let buffers = (0..<8).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: capacity) }
+        defer { buffers.forEach { $0.deallocate() } }
+        let expectLeft = buffers[4], expectRight = buffers[5], outLeft = buffers[6], outRight = buffers[7]
+        var mismatches = 0, levels = 0
+        for trial in 0..<600 {
+            for b in buffers.prefix(6) {
+                for i in 0..<capacity { b[i] = Float(random.int(0...2_000_000)) / 1_000_000 - 1 }
+            }
+            outLeft.update(from: expectLeft, count: capacity)
+            outRight.update(from: expectRight, count: capacity)
+            let count = random.int(0...300), offset = random.int(0...40)
+            let voiceStereo = random.chance(50), tailStereo = trial % 3 == 0 ? false : random.chance(50)
+            let voice = Mixing.Source(left: buffers[0] + offset, right: buffers[voiceStereo ? 1 : 0] + offset,
+                                      gainLeft: Float(random.int(0...1000)) / 700, gainRight: Float(random.int(0...1000)) / 700)
+            let tailLeft = UnsafePointer(buffers[2] + offset), tailRight = UnsafePointer(buffers[tailStereo ? 3 : 2] + offset)
+            let origin = Float(random.int(0...1000)) / 900, step = -Float(random.int(1...1000)) / 300_000
+            let first = random.int(0...5000)
+            let panLeft = Float(random.int(0...1000)) / 1000, panRight = Float(random.int(0...1000)) / 1000
+            Mixing.add(left: voice.left, right: voice.right, into: expectLeft + offset, right: expectRight + offset, count: count,
+                       gainLeft: voice.gainLeft, gainRight: voice.gainRight)
+            let expectedLevel = Mixing.addRamped(left: tailLeft, right: tailRight, into: expectLeft + offset, right: expectRight + offset,
+                                                 count: count, origin: origin, step: step, firstIndex: first,
+                                                 panLeft: panLeft, panRight: panRight)
+            let level = Mixing.addWithRamped(voice, rampedLeft: tailLeft, right: tailRight, origin: origin, step: step, firstIndex: first,
+                                             panLeft: panLeft, panRight: panRight, into: outLeft + offset, right: outRight + offset,
+                                             count: count)
+            if level.bitPattern != expectedLevel.bitPattern { levels += 1 }
+            for i in 0..<capacity where outLeft[i].bitPattern != expectLeft[i].bitPattern || outRight[i].bitPattern != expectRight[i].bitPattern {
+                mismatches += 1
+            }
+        }
+        #expect(mismatches == 0)
+        #expect(levels == 0)
+    }
+
     /// Many players of every kind at once (plain mono and stereo, varispeed, looping, ending
     /// mid-block, routed to a second output, metered, ramped, stopped, started late in the run,
     /// streamed from rings that wrap, run dry and end),
