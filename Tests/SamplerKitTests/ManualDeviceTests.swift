@@ -291,6 +291,26 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         #expect(waitUntil(timeout: 10) { completed.load(ordering: .relaxed) == 1 })
     }
 
+    /// A preload longer than a stream's ring can hold (2^31 frames) is refused with a one-line
+    /// error naming the file and the limit, before anything is allocated; an ordinary one plays.
+    @Test func aPreloadLongerThanARingHoldsIsAClearError() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("short.wav").path
+        try WAVFileWriter.write(path: path, channels: [[Float](repeating: 0.25, count: 4800)], sampleRate: 48000)
+        let session = try AudioSession(device: ManualDevice(bufferSize: 256))
+        defer { session.close() }
+        do {
+            _ = try AudioPlayer(streamingContentsOf: path, session: session, preloadSeconds: 1e6)
+            Issue.record("a preload of 1e6 s was accepted")
+        } catch {
+            let message = "\(error)"
+            #expect(message.contains(path) && message.contains("preloadSeconds") && message.contains("\(StreamRing.maximumCapacity)"))
+            #expect(!message.contains("\n"))
+        }
+        _ = try AudioPlayer(streamingContentsOf: path, session: session, preloadSeconds: 0.5)
+    }
+
     /// A streamed player seeked twice on a device rendered by the calling thread (issue 34): the
     /// ring the first seek left is confirmed free while the device renders, so the second seek
     /// does not wait for a render only its own thread could supply, and lands on its sample.
