@@ -147,12 +147,11 @@ public struct Command: BitwiseCopyable, Sendable {
         return c
     }
 
-    /// Stops `player` at `frame`, fading out over `fadeFrames`.
     /// Forgets the player's commands still waiting whose frame is `from` or later (default: all
     /// of them): rescheduling, and a pause that must keep what starts before it.
     public static func cancelPending(player: Int, from frame: Frame = .min) -> Command {
         var c = Command(kind: .cancelPending, player: Int32(player), frame: immediately)
-        c.position = frame
+        c.cancelFrom = frame
         return c
     }
 
@@ -160,10 +159,11 @@ public struct Command: BitwiseCopyable, Sendable {
     /// (a sequencer re-anchored on another grid).
     public static func cancelPendingTriggers(instrument: Int, from frame: Frame = .min) -> Command {
         var c = cancelPending(player: instrument, from: frame)
-        c.loops = 1
+        c.cancelsTriggers = true
         return c
     }
 
+    /// Stops `player` at `frame`, fading out over `fadeFrames`.
     public static func stop(player: Int, at frame: Frame = immediately, fadeFrames: Int = 0) -> Command {
         var c = Command(kind: .stop, player: Int32(player), frame: frame)
         c.fadeFrames = Int32(clamping: fadeFrames)
@@ -192,22 +192,23 @@ public struct Command: BitwiseCopyable, Sendable {
         return c
     }
 
-    /// Triggers instrument `instrument` with MIDI-style `velocity` (1…127) at `frame`.
     /// The MIDI message `bytes` (its first `length` bytes, 1…3) on `frame`, e.g. a MIDI clock
     /// tick `.midi([0xF8], at: f)` or a song position pointer `.midi([0xF2, lsb, msb], at: f)`.
     /// `player` only groups messages, for `cancelPending(player:from:)`.
     public static func midi(_ bytes: [UInt8], player: Int = 0, at frame: Frame) -> Command {
         var c = Command(kind: .midi, player: Int32(player), frame: frame)
-        for (i, byte) in bytes.prefix(3).enumerated() { c.tag |= UInt32(byte) << (8 * UInt32(i)) }
-        c.loops = Int32(clamping: bytes.count)
+        var packed: UInt32 = 0
+        for (i, byte) in bytes.prefix(3).enumerated() { packed |= UInt32(byte) << (8 * UInt32(i)) }
+        c.midiBytes = packed
+        c.midiLength = Int32(clamping: bytes.count)
         return c
     }
 
     /// Instrument `instrument`'s gain and pan (nil: unchanged) for its triggers from `frame` on.
     public static func setInstrumentMix(instrument: Int, gain: Gain?, pan: PanGains?, at frame: Frame = immediately) -> Command {
         var c = Command(kind: .setInstrumentMix, player: Int32(instrument), frame: frame)
-        if let gain { c.level = gain.linear; c.loops |= 1 }
-        if let pan { c.pan = pan; c.loops |= 2 }
+        if let gain { c.level = gain.linear; c.setsInstrumentLevel = true }
+        if let pan { c.pan = pan; c.setsInstrumentPan = true }
         return c
     }
 
@@ -219,13 +220,14 @@ public struct Command: BitwiseCopyable, Sendable {
     /// Routes `player` to `output` (0: the main mix; 1 ..< `Engine.maxOutputCount`).
     public static func setOutput(player: Int, _ output: Int, at frame: Frame = immediately) -> Command {
         var c = Command(kind: .setOutput, player: Int32(player), frame: frame)
-        c.loops = Int32(clamping: output)
+        c.outputIndex = Int32(clamping: output)
         return c
     }
 
+    /// Triggers instrument `instrument` with MIDI-style `velocity` (1…127) at `frame`.
     public static func trigger(instrument: Int, velocity: Int, at frame: Frame) -> Command {
         var c = Command(kind: .trigger, player: Int32(instrument), frame: frame)
-        c.level = Float(min(127, max(0, velocity)))
+        c.velocity = Float(min(127, max(0, velocity)))
         return c
     }
 
@@ -240,7 +242,7 @@ public struct Command: BitwiseCopyable, Sendable {
     /// Turns `player`'s meters on or off.
     public static func setMetering(player: Int, _ enabled: Bool) -> Command {
         var c = Command(kind: .setMetering, player: Int32(player), frame: immediately)
-        c.loops = enabled ? 1 : 0
+        c.meteringOn = enabled
         return c
     }
 
@@ -256,13 +258,13 @@ extension Command {
     /// The playback speeds a voice accepts.
     public static let rateRange: ClosedRange<Double> = 0.25...4
 
+    /// The largest magnitude of a command's frame and position: 2^53 frames.
+    public static let frameLimit: Frame = 1 << 53
+
     /// Whether every value the render thread will use is in range: a finite rate in
     /// `rateRange` (start, setRate), a finite non-negative gain (start, setGain, trigger), finite
     /// pan factors, non-negative fade lengths and positions. Checked by `Engine.send` on the
     /// control thread.
-    /// The largest magnitude of a command's frame and position: 2^53 frames.
-    public static let frameLimit: Frame = 1 << 53
-
     public var isValid: Bool {
         // Frames and positions beyond ±2^53 (over 5,900 years at 48 kHz) are refused: the render
         // thread adds and subtracts them, and must never trap on overflow (a late seek to
@@ -277,10 +279,87 @@ extension Command {
         if !(pan.monoLeft.isFinite && pan.monoRight.isFinite && pan.stereoLeft.isFinite && pan.stereoRight.isFinite) { return false }
         switch kind {
         case .start, .setRate: return rate.isFinite && Command.rateRange.contains(rate)
-        case .midi: return (1...3).contains(loops)
-        case .setOutput: return loops >= 0 && Int(loops) < Engine.maxOutputCount
+        case .midi: return (1...3).contains(midiLength)
+        case .setOutput: return outputIndex >= 0 && Int(outputIndex) < Engine.maxOutputCount
         default: return true
         }
+    }
+}
+
+/// The fields some kinds of command use under another name: `Command` stays one fixed-size
+/// record (the queue's element), and every kind reads its payload through these.
+extension Command {
+    /// The frame the command acts as of when applied on `frame`: its own, or `frame` for an
+    /// immediate one.
+    @_noLocks @_noAllocation @inline(__always)
+    public func due(at frame: Frame) -> Frame { self.frame == Command.immediately ? frame : self.frame }
+
+    /// `.trigger`, `.release`, `.setInstrumentMix`, a cancel of triggers: the instrument (an index
+    /// into the engine's instruments), in `player`.
+    public var instrument: Int32 {
+        @_noLocks @_noAllocation @inline(__always) get { player }
+        @_noLocks @_noAllocation @inline(__always) set { player = newValue }
+    }
+
+    /// `.trigger`: the MIDI velocity 1…127, in `level`.
+    public var velocity: Float {
+        @_noLocks @_noAllocation @inline(__always) get { level }
+        @_noLocks @_noAllocation @inline(__always) set { level = newValue }
+    }
+
+    /// `.midi`: the message's length in bytes (1…3), in `loops`.
+    public var midiLength: Int32 {
+        @_noLocks @_noAllocation @inline(__always) get { loops }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue }
+    }
+
+    /// `.midi`: the message's bytes, first byte lowest, in `tag`.
+    public var midiBytes: UInt32 {
+        @_noLocks @_noAllocation @inline(__always) get { tag }
+        @_noLocks @_noAllocation @inline(__always) set { tag = newValue }
+    }
+
+    /// `.setOutput`: the output (0: the main mix), in `loops`.
+    public var outputIndex: Int32 {
+        @_noLocks @_noAllocation @inline(__always) get { loops }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue }
+    }
+
+    /// `.setMetering`: meters on or off, in `loops`.
+    public var meteringOn: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { loops != 0 }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue ? 1 : 0 }
+    }
+
+    /// `.setInstrumentMix`: whether it sets the instrument's level (`level`), bit 0 of `loops`.
+    public var setsInstrumentLevel: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { loops & 1 != 0 }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue ? loops | 1 : loops & ~1 }
+    }
+
+    /// `.setInstrumentMix`: whether it sets the instrument's pan (`pan`), bit 1 of `loops`.
+    public var setsInstrumentPan: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { loops & 2 != 0 }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue ? loops | 2 : loops & ~2 }
+    }
+
+    /// `.cancelPending`: whether it cancels instrument `instrument`'s triggers (1 in `loops`)
+    /// rather than player `player`'s commands.
+    public var cancelsTriggers: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { loops == 1 }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue ? 1 : 0 }
+    }
+
+    /// `.cancelPending`: the first frame it cancels from, in `position`.
+    public var cancelFrom: Frame {
+        @_noLocks @_noAllocation @inline(__always) get { position }
+        @_noLocks @_noAllocation @inline(__always) set { position = newValue }
+    }
+
+    /// `.confirmUnreferenced`: the request's number, in `position`.
+    public var request: Int64 {
+        @_noLocks @_noAllocation @inline(__always) get { position }
+        @_noLocks @_noAllocation @inline(__always) set { position = newValue }
     }
 }
 

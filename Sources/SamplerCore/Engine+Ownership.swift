@@ -12,7 +12,7 @@ public struct UnreferencedRequest: Sendable, Equatable {
     var command: Command {
         var c = Command(kind: .confirmUnreferenced, player: 0, frame: Command.immediately)
         c.sound = sound.rawValue
-        c.position = sequence
+        c.request = sequence
         return c
     }
 }
@@ -126,8 +126,7 @@ extension Engine {
         // Every sounding voice and tail (paused ones included) is in the voice list: the mixer
         // plays only what is listed.
         for i in 0..<voiceList.count {
-            let key = Int(voiceList.key(at: i))
-            let v = (key & 1 == 0 ? voices : tails) + (key >> 1)
+            let v = voice(voiceList.key(at: i))
             if v.pointee.isActive { ownership.mark(v.pointee.sound) }
         }
         schedule.markSounds(ownership)

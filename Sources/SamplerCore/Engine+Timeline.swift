@@ -36,30 +36,6 @@ extension Engine {
         mixVoice(v, player: p, from: 0, to: Int(frames), periodStart: from, left: discardLeft, right: discardRight, silent: true)
     }
 
-    /// Moves a gain ramp started `frames` frames late to where it would be now; ends it (and
-    /// stops the voice if the ramp was a stop fade) when it would be over. `p` is -1 for a
-    /// tail, which reports no events. Real-time safe.
-    @_noLocks @_noAllocation
-    func advanceRamp(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, rampStart: Frame) {
-        guard v.pointee.rampFramesLeft > 0, frames > 0 else { return }
-        if frames >= Int64(v.pointee.rampFramesLeft) {
-            let end = rampStart + Int64(v.pointee.rampFramesLeft)
-            v.pointee.rampFramesLeft = 0
-            v.pointee.rampEndedAt = end
-            v.pointee.level = v.pointee.levelTarget
-            if v.pointee.stopsAfterRamp {
-                v.pointee.stopsAfterRamp = false
-                v.pointee.isActive = false
-                v.pointee.endedAt = end
-                if p >= 0 { emit(Event(kind: .stopped, player: Int32(p), frame: end, tag: v.pointee.tag)) }
-            }
-        } else {
-            v.pointee.rampElapsed += Int32(frames)
-            v.pointee.rampFramesLeft -= Int32(frames)
-            v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(v.pointee.rampElapsed)
-        }
-    }
-
     /// A jump of the device clock too large to catch up on (or a server's new clock): everything
     /// scheduled on the old clock is dropped and every voice stops. Real-time safe.
     @_noLocks @_noAllocation
@@ -80,7 +56,7 @@ extension Engine {
             // A routing is kept across clocks: applied now rather than dropped.
             if case .setOutput = dropped.kind {
                 let p = Int(dropped.player)
-                if p >= 0, p < configuration.maxPlayers { voices[p].output = UInt8(clamping: dropped.loops) }
+                if p >= 0, p < configuration.maxPlayers { voices[p].output = UInt8(clamping: dropped.outputIndex) }
             }
             if case .start = dropped.kind {
                 staleCommandCounter.add(1, ordering: .relaxed)
@@ -108,13 +84,10 @@ extension Engine {
         for i in 0..<tables.instrumentCount { tables.instruments[i].lastReleaseDue = .min }
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
-            let key = Int(voiceList.key(at: i))
-            if key & 1 == 0 {
-                voices[key >> 1].isActive = false
-                voices[key >> 1].endedAt = .min
-            } else {
-                tails[key >> 1].isActive = false
-            }
+            let v = voice(voiceList.key(at: i))
+            v.pointee.isActive = false
+            // A tail's end is never compared with a late command's frame.
+            if !voiceList.key(at: i).isTail { v.pointee.endedAt = .min }
         }
     }
 
@@ -135,38 +108,5 @@ extension Engine {
         if tables.instrumentCount == 0 { return 0 }
         let last = tables.instruments[tables.instrumentCount - 1]
         return last.layerStart + last.layerCount
-    }
-
-    /// Before a gain ramp due on `due` is started `late` frames late on voice `v`: sets the
-    /// voice's level to the one it had on `due` (its origin on time) when a ramp under way then
-    /// is still under way; counts the command (`lateCommandCount`) when that level cannot be
-    /// known (a ramp began or ended since `due`). Returns the frames the voice played since
-    /// `due` (the late frames, or up to its pause), which the new ramp is to be advanced by.
-    /// Real-time safe.
-    @_noLocks @_noAllocation
-    func restoreLevel(_ v: UnsafeMutablePointer<Voice>, due: Frame, late: Int64) -> Int64 {
-        if late <= 0 { return 0 }
-        var played = late
-        // A paused voice played only up to its pause (its ramp waits while it is paused).
-        if v.pointee.isPaused { played = max(0, min(late, v.pointee.pausedAt - due)) }
-        if played <= 0 { return 0 }
-        if v.pointee.rampFramesLeft > 0 {
-            let k = Int64(v.pointee.rampElapsed) - played
-            if k >= 0 {
-                v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(k)
-            } else {
-                lateCommandCounter.add(1, ordering: .relaxed)
-            }
-        } else if v.pointee.rampEndedAt > due {
-            lateCommandCounter.add(1, ordering: .relaxed)
-        }
-        return played
-    }
-
-    /// How many frames after its own frame `command` is applied at `frame` (0 for an
-    /// immediate command).
-    @_noLocks @_noAllocation @inline(__always)
-    func lateness(_ command: Command, at frame: Frame) -> Int64 {
-        command.frame == Command.immediately ? 0 : max(0, frame - command.frame)
     }
 }

@@ -1,5 +1,34 @@
-/// The voices the render thread has work for, as sorted keys: `2 × player` for a player's voice,
-/// `2 × player + 1` for its fading tail. A voice is listed while it sounds, and also while it is
+/// A key of the voice list: a player's voice (`2 × player`) or its declick tail (`2 × player + 1`),
+/// so that sorted keys walk each player's voice, then its tail, in player order.
+struct VoiceKey: Equatable, BitwiseCopyable {
+    var rawValue: Int
+
+    @_noLocks @_noAllocation @inline(__always)
+    init(rawValue: Int) { self.rawValue = rawValue }
+
+    @_noLocks @_noAllocation @inline(__always)
+    init(player: Int, tail: Bool) { rawValue = 2 &* player &+ (tail ? 1 : 0) }
+
+    var player: Int {
+        @_noLocks @_noAllocation @inline(__always) get { rawValue >> 1 }
+    }
+
+    /// A declick tail's key (a player's voice's otherwise).
+    var isTail: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { rawValue & 1 != 0 }
+    }
+
+    /// The key of the same player's tail.
+    var tail: VoiceKey {
+        @_noLocks @_noAllocation @inline(__always) get { VoiceKey(rawValue: rawValue | 1) }
+    }
+
+    /// Whether either of two keys is a tail's (one test for both).
+    @_noLocks @_noAllocation @inline(__always)
+    static func eitherIsTail(_ a: VoiceKey, _ b: VoiceKey) -> Bool { (a.rawValue | b.rawValue) & 1 != 0 }
+}
+
+/// The voices the render thread has work for, as sorted keys (`VoiceKey`). A voice is listed while it sounds, and also while it is
 /// metered or was touched by a command this period (so its status is published once more); the
 /// end of each period drops the others. Mixing walks this list instead of every player slot, in
 /// key order, so the sum is formed in the same order as a walk over all slots would form it.
@@ -33,12 +62,12 @@ struct UnsafeVoiceList {
     }
 
     @_noLocks @_noAllocation @inline(__always)
-    func key(at index: Int) -> UInt32 { keys[index] }
+    func key(at index: Int) -> VoiceKey { VoiceKey(rawValue: Int(keys[index])) }
 
     /// Lists the voice of `player` (or its tail), keeping the keys sorted; nothing if listed.
     @_noLocks @_noAllocation
     func insert(player: Int, tail: Bool) {
-        let key = UInt32(2 * player + (tail ? 1 : 0))
+        let key = UInt32(VoiceKey(player: player, tail: tail).rawValue)
         if listed[Int(key)] != 0 { return }
         listed[Int(key)] = 1
         var i = state[0]

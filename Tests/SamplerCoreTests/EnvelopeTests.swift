@@ -100,7 +100,7 @@ import Testing
         let out = renderBlocks(e, periods: 4, blockSize: 1000).left
         #expect(out[3999] == 0)
         // In sustain at 0: no segment left to play.
-        #expect(e.voices[0].envStage == 4 && e.voices[0].rampFramesLeft == 0)
+        #expect(e.voices[0].envStage == .sustain && e.voices[0].rampFramesLeft == 0)
     }
 
     // Review findings (stop 41): chokes within a note's stack, gain changes on envelopes, late

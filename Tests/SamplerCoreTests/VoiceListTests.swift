@@ -52,14 +52,14 @@ import Testing
             inserted.insert(UInt32(2 * player + (tail ? 1 : 0)))
         }
         let keys = (0..<list.count).map { list.key(at: $0) }
-        #expect(keys == inserted.sorted())
+        #expect(keys.map { UInt32($0.rawValue) } == inserted.sorted())
         // Dropping every other key and re-inserting it restores the same list.
         var kept = 0
         for i in 0..<list.count {
             if i % 2 == 0 { list.keep(i, at: kept); kept += 1 } else { list.drop(i) }
         }
         list.truncate(kept)
-        for key in keys { list.insert(player: Int(key >> 1), tail: key & 1 == 1) }
+        for key in keys { list.insert(player: key.player, tail: key.isTail) }
         #expect((0..<list.count).map { list.key(at: $0) } == keys)
     }
 

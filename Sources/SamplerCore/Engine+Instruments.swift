@@ -1,0 +1,292 @@
+// Instruments: MIDI in (notes into triggers and releases), and a trigger's steps: choose the
+// sample, choke the group, take a voice, start it.
+
+extension Engine {
+    /// Takes one MIDI message of `count` bytes as it came from any client: a note-on (status
+    /// 0x9n, velocity > 0) or a note-off (0x8n, or 0x9n with velocity 0) is queued for `frame`;
+    /// everything else (controllers, running status, SysEx, truncated or malformed messages) is
+    /// ignored. Render thread only;
+    /// real-time safe.
+    @_noLocks @_noAllocation
+    public func receiveMIDI(_ data: UnsafePointer<UInt8>, count: Int, at frame: Frame) {
+        guard count >= 3, data[1] < 0x80, data[2] < 0x80 else { return }
+        let kind = data[0] & 0xF0
+        if kind == 0x90 {
+            if data[2] > 0 {
+                receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]), at: frame)
+            } else {
+                receiveNoteOff(note: Int(data[1]), at: frame)
+            }
+        } else if kind == 0x80 {
+            receiveNoteOff(note: Int(data[1]), at: frame)
+        }
+    }
+
+    /// Queues a MIDI note-off for `frame`: a `Command.release` of every instrument with that note
+    /// that has an envelope, and a trigger of those played by note-offs (at the velocity of the
+    /// note's last note-on). Render thread only; real-time safe.
+    @_noLocks @_noAllocation
+    public func receiveNoteOff(note: Int, at frame: Frame) {
+        guard note >= 0, note < 128 else { return }
+        let tables = instrumentTables.pointee
+        var instrument = tables.noteMap[note]
+        var remaining = tables.instrumentCount
+        while instrument >= 0, remaining > 0 {
+            let inst = tables.instruments[Int(instrument)]
+            if inst.triggersOnNoteOff {
+                // A release trigger plays now, at its note-on's velocity.
+                var command = Command(kind: .trigger, player: instrument, frame: frame)
+                command.level = Float(noteOnVelocities[note])
+                if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
+            } else if inst.hasEnvelope {
+                if !schedule.insert(Command(kind: .release, player: instrument, frame: frame)) {
+                    droppedCommandCounter.add(1, ordering: .relaxed)
+                }
+            }
+            instrument = tables.noteNext[Int(instrument)]
+            remaining -= 1
+        }
+    }
+
+    /// Queues a MIDI note-on for `frame` (one period after the frame the note arrived on keeps the
+    /// latency constant): a trigger of every instrument with that note, in their order. Notes
+    /// mapped to no instrument and note-offs are ignored. Render thread
+    /// only; real-time safe.
+    @_noLocks @_noAllocation
+    public func receiveNoteOn(note: Int, velocity: Int, at frame: Frame) {
+        guard velocity > 0, note >= 0, note < 128 else { return }
+        let tables = instrumentTables.pointee
+        noteOnVelocities[note] = UInt8(min(127, velocity))
+        var instrument = tables.noteMap[note]
+        // Every instrument the note plays, in their order (the chain is built acyclic; the count
+        // bounds it all the same); release triggers wait for the note-off.
+        var remaining = tables.instrumentCount
+        var queued = false
+        while instrument >= 0, remaining > 0 {
+            if !tables.instruments[Int(instrument)].triggersOnNoteOff {
+                var command = Command(kind: .trigger, player: instrument, frame: frame)
+                command.level = Float(velocity)
+                if schedule.insert(command) {
+                    queued = true
+                } else {
+                    droppedCommandCounter.add(1, ordering: .relaxed)
+                }
+            }
+            instrument = tables.noteNext[Int(instrument)]
+            remaining -= 1
+        }
+        if queued { midiNoteCounter.add(1, ordering: .relaxed) }
+    }
+
+    /// Resolves a trigger due on `due` and applied on `frame` (later when it arrived late), in
+    /// steps: choose the sample (`chooseSample`), choke the group (`choke`), take a voice
+    /// (`allocateVoice`), start it (`startVoice`). A late trigger has the effect it would have
+    /// had on time from `frame` on: its start takes up its sound where it would be, the choke
+    /// fades and the declick tail are where they would be.
+    @_noLocks @_noAllocation
+    func trigger(instrument index: Int, velocity: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        guard index >= 0, index < tables.instrumentCount, velocity > 0 else { return }
+        let inst = tables.instruments[index]
+        guard let choice = chooseSample(inst, tables, velocity: velocity, due: due) else { return }
+        if inst.chokeGroup != 0 { choke(by: inst, index: index, tables, due: due, at: frame) }
+        let player = allocateVoice(inst, due: due)
+        startVoice(player, instrument: inst, index: index, layer: choice.layer, sound: choice.sound, velocity: velocity,
+                   due: due, at: frame)
+    }
+
+    /// The velocity layer of instrument `inst` that holds `velocity` (the first whose range
+    /// does), and the sample in it: at random or round robin. Nil when no layer holds it.
+    @_noLocks @_noAllocation
+    private func chooseSample(_ inst: InstrumentSlot, _ tables: InstrumentTables, velocity: Int, due: Frame)
+        -> (layer: UnsafeMutablePointer<LayerSlot>, sound: Int32)? {
+        // The first layer whose range holds the velocity.
+        var layerIndex = -1
+        for l in inst.layerStart..<(inst.layerStart + inst.layerCount) {
+            if velocity >= tables.layers[l].minVelocity {
+                if velocity <= tables.layers[l].maxVelocity { layerIndex = l; break }
+            }
+        }
+        guard layerIndex >= 0 else { return nil }
+        let layer = tables.layers + layerIndex
+        guard layer.pointee.soundCount > 0 else { return nil }
+        // The choice is a function of the trigger: its frame for a random layer, its place in
+        // the frame order of the layer's triggers for a round robin. A trigger that reaches the
+        // render thread after a later one of its layer was applied (sent out of order, late)
+        // cannot have the place it would have had: counted.
+        // The slot that keeps the order: the layer's own, or the instrument's first layer's when
+        // the round robin counts across layers.
+        let order = inst.roundRobinAcrossLayers ? tables.layers + inst.layerStart : layer
+        if due < order.pointee.lastDue {
+            lateCommandCounter.add(1, ordering: .relaxed)
+        } else if due == order.pointee.lastDue {
+            order.pointee.sameFrameIndex &+= 1
+        } else {
+            order.pointee.lastDue = due
+            order.pointee.sameFrameIndex = 0
+        }
+        var pick: Int
+        if layer.pointee.isRandom {
+            // SplitMix64's finalizer over the seed, the frame and the place on that frame.
+            var z = layer.pointee.seed ^ (UInt64(bitPattern: due) &* 0x9E37_79B9_7F4A_7C15) ^ (order.pointee.sameFrameIndex &* 0xD6E8_FEB8_6659_FD93)
+            z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+            z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+            z ^= z >> 31
+            pick = Int(z % UInt64(layer.pointee.soundCount))
+        } else {
+            pick = Int(order.pointee.counter % UInt64(layer.pointee.soundCount))
+            order.pointee.counter &+= 1
+        }
+        return (layer, tables.sounds[layer.pointee.soundStart + pick])
+    }
+
+    /// Silences the other instruments of `inst`'s choke group, with a short fade (or their choke
+    /// release). As in sfizz, not the instruments the same note plays with it (a multi-mic drum
+    /// in its own group), and not the voices of release triggers.
+    @_noLocks @_noAllocation
+    private func choke(by inst: InstrumentSlot, index: Int, _ tables: InstrumentTables, due: Frame, at frame: Frame) {
+        for other in 0..<tables.instrumentCount where other != index {
+            let o = tables.instruments[other]
+            if o.chokeGroup != inst.chokeGroup { continue }
+            if o.stack == inst.stack { continue }
+            if o.triggersOnNoteOff { continue }
+            for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
+                if !voices[p].isActive {
+                    // Ended since the trigger's frame (a late trigger): on time the choke
+                    // would have ended it sooner, where a straight fade (or none) says; where
+                    // a release would have ended it cannot be known here: counted.
+                    if voices[p].endedAt > due, voices[p].startedAt <= due {
+                        if o.chokeReleases {
+                            lateCommandCounter.add(1, ordering: .relaxed)
+                        } else {
+                            voices[p].endedAt = min(voices[p].endedAt, due + Int64(max(0, o.chokeFadeFrames)))
+                        }
+                    }
+                } else if voices[p].startedAt > due {
+                    // Started after the trigger's frame (it came out of order): on time the
+                    // choke could not have touched it.
+                    lateCommandCounter.add(1, ordering: .relaxed)
+                } else if o.chokeReleases, voices[p].envStage.isOn, !voices[p].envStage.isReleased {
+                    // An envelope choked with a release of its own (SFZ's off_mode).
+                    let played = restoreLevel(voices + p, due: due, late: frame - due)
+                    voices[p].envReleaseSegment = o.chokeReleaseSegment
+                    voices[p].envReleaseFactor = o.chokeReleaseFactor
+                    voices[p].beginRelease()
+                    if played > 0 { advanceEnvelope(voices + p, player: p, by: played, from: due) }
+                } else if o.chokeReleases, voices[p].envStage.isReleased {
+                    // Released already: the release goes on.
+                } else if o.chokeFadeFrames <= 0 {
+                    // No fade: silenced on the trigger's frame.
+                    endVoice(voices + p, player: p, endedAt: max(due, voices[p].startedAt), report: .stopped, at: frame)
+                } else if !voices[p].stopsAfterRamp {
+                    let played = restoreLevel(voices + p, due: due, late: frame - due)
+                    startRamp(voices + p, to: 0, frames: Int32(clamping: o.chokeFadeFrames))
+                    voices[p].stopsAfterRamp = true
+                    advanceRamp(voices + p, player: p, by: played, rampStart: due)
+                }
+            }
+        }
+    }
+
+    /// The voice a trigger of `inst` plays on: the only one, a free one of the pool, or the
+    /// oldest (stolen), as the pool was on the trigger's frame: a voice that ended since then
+    /// (a late trigger) was not free.
+    @_noLocks @_noAllocation
+    private func allocateVoice(_ inst: InstrumentSlot, due: Frame) -> Int {
+        var player = inst.firstPlayer
+        if inst.voiceCount > 1 {
+            var oldest = -1
+            var found = false
+            for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
+                let v = voices + p
+                let sounding = v.pointee.isActive ? v.pointee.startedAt <= due
+                    : v.pointee.endedAt > due && v.pointee.startedAt <= due
+                if !sounding {
+                    player = p
+                    found = true
+                    break
+                }
+                if oldest < 0 {
+                    oldest = p
+                } else if v.pointee.startedAt < voices[oldest].startedAt {
+                    oldest = p
+                }
+            }
+            if !found { player = oldest }
+        }
+        return player
+    }
+
+    /// Starts the chosen `sound` of `layer` on voice `player` at the velocity's level, with the
+    /// instrument's envelope, output and declick.
+    @_noLocks @_noAllocation
+    private func startVoice(_ player: Int, instrument inst: InstrumentSlot, index: Int, layer: UnsafeMutablePointer<LayerSlot>,
+                            sound: Int32, velocity: Int, due: Frame, at frame: Frame) {
+        // A voice started after the trigger's frame (it reached the render thread out of order)
+        // is taken as it is now: counted.
+        if voices[player].isActive {
+            if voices[player].startedAt > due { lateCommandCounter.add(1, ordering: .relaxed) }
+        }
+        var start = Command(kind: .start, player: Int32(player), frame: due)
+        start.sound = sound
+        start.loops = inst.loops
+        if let curve = layer.pointee.curve {
+            start.level = inst.level * layer.pointee.level * curve[min(velocity, 127)]
+        } else {
+            start.level = inst.level * layer.pointee.level * Float(velocity) / 127
+        }
+        start.pan = inst.pan
+        start.fadeFrames = inst.declickFrames
+        start.tag = UInt32(index)
+        apply(start, at: frame)
+        voices[player].output = inst.output
+        if inst.hasEnvelope {
+            voices[player].beginEnvelope(inst)
+            // A late trigger's envelope is where it would be had it begun on its frame.
+            if frame > due { advanceEnvelope(voices + player, player: player, by: frame - due, from: due) }
+            // A note-off later than this trigger's frame has been applied already (the trigger
+            // came late or out of order): on time it would have released this voice. Released
+            // now, counted.
+            if inst.followsNoteOff, inst.lastReleaseDue > due {
+                lateCommandCounter.add(1, ordering: .relaxed)
+                releaseVoice(voices + player, player: player, due: frame, at: frame)
+            }
+        }
+    }
+
+    /// Releases instrument `index`'s sounding voices that follow note-offs (see `Kind.release`).
+    @_noLocks @_noAllocation
+    func release(instrument index: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        guard index >= 0, index < tables.instrumentCount else { return }
+        let inst = tables.instruments[index]
+        guard inst.hasEnvelope else { return }
+        if due > inst.lastReleaseDue { tables.instruments[index].lastReleaseDue = due }
+        for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
+            let v = voices + p
+            if !v.pointee.envFollowsNoteOff { continue }
+            // Started after the note-off's frame: on time the note-off came before it.
+            if v.pointee.startedAt > due { continue }
+            if !v.pointee.isActive {
+                // Ended since the note-off's frame (a late note-off): on time it would have been
+                // released then, and sounded otherwise. Counted.
+                if v.pointee.endedAt > due { lateCommandCounter.add(1, ordering: .relaxed) }
+                continue
+            }
+            releaseVoice(v, player: p, due: due, at: frame)
+        }
+    }
+
+    /// Starts voice `v`'s release as of frame `due`, applied on `frame`: from the level it had
+    /// then (when that can be known; otherwise counted), advanced over the frames since. A voice
+    /// released already, or fading out to stop, goes on as it is; a voice whose envelope a gain
+    /// change ended is released from the level it holds.
+    @_noLocks @_noAllocation
+    func releaseVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, due: Frame, at frame: Frame) {
+        if v.pointee.envStage.isReleased { return }
+        if v.pointee.stopsAfterRamp { return }
+        let played = restoreLevel(v, due: due, late: frame > due ? frame - due : 0)
+        v.pointee.beginRelease()
+        if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }
+    }
+}

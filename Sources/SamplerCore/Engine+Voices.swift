@@ -1,0 +1,37 @@
+// Ending a voice and finishing a ramp: the one place each is written.
+
+extension Engine {
+    /// The voice or tail `key` names.
+    @_noLocks @_noAllocation @inline(__always)
+    func voice(_ key: VoiceKey) -> UnsafeMutablePointer<Voice> {
+        (key.isTail ? tails : voices) + key.player
+    }
+
+    /// Voice `v` stops sounding: it ended on device frame `endedAt` (what a late command due
+    /// before it compares with), and player `p` reports `kind` on frame `reported` (a tail,
+    /// `p` = -1, reports nothing). Real-time safe.
+    @_noLocks @_noAllocation @inline(__always)
+    func endVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, endedAt: Frame, report kind: Event.Kind, at reported: Frame) {
+        v.pointee.isActive = false
+        v.pointee.endedAt = endedAt
+        if p >= 0 { emit(Event(kind: kind, player: Int32(p), frame: reported, tag: v.pointee.tag)) }
+    }
+
+    /// Voice `v`'s ramp has reached its end on frame `end`: its level is the target; a stop's
+    /// fade (or an envelope's last segment) ends the voice, reported as `.stopped`; an envelope
+    /// goes on with its next segment. Returns whether the voice still sounds. Real-time safe.
+    @_noLocks @_noAllocation @inline(__always)
+    func finishRamp(_ v: UnsafeMutablePointer<Voice>, player p: Int, at end: Frame) -> Bool {
+        v.pointee.rampFramesLeft = 0
+        v.pointee.level = v.pointee.levelTarget
+        v.pointee.rampEndedAt = end
+        if v.pointee.stopsAfterRamp {
+            v.pointee.stopsAfterRamp = false
+            v.pointee.envStage = .none
+            endVoice(v, player: p, endedAt: end, report: .stopped, at: end)
+            return false
+        }
+        if v.pointee.envStage.isOn { v.pointee.nextEnvelopeSegment() }
+        return true
+    }
+}
