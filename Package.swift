@@ -129,7 +129,7 @@ let package = Package(
     cxxLanguageStandard: .cxx17
 )
 
-// Ableton Link (issue 17) is GPL-2.0-or-later: it is compiled in only when SAMPLER_LINK=1 (`make
+// Ableton Link is GPL-2.0-or-later: it is compiled in only when SAMPLER_LINK=1 (`make
 // build LINK=1`; `make test` always builds it). Such a build, and every binary made from it, is
 // under the GPL (version 3 or later, the terms Apache-2.0 code can join); without it the project
 // is Apache-2.0 and `--link` says the build has no Link.

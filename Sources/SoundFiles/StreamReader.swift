@@ -19,8 +19,8 @@ public enum StreamConverter: Sendable {
 /// How a `StreamReader` reads.
 public struct StreamReaderOptions: Sendable {
     /// The converter used when the file's rate differs from the ring's. Medium by default: best
-    /// quality costs about four times as much (measured here: about 6 % of a core per stereo
-    /// 44.1 → 48 kHz stream against under 2 %), which for 16 streams is a whole core.
+    /// quality costs about four times as much, which over a dozen or so resampled streams adds up
+    /// to a whole core (docs/streaming.md has the measurement).
     public var converter: StreamConverter = .mediumQuality
     /// Most frames read (and written to the ring) per step: one step of one stream is the unit
     /// the disk thread interleaves streams by.
