@@ -3,9 +3,12 @@ import Foundation
 import PackageDescription
 
 // Dependencies point one way (docs/architecture.md has the picture; `make docs` redraws it):
-//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SamplerKit, ProgramHost, NSM (→ Sync)
+//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SFZ, NSM, ProgramHost, Patches, Scheduling
 //   DrumPlayer, MetronomeKit → ProgramHost, Sync → JACKBackend, SoundFiles, Patches, Scheduling → SamplerCore
+//   Hydrogen, SFZ → Patches, SafeFiles; NSM → Sync, SafeFiles
 //   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
+// The command line does not use SamplerKit: that library is for other programs (its example,
+// sampler-soak and the benchmarks use it).
 // What crosses between these modules and is not a library's API uses `package` access.
 let package = Package(
     name: "sampler",
