@@ -2,10 +2,11 @@
 #            JACK server when none is running)
 # make test  installs what is missing and runs every test (unit and live JACK integration)
 # make bench benchmarks (outside the test suite)
+# make format-check  lints the Swift sources against .swift-format (fails on any finding)
 
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build run test invariant bench samples clean sanitize tsan asan ubsan fuzz soak ci docs
+.PHONY: all deps test-deps build run test invariant bench samples clean sanitize tsan asan ubsan fuzz soak ci docs format format-check
 
 all: build
 
@@ -115,6 +116,17 @@ samples:
 # Redraws the module graph in docs/architecture.md from Package.swift (`make test` checks it).
 docs:
 	@scripts/module-graph.py
+
+# The code style, in .swift-format (swift-format ships with the Swift toolchain): 4-space indent,
+# lines up to 140 columns, existing line breaks kept. `make format` rewrites the Swift files of
+# these folders in place; `make format-check` only lints them and fails on any finding
+# (docs/testing.md: Code style).
+FORMAT_PATHS = Sources Tests Tools Benchmarks Examples
+format:
+	$(SWIFT) format --in-place --recursive --parallel --configuration .swift-format $(FORMAT_PATHS)
+
+format-check:
+	$(SWIFT) format lint --strict --recursive --parallel --configuration .swift-format $(FORMAT_PATHS)
 
 clean:
 	rm -rf .build out
