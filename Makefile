@@ -3,6 +3,7 @@
 # make test  installs what is missing and runs every test (unit and live JACK integration)
 # make bench benchmarks (outside the test suite)
 # make format-check  lints the Swift sources against .swift-format (fails on any finding)
+# make format        rewrites them in place to that style
 
 SWIFT ?= swift
 

@@ -8,7 +8,8 @@ import PackageDescription
 //   Hydrogen, SFZ → Patches, SafeFiles; NSM → Sync, SafeFiles
 //   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
 // The command line does not use SamplerKit: that library is for other programs (its example,
-// sampler-soak and the benchmarks use it).
+// sampler-soak and the benchmarks use it). It imports SamplerCore (SamplerError) through the
+// modules it depends on.
 // What crosses between these modules and is not a library's API uses `package` access.
 let package = Package(
     name: "sampler",
