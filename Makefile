@@ -2,10 +2,12 @@
 #            JACK server when none is running)
 # make test  installs what is missing and runs every test (unit and live JACK integration)
 # make bench benchmarks (outside the test suite)
+# make format-check  lints the Swift sources against .swift-format (fails on any finding)
+# make format        rewrites them in place to that style
 
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build run test invariant bench samples clean sanitize tsan asan ubsan fuzz soak ci docs
+.PHONY: all deps test-deps build run test invariant bench samples clean sanitize tsan asan ubsan fuzz soak ci docs format format-check
 
 all: build
 
@@ -47,7 +49,7 @@ test: test-deps
 	$(SWIFT) test --skip-build --filter AllocationTests --no-parallel
 	@SWIFT="$(SWIFT)" scripts/live-tests.sh
 
-# Sanitizers (issues 14 and 15), over the tests that exercise threads (ThreadSanitizer) and
+# Sanitizers, over the tests that exercise threads (ThreadSanitizer) and
 # memory (AddressSanitizer, with UndefinedBehaviorSanitizer on the C targets in the same build),
 # not every pure unit test again: docs/testing.md lists what each covers. ThreadSanitizer runs
 # only tests that do not open a JACK client in-process: JACK2 cancels its process thread with
@@ -86,25 +88,25 @@ ubsan: deps
 	SAMPLER_SANITIZER=undefined INVARIANT_CASES=400 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 $(SWIFT) test --skip-build --scratch-path .build-ubsan \
 	    --filter '$(ASAN_TESTS)'
 
-# libFuzzer targets for every parser (issue 15): the JSON/patch decoder, tempo maps, Hydrogen
+# libFuzzer targets for every parser: the JSON/patch decoder, tempo maps, Hydrogen
 # kits, sound decoding from memory, MIDI bytes into the engine. FUZZ_SECONDS per target
 # (default 30); FUZZ_SECONDS=1800 for the long run.
 fuzz: deps
 	@scripts/fuzz.sh
 
-# The randomized device-timeline test (issue 34) over many more seeded cases than `make test`'s
+# The randomized device-timeline test over many more seeded cases than `make test`'s
 # 2,000: INVARIANT_CASES (default 50,000; about 5 minutes). A failure names its seed;
 # INVARIANT_SEED=N runs that case alone and prints its program.
 invariant: deps
 	SAMPLER_LINK=1 $(SWIFT) build --build-tests
 	INVARIANT_CASES=$(or $(INVARIANT_CASES),50000) $(SWIFT) test --skip-build --filter 'TimelineInvariantTests'
 
-# A long live run under randomized control (issue 15): DURATION seconds (default 120; the
+# A long live run under randomized control: DURATION seconds (default 120; the
 # 1-hour soak is DURATION=3600). See scripts/soak.sh for what it checks.
 soak: deps
 	@DURATION=$(or $(DURATION),120) scripts/soak.sh
 
-# Release-built benchmarks (issue 9): prints a table, writes benchmarks/results.json, fails if the
+# Release-built benchmarks: prints a table, writes benchmarks/results.json, fails if the
 # render path allocated. See Benchmarks/README.md. BENCH_ARGS=--quick for a short run.
 bench:
 	@SWIFT="$(SWIFT)" scripts/bench.sh $(BENCH_ARGS)
@@ -115,6 +117,17 @@ samples:
 # Redraws the module graph in docs/architecture.md from Package.swift (`make test` checks it).
 docs:
 	@scripts/module-graph.py
+
+# The code style, in .swift-format (swift-format ships with the Swift toolchain): 4-space indent,
+# lines up to 140 columns, existing line breaks kept. `make format` rewrites the Swift files of
+# these folders in place; `make format-check` only lints them and fails on any finding
+# (docs/testing.md: Code style).
+FORMAT_PATHS = Sources Tests Tools Benchmarks Examples
+format:
+	$(SWIFT) format --in-place --recursive --parallel --configuration .swift-format $(FORMAT_PATHS)
+
+format-check:
+	$(SWIFT) format lint --strict --recursive --parallel --configuration .swift-format $(FORMAT_PATHS)
 
 clean:
 	rm -rf .build out

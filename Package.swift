@@ -3,9 +3,13 @@ import Foundation
 import PackageDescription
 
 // Dependencies point one way (docs/architecture.md has the picture; `make docs` redraws it):
-//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SamplerKit, ProgramHost, NSM (→ Sync)
+//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SFZ, NSM, ProgramHost, Patches, Scheduling
 //   DrumPlayer, MetronomeKit → ProgramHost, Sync → JACKBackend, SoundFiles, Patches, Scheduling → SamplerCore
+//   Hydrogen, SFZ → Patches, SafeFiles; NSM → Sync, SafeFiles
 //   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
+// The command line does not use SamplerKit: that library is for other programs (its example,
+// sampler-soak and the benchmarks use it). It imports SamplerCore (SamplerError) through the
+// modules it depends on.
 // What crosses between these modules and is not a library's API uses `package` access.
 let package = Package(
     name: "sampler",
@@ -129,7 +133,7 @@ let package = Package(
     cxxLanguageStandard: .cxx17
 )
 
-// Ableton Link (issue 17) is GPL-2.0-or-later: it is compiled in only when SAMPLER_LINK=1 (`make
+// Ableton Link is GPL-2.0-or-later: it is compiled in only when SAMPLER_LINK=1 (`make
 // build LINK=1`; `make test` always builds it). Such a build, and every binary made from it, is
 // under the GPL (version 3 or later, the terms Apache-2.0 code can join); without it the project
 // is Apache-2.0 and `--link` says the build has no Link.

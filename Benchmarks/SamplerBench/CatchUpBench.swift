@@ -1,6 +1,6 @@
 import SamplerCore
 
-/// The callback after a lost stretch (issue 38): 512 voices of every kind (plain mono and stereo,
+/// The callback after a lost stretch: 512 voices of every kind (plain mono and stereo,
 /// varispeed at 0.77 and 1.5, a gain ramp, a stop fade and a declick tail running through the
 /// stretch, meters, envelope voices of an instrument), then one 128-frame period stamped 10 s
 /// (480,000 frames) after the last: that period moves every voice over the lost frames (in

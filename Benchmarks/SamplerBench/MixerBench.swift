@@ -122,7 +122,7 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
         }
     }
     report.set("mixer", rows)
-    // Issue 38: every job at or below its C reference from 64 voices on, within 1.5× below.
+    // The target: every job at or below its C reference from 64 voices on, within 1.5× below.
     for variant in MixVariant.allCases where jobs?.contains(variant.name) ?? true {
         for n in voiceCounts {
             let worst = max(ratios["\(variant.name)-mono-\(n)"] ?? 0, ratios["\(variant.name)-stereo-\(n)"] ?? 0)

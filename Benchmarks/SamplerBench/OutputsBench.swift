@@ -1,6 +1,6 @@
 import SamplerCore
 
-/// The cost of outputs beside the main mix (issue 36): the same N voices rendered into the main
+/// The cost of outputs beside the main mix: the same N voices rendered into the main
 /// mix alone, and spread round robin over `outputs` stereo outputs
 /// (`Engine.render(frameCount:periodStart:outputs:outputCount:)`), interleaved rounds of thread
 /// CPU time; ns per voice-frame, medians. The per-voice work is the same kernel into another

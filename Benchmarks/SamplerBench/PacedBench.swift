@@ -112,7 +112,7 @@ func benchPaced(pool: SoundPool, report: Report, periods: Int) -> Int {
                   target: "≥ 4000", met: byMean.voices >= 4000 && byMean.check.mean <= 0.5)
     report.target("mono voices in 50% of a core, paced (p99)", value: "\(byP99.voices) (C ref \(referenceByP99.voices))",
                   target: "≥ 2000", met: byP99.voices >= 2000 && byP99.check.p99 <= 0.5)
-    // Issue 38: at least as many as the C loop, by mean and by p99.
+    // The target: at least as many as the C loop, by mean and by p99.
     report.target("paced voices vs C (mean)", value: "\(byMean.voices) vs \(referenceByMean.voices)",
                   target: "≥ C", met: byMean.voices >= referenceByMean.voices)
     report.target("paced voices vs C (p99)", value: "\(byP99.voices) vs \(referenceByP99.voices)",

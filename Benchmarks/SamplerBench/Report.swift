@@ -4,7 +4,7 @@ import Foundation
 final class Report {
     private(set) var json: [String: Any] = [:]
     private(set) var failures: [String] = []
-    /// Targets of the issue and whether each was met, for the summary at the end.
+    /// The performance targets and whether each was met, for the summary at the end.
     private(set) var targets: [(name: String, value: String, target: String, met: Bool?)] = []
 
     func section(_ title: String) {

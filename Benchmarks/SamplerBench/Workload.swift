@@ -108,10 +108,10 @@ final class MixWorkload {
                                              commandCapacity: 2 * voices + 64, eventCapacity: 1 << 16,
                                              scheduleCapacity: 2 * voices + 64))
         // Each output on a page of its own, at its start: the engine's and the C loop's outputs
-        // then sit at the same place within a 4 KiB page. Where they did not (heap blocks at
-        // arbitrary offsets), one of the two could lose 30–60% at 8 voices to loads of the
-        // sources waiting on stores to outputs whose addresses match in their low 12 bits
-        // (4 KiB aliasing), and which one depended on where the heap put them.
+        // then sit at the same place within a 4 KiB page, so neither is slowed more than the
+        // other by loads of the sources waiting on stores to outputs whose addresses match in
+        // their low 12 bits (4 KiB aliasing), which with heap blocks at arbitrary offsets
+        // depends on where the heap puts them (Benchmarks/README.md, "What changed", 9).
         func page() -> UnsafeMutablePointer<Float> {
             UnsafeMutableRawPointer.allocate(byteCount: max(4096, frameCount * 4), alignment: 4096)
                 .bindMemory(to: Float.self, capacity: frameCount)

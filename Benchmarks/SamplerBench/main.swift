@@ -1,4 +1,4 @@
-// `make bench`: the performance measurements of issue 9, release-built, printed as a table and
+// `make bench`: the engine's performance measurements, release-built, printed as a table and
 // written to benchmarks/results.json. Exits non-zero if the render path allocated (or a check
 // failed). Run from the package root; `--quick` for a short smoke run.
 @preconcurrency import Glibc
@@ -39,7 +39,7 @@ if let n = option("--breakdown").flatMap(Int.init) {
     exit(0)
 }
 // `--outputs N [mono|stereo] [--count K]`: N voices into the main mix alone vs spread over K
-// outputs (default 4), interleaved (issue 36: the mixing cost per voice with outputs).
+// outputs (default 4), interleaved: the mixing cost per voice with outputs.
 if let n = option("--outputs").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
     let k = max(2, min(64, option("--count").flatMap(Int.init) ?? 4))

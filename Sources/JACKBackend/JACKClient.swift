@@ -89,7 +89,8 @@ package final class JACKClient: @unchecked Sendable {
         }
         jack_set_process_callback(opened, processCallback, arg)
         jack_set_xrun_callback(opened, xrunCallback, arg)
-        jack_set_buffer_size_callback(opened, bufferSizeCallback, arg)
+        // No buffer-size callback: nothing to reallocate, the engine renders blocks of any size
+        // into the port buffers.
         jack_on_info_shutdown(opened, shutdownCallback, arg)
         routeLog.client = opened
         let logArg = Unmanaged.passUnretained(routeLog).toOpaque()
@@ -175,18 +176,12 @@ package final class JACKClient: @unchecked Sendable {
         return widen(jack_frame_time(client))
     }
 
-    /// The first frame no period has been rendered for yet: the earliest frame a command sent now
-    /// can still reach on time is one period later than this.
-    package var nextPeriodStart: Frame { engine.renderedFrame }
-
     /// Xruns JACK reported since the client opened.
     package var xrunCount: Int { context.xruns.load(ordering: .relaxed) }
     /// MIDI messages the output port's buffer had no room for. Any thread.
     package var unwrittenMIDICount: Int { context.unwrittenMIDI.load(ordering: .relaxed) }
     /// True once the server has shut down or thrown the client out.
     package var isShutDown: Bool { context.shutDown.load(ordering: .acquiring) }
-    /// Buffer-size changes seen while running.
-    package var bufferSizeChangeCount: Int { context.bufferSizeChanges.load(ordering: .relaxed) }
 
     /// The output ports' playback latency range in frames (min, max), from JACK.
     package var playbackLatency: (min: Int, max: Int) {

@@ -7,8 +7,8 @@ import Synchronization
 ///
 /// `@unchecked Sendable` by contract: `client`, the ports and `recordTap` are written on the control
 /// thread only before `jack_activate` (`client` is cleared after `jack_client_close`), so the process
-/// thread only reads them; `clock` is the process thread's alone; `xruns`, `shutDown` and
-/// `bufferSizeChanges`, bumped from JACK's other threads, are atomics.
+/// thread only reads them; `clock` is the process thread's alone; `xruns` and `shutDown`, set
+/// from JACK's other threads, are atomics.
 final class ProcessContext: @unchecked Sendable {
     let engine: Engine
     var client: OpaquePointer?
@@ -33,7 +33,6 @@ final class ProcessContext: @unchecked Sendable {
     /// MIDI messages JACK's output buffer had no room for (`jack_midi_event_write` failed).
     let unwrittenMIDI = Atomic<Int>(0)
     let shutDown = Atomic<Bool>(false)
-    let bufferSizeChanges = Atomic<Int>(0)
 
     init(engine: Engine, outputCount: Int = 1) {
         self.engine = engine
@@ -139,12 +138,6 @@ let processCallback: JackProcessCallback = { frames, arg in
 
 let xrunCallback: JackXRunCallback = { arg in
     _ = Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.xruns.add(1, ordering: .relaxed) }
-    return 0
-}
-
-let bufferSizeCallback: JackBufferSizeCallback = { _, arg in
-    // Nothing to reallocate: the engine renders blocks of any size into the port buffers.
-    _ = Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.bufferSizeChanges.add(1, ordering: .relaxed) }
     return 0
 }
 

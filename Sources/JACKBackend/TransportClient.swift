@@ -149,8 +149,6 @@ package final class TransportClient: @unchecked Sendable {
     package var bufferSize: Int { client.map { Int(jack_get_buffer_size($0)) } ?? 0 }
     /// Cycles the process callback has run.
     package var cycleCount: Int { context.cycles.load(ordering: .acquiring) }
-    /// Reports that did not fit in the ring (the control side fell behind).
-    package var lostReports: Int { context.lost.load(ordering: .relaxed) }
 
     /// Calls `body` with every report since the last call, oldest first.
     package func poll(_ body: (TransportSnapshot) -> Void) {
@@ -196,13 +194,12 @@ package final class TransportClient: @unchecked Sendable {
 /// `@unchecked Sendable` by contract: the `let`s are fixed in `init`; `last`, `lastRequest` and the
 /// clock fields are touched only on JACK's process thread (the process, sync and timebase callbacks
 /// all run there); `reports` is SPSC (process thread pushes, `poll` pops on the control thread);
-/// `lost`, `cycles`, `armedFrame` and `armedCycle` are atomics.
+/// `cycles`, `armedFrame` and `armedCycle` are atomics.
 final class TransportContext: @unchecked Sendable {
     let client: OpaquePointer
     let engine: Engine?
     let timebase: TimebaseTable?
     let reports = SPSCRing<TransportSnapshot>(capacity: 1024)
-    let lost = Atomic<Int>(0)
     let cycles = Atomic<Int>(0)
     /// Sync readiness: the transport frame and the device frame of the cycle to say "ready" in.
     let armedFrame = Atomic<Int64>(-1)
@@ -233,8 +230,9 @@ final class TransportContext: @unchecked Sendable {
         return clockBase
     }
 
+    /// A report that does not fit in the ring (the control side fell behind) is dropped.
     private func report(_ s: TransportSnapshot) {
-        if !reports.push(s) { lost.add(1, ordering: .relaxed) }
+        _ = reports.push(s)
     }
 
     func process(frames: UInt32) -> Int32 {

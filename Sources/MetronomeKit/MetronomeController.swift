@@ -65,8 +65,6 @@ package final class MetronomeController {
     private var pendingRequest: TransportSnapshot?
     private var transportState: TransportState = .stopped
     private var bufferSize = 0
-    /// Clicks cancelled because the transport stopped or moved, or the user stopped them.
-    private(set) var cancelledCount = 0
     /// What keys and OSC changed, for a session's state.
     var edits = MetronomeEdits()
 
@@ -204,7 +202,6 @@ package final class MetronomeController {
                 // stopped on its own frame.
                 if t.player != Metronome.clockPlayer {
                     engine.send(.stop(player: t.player, at: t.frame))
-                    cancelledCount += 1
                 }
             } else {
                 kept.append(t)

@@ -72,9 +72,6 @@ package struct MetronomeProgram: LiveProgram {
     /// What the keys and OSC changed since the start that a session keeps (tempo, meter, map).
     package var edits: MetronomeEdits { controller.edits }
 
-    /// Clicks silenced after they were sent (transport stopped or moved, the user stopped).
-    package var cancelledClicks: Int { controller.cancelledCount }
-
     // MARK: - Offline
 
     /// The end of the clicks for rendering: the map's end or `--bars`, from a first beat on

@@ -6,9 +6,6 @@ package enum PatchLoader {
     /// The largest patch file read (bytes): 16 MB.
     package static let maximumFileSize = 16 << 20
 
-    /// The format versions this build reads.
-    static let supportedVersions = 1...2
-
     /// Reads and decodes the patch file at `path`, of any supported version, into the one model.
     /// Relative sound paths resolve against the directory that holds the file; errors name the
     /// file as `path` is written. Only a regular file is read (through `FileGate`: a FIFO or a

@@ -30,8 +30,6 @@ package enum SFZImporter {
         // sfizz's output pair N (0: the main mix): the named output "outN".
         "output",
     ]
-    /// Why an opcode of the list is not carried yet (reported with its line).
-    static let notYet: [String: String] = [:]
 
     /// The most regions that sound together on one key (instruments sharing its note).
     static let maximumStacks = 16
@@ -111,7 +109,6 @@ package enum SFZImporter {
             let regionPlace = "\(section.file): line \(section.line)"
             for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
                 if carried.contains(name) || name.hasPrefix("amp_velcurve_") { continue }
-                if let why = notYet[name] { report(name, "\(place(o)): \(name): \(why)"); continue }
                 report(name, "\(place(o)): \(name) is not carried")
             }
             func value(_ name: String) -> SFZOpcode? { opcodes[name] }

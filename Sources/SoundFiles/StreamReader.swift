@@ -19,8 +19,8 @@ public enum StreamConverter: Sendable {
 /// How a `StreamReader` reads.
 public struct StreamReaderOptions: Sendable {
     /// The converter used when the file's rate differs from the ring's. Medium by default: best
-    /// quality costs about four times as much (measured here: about 6 % of a core per stereo
-    /// 44.1 → 48 kHz stream against under 2 %), which for 16 streams is a whole core.
+    /// quality costs about four times as much, which over a dozen or so resampled streams adds up
+    /// to a whole core (docs/streaming.md has the measurement).
     public var converter: StreamConverter = .mediumQuality
     /// Most frames read (and written to the ring) per step: one step of one stream is the unit
     /// the disk thread interleaves streams by.
@@ -45,7 +45,7 @@ public struct StreamReaderOptions: Sendable {
 ///
 /// `@unchecked Sendable` by contract: the request fields are only touched under `lock`; the writer-side
 /// fields and buffers only by `fill`, one thread at a time (`DiskStreamer` serializes with `fillLock`);
-/// `primedTicket` and `readFailures` are atomics; the streamer it is attached to is under `lock` too.
+/// `primedTicket` is atomic; the streamer it is attached to is under `lock` too.
 package final class StreamReader: @unchecked Sendable {
     package let file: StreamFile
     package let ring: StreamRing
@@ -91,8 +91,6 @@ package final class StreamReader: @unchecked Sendable {
     private var sourcePosition: Int64 = 0
     private var inputEnded = false
     private var currentTicket = 0
-    /// Frames the file failed to provide (short reads, converter errors), played as silence.
-    private let readFailures = Atomic<Int>(0)
 
     private let converter: OpaquePointer?
     private let input: UnsafeMutablePointer<Float>
@@ -209,10 +207,6 @@ package final class StreamReader: @unchecked Sendable {
         }
     }
 
-    /// Frames the file could not provide (shorter than its header said, read errors), written as
-    /// silence so the stream stays in time.
-    package var readFailureCount: Int { readFailures.load(ordering: .relaxed) }
-
     /// Frames in the ring not yet played.
     package var bufferedFrames: Int { Int(max(0, ring.writeIndex - ring.readIndex)) }
 
@@ -322,14 +316,14 @@ package final class StreamReader: @unchecked Sendable {
     }
 
     /// Reads `count` frames from the current file position into `input`; what the file does not
-    /// provide becomes silence (counted).
+    /// provide (shorter than its header said, read errors) becomes silence, so the stream stays
+    /// in time.
     private func readFile(_ count: Int) {
         options.readDelay?()
         let channels = file.channelCount
         let read = file.read(from: sourcePosition, count: count, into: input)
         if read < count {
             (input + read * channels).update(repeating: 0, count: (count - read) * channels)
-            readFailures.add(count - read, ordering: .relaxed)
         }
     }
 
@@ -379,7 +373,6 @@ package final class StreamReader: @unchecked Sendable {
             data.src_ratio = ratio
             if src_process(converter, &data) != 0 {
                 // Cannot happen with valid buffers and ratio; keep time with silence if it does.
-                readFailures.add(room - produced, ordering: .relaxed)
                 writeSilence(room - produced)
                 return room
             }

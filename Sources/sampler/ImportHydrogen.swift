@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Hydrogen
+import SamplerCore
 
 struct ImportHydrogen: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -35,7 +36,7 @@ struct ImportHydrogen: ParsableCommand {
             FileHandle.standardError.write(Data("warning: \(drumkit): missing sample file \(line)\n".utf8))
         }
         if !result.missing.isEmpty && !allowMissing {
-            throw CommandError("\(drumkit): \(result.missing.count) sample file\(result.missing.count == 1 ? " is" : "s are") missing (listed above); nothing written (--allow-missing writes the kit without them)")
+            throw SamplerError("\(drumkit): \(result.missing.count) sample file\(result.missing.count == 1 ? " is" : "s are") missing (listed above); nothing written (--allow-missing writes the kit without them)")
         }
         try result.write(to: out)
         result.notes.forEach { print("note: \($0)") }

@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Patches
 import SFZ
+import SamplerCore
 
 struct ImportSFZ: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -29,10 +30,10 @@ struct ImportSFZ: ParsableCommand {
         let result = try SFZImporter.importSFZ(path: sfz)
         let text = result.kit.patchJSON()
         do { _ = try PatchLoader.decode(Data(text.utf8), file: out, baseDirectory: "/") } catch {
-            throw CommandError("the converted patch does not validate: \(error)")
+            throw SamplerError("the converted patch does not validate: \(error)")
         }
         do { try text.write(toFile: out, atomically: true, encoding: .utf8) } catch {
-            throw CommandError("\(out): cannot write the patch (\(error.localizedDescription))")
+            throw SamplerError("\(out): cannot write the patch (\(error.localizedDescription))")
         }
         result.notes.forEach { print("note: \($0)") }
         print("wrote \(out): \(result.kit.instruments.count) instruments from \(sfz)")

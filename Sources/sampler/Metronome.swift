@@ -3,6 +3,7 @@ import Foundation
 import MetronomeKit
 import NSM
 import ProgramHost
+import SamplerCore
 import Scheduling
 
 struct Metronome: ParsableCommand {
@@ -188,10 +189,10 @@ struct Metronome: ParsableCommand {
         } else if let end = program.endFrame(sampleRate: sampleRate) {
             frames = Int(end)
         } else {
-            throw CommandError("--render needs --duration or --bars: the clicks never end")
+            throw SamplerError("--render needs --duration or --bars: the clicks never end")
         }
         if frames > Int(86400 * sampleRate) {
-            throw CommandError(String(format: "--render: the clicks last %.0f s, more than 24 hours (86400 s); give --duration or fewer --bars",
+            throw SamplerError(String(format: "--render: the clicks last %.0f s, more than 24 hours (86400 s); give --duration or fewer --bars",
                                       Double(frames) / sampleRate))
         }
         let started = Date()
@@ -226,10 +227,10 @@ struct Metronome: ParsableCommand {
         do {
             summary = try LivePlayback(program: program, options: options).run { print($0) }
         } catch {
-            throw CommandError("\(error)")
+            throw SamplerError("\(error)")
         }
         if summary.serverShutDown {
-            throw CommandError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
+            throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
                           summary.lateStarts, summary.xruns) + summary.lostDescription

@@ -2,6 +2,7 @@ import Foundation
 @preconcurrency import Glibc
 import NSM
 import ProgramHost
+import SamplerCore
 
 /// A command that can run in an NSM session: the options it keeps in the session's state file
 /// (docs/nsm.md lists them).
@@ -46,10 +47,10 @@ final class NSMSession {
     /// ends the process at once (nothing is open yet).
     static func join(url: String, command: String) throws -> NSMSession {
         let client: NSMClient
-        do { client = try NSMClient(url: url) } catch { throw CommandError("\(error)") }
+        do { client = try NSMClient(url: url) } catch { throw SamplerError("\(error)") }
         let executable = URL(fileURLWithPath: CommandLine.arguments.first ?? "sampler").lastPathComponent
         guard client.announce(applicationName: "sampler \(command)", capabilities: ["dirty"], executable: executable, pid: getpid()) else {
-            throw CommandError("NSM_URL \(url): cannot send to the session manager there")
+            throw SamplerError("NSM_URL \(url): cannot send to the session manager there")
         }
         var signals = sigset_t()
         sigemptyset(&signals)
@@ -65,7 +66,7 @@ final class NSMSession {
                     announced = true
                     print("NSM: announced to \(server.isEmpty ? "the session manager" : server) at \(url)")
                 case .failed(let path, let code, let message) where path == "/nsm/server/announce":
-                    throw CommandError("NSM_URL \(url): the session manager refused the client (error \(code): \(message))")
+                    throw SamplerError("NSM_URL \(url): the session manager refused the client (error \(code): \(message))")
                 case .open(let open):
                     return NSMSession(client: client, open: open, command: command)
                 default:
@@ -73,7 +74,7 @@ final class NSMSession {
                 }
             }
             if !announced && Date() > deadline {
-                throw CommandError("NSM_URL \(url): no answer from a session manager within 10 s")
+                throw SamplerError("NSM_URL \(url): no answer from a session manager within 10 s")
             }
             if sigtimedwait(&signals, nil, &tick) > 0 { exit(0) }
         }
@@ -98,14 +99,14 @@ final class NSMSession {
         do {
             if let state = try SessionState.load(path: statePath) {
                 guard state.command == C.sessionCommand else {
-                    throw CommandError("\(statePath): holds the state of `sampler \(state.command)`, not of `sampler \(C.sessionCommand)`")
+                    throw SamplerError("\(statePath): holds the state of `sampler \(state.command)`, not of `sampler \(C.sessionCommand)`")
                 }
                 try command.apply(sessionOptions: state.options, file: statePath)
                 print("NSM: restored \(statePath)")
             }
         } catch {
             failOpen(error, code: .badProject)
-            throw error is SessionStateError ? CommandError("\(error)") : error
+            throw error is SessionStateError ? SamplerError("\(error)") : error
         }
         saved = command.sessionOptions
     }
@@ -135,7 +136,7 @@ final class NSMSession {
                 let state = current()
                 do {
                     do { try check(state) } catch {
-                        throw CommandError("\(statePath): not saved: a reopen would refuse it: \(Sampler.message(for: error).prefix(300))")
+                        throw SamplerError("\(statePath): not saved: a reopen would refuse it: \(Sampler.message(for: error).prefix(300))")
                     }
                     try SessionState(command: command, options: state).write(to: statePath)
                     saved = state
@@ -163,8 +164,8 @@ final class NSMSession {
 struct SessionOptionReader {
     let file: String
 
-    private func fail(_ key: String, _ expected: String, _ value: SessionValue) -> CommandError {
-        CommandError("\(file): options.\(key): expected \(expected), got \(value)")
+    private func fail(_ key: String, _ expected: String, _ value: SessionValue) -> SamplerError {
+        SamplerError("\(file): options.\(key): expected \(expected), got \(value)")
     }
 
     /// A string (a number is taken as written); nil for null.
@@ -222,13 +223,13 @@ struct SessionOptionReader {
     }
 
     /// The error for an option the command does not keep.
-    func unknown(_ key: String, command: String, keeps: [String]) -> CommandError {
-        CommandError("\(file): options.\(key): not an option `sampler \(command)` keeps (it keeps \(keeps.sorted().joined(separator: ", ")))")
+    func unknown(_ key: String, command: String, keeps: [String]) -> SamplerError {
+        SamplerError("\(file): options.\(key): not an option `sampler \(command)` keeps (it keeps \(keeps.sorted().joined(separator: ", ")))")
     }
 
     /// The error for kept options that do not go together, from the command's `validate()`.
-    func invalid(_ error: any Error) -> CommandError {
-        CommandError("\(file): \(Sampler.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)")")
+    func invalid(_ error: any Error) -> SamplerError {
+        SamplerError("\(file): \(Sampler.message(for: error).split(separator: "\n").first.map(String.init) ?? "\(error)")")
     }
 }
 

@@ -4,6 +4,7 @@ import Foundation
 import ProgramHost
 import Patches
 import SFZ
+import SamplerCore
 import Scheduling
 
 /// Options shared by the commands that read a patch.
@@ -42,7 +43,7 @@ struct PatchOptions: ParsableArguments {
             for note in imported.notes { warn("note: \(note)") }
             kit = imported.kit
         } else {
-            do { kit = try PatchLoader.load(path: patch) } catch { throw CommandError("\(error)") }
+            do { kit = try PatchLoader.load(path: patch) } catch { throw SamplerError("\(error)") }
         }
         var playback: MIDIPlayback?
         if let midi {

@@ -3,6 +3,7 @@ import Foundation
 import DrumPlayer
 import NSM
 import ProgramHost
+import SamplerCore
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -67,7 +68,7 @@ struct Play: ParsableCommand {
         let program = try patchOptions.makeProgram(oscPort: oscPort, oscHost: oscAccess.oscHost, oscRoot: oscAccess.oscRoot, link: link)
         if let oscLoad {
             guard let patchProgram = program as? PatchProgram, oscPort != nil else {
-                throw CommandError("the session's state holds a patch loaded over OSC (\(oscLoad)): start the player with --osc-port and a patch without patterns, as when it was loaded")
+                throw SamplerError("the session's state holds a patch loaded over OSC (\(oscLoad)): start the player with --osc-port and a patch without patterns, as when it was loaded")
             }
             patchProgram.loadOverOSCAtStart(oscLoad)
         }
@@ -90,10 +91,10 @@ struct Play: ParsableCommand {
         do {
             summary = try playback.run { print($0) }
         } catch {
-            throw CommandError("\(error)")
+            throw SamplerError("\(error)")
         }
         if summary.serverShutDown {
-            throw CommandError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
+            throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
         print(String(format: "played %.2f s: %d starts, %d MIDI notes, %d late, %d xruns, ", summary.renderedSeconds,
                      summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import ProgramHost
+import SamplerCore
 
 struct Render: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -42,16 +43,16 @@ struct Render: ParsableCommand {
         if let stems {
             let target = URL(fileURLWithPath: out).standardizedFileURL.path
             if let clash = program.outputNames.first(where: { URL(fileURLWithPath: "\(stems)/\($0).wav").standardizedFileURL.path == target }) {
-                throw CommandError("--stems: the stem of output \"\(clash)\" would be written over --out \(out)")
+                throw SamplerError("--stems: the stem of output \"\(clash)\" would be written over --out \(out)")
             }
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: stems, isDirectory: &isDirectory) {
-                if !isDirectory.boolValue { throw CommandError("--stems: \(stems) is a file, not a directory") }
+                if !isDirectory.boolValue { throw SamplerError("--stems: \(stems) is a file, not a directory") }
             } else if program.outputNames.isEmpty {
-                throw CommandError("--stems: \(program.title) names no outputs (an instrument's \"output\"), so there are no stems to write")
+                throw SamplerError("--stems: \(program.title) names no outputs (an instrument's \"output\"), so there are no stems to write")
             } else {
                 do { try FileManager.default.createDirectory(atPath: stems, withIntermediateDirectories: true) } catch {
-                    throw CommandError("--stems: cannot create the directory \(stems)")
+                    throw SamplerError("--stems: cannot create the directory \(stems)")
                 }
             }
         }
