@@ -16,20 +16,6 @@ final class ClosingDelegate: AudioPlayerDelegate, @unchecked Sendable {
     }
 }
 
-/// Names of the clients on `server` (from `jack_lsp`).
-func clientNames(on server: JACKServer) throws -> Set<String> {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/jack_lsp")
-    p.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { $0.split(separator: ":").first.map(String.init) })
-}
-
 /// Lifecycle findings of issue 14, each on a live session.
 @Suite(.serialized) struct SessionLifecycleLiveTests {
     @Test func stopForgetsAStartStillWaitingForItsFrame() throws {
