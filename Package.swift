@@ -101,7 +101,8 @@ let package = Package(
         // `scripts/stream-bench.sh`: memory and CPU of 1, 4 and 16 streamed files on a dummy server.
         .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "ProgramHost", "DrumPlayer", "SoundFiles"], path: "Benchmarks/StreamBench"),
 
-        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore", "LockFree"]),
+        .testTarget(name: "LockFreeTests", dependencies: ["LockFree"]),
+        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
