@@ -234,7 +234,7 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         session.close()
     }
 
-    /// Issue 34: a file segment paused while it plays, then resumed, stops on its last frame
+    /// A file segment paused while it plays, then resumed, stops on its last frame (issue 34)
     /// (the pause's cancel used to remove its end-stop, and it played on into the rest of the
     /// file). Every frame of the segment is heard once, in order, and nothing after it.
     @Test func aSegmentPausedWhileItPlaysStopsOnItsLastFrame() throws {
@@ -257,7 +257,7 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         #expect(played == Array(samples[1000..<3000]), "\(played.count) frames heard, from \(played.first ?? 0) to \(played.last ?? 0)")
     }
 
-    /// Issue 34: a node that ran dry and sat idle gets a buffer with no time. As
+    /// A node that ran dry and sat idle gets a buffer with no time (issue 34). As
     /// AVAudioPlayerNode does, it plays at once (on the session's earliest start frame), whole,
     /// and its completion handler runs after it. It used to be placed on the end of the last
     /// item, in the past: after a second idle it was a late start that played nothing; after

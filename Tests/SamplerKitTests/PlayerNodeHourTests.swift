@@ -7,7 +7,7 @@ import SoundFiles
 import Synchronization
 import Testing
 
-/// Issue 14: "a program can feed a PlayerNode for an hour". An hour of device time on a manual
+/// A program can feed a PlayerNode for an hour (issue 14). An hour of device time on a manual
 /// device (rendered as fast as the machine allows): 36,000 generated buffers of 0.1 s scheduled
 /// back to back from their completion count, every output frame checked against what was
 /// scheduled (gapless, no frame dropped or repeated), the engine's sound table bounded and memory

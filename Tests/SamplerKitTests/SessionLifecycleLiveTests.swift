@@ -16,7 +16,9 @@ final class ClosingDelegate: AudioPlayerDelegate, @unchecked Sendable {
     }
 }
 
-/// Lifecycle findings of issue 14, each on a live session.
+/// A session's and its players' lifecycle, each on a live session: queued starts forgotten on
+/// stop or release, close from a callback, a dropped session's client, sounds given back, lost
+/// audio reported, a start that cannot be queued (the findings of issue 14).
 @Suite(.serialized) struct SessionLifecycleLiveTests {
     @Test func stopForgetsAStartStillWaitingForItsFrame() throws {
         let server = try JACKServer(period: 256)
