@@ -105,11 +105,15 @@ let package = Package(
         // `scripts/stream-bench.sh`: memory and CPU of 1, 4 and 16 streamed files on a dummy server.
         .executableTarget(name: "sampler-stream-bench", dependencies: ["SamplerKit", "ProgramHost", "DrumPlayer", "SoundFiles"], path: "Benchmarks/StreamBench"),
 
-        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore", "LockFree"]),
+        .testTarget(name: "LockFreeTests", dependencies: ["LockFree"]),
+        .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore"]),
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ", "Patches"]),
+        // The Hydrogen importer through `sampler import-hydrogen` (the binary, no JACK server), and
+        // every demo song against h2cli's own export (run by the live stage: scripts/live-tests.sh).
+        .testTarget(name: "HydrogenTests", dependencies: ["Hydrogen", "SamplerCore", "SoundFiles", "JACKTestSupport"]),
         .testTarget(name: "SafeFilesTests", dependencies: ["SafeFiles"]),
         .testTarget(name: "SyncTests", dependencies: ["Sync", "SamplerCore"]),
         .testTarget(name: "NSMTests", dependencies: ["NSM", "Sync"]),
@@ -126,7 +130,7 @@ let package = Package(
             .product(name: "MallocInterposerSwift", package: "malloc-interposer"),
         ]),
         .testTarget(name: "IntegrationTests", dependencies: [
-            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Hydrogen", "Sync", "JACKBackend", "JACKTestSupport", "Locking", "SoundFiles",
+            "SamplerKit", "ProgramHost", "DrumPlayer", "MetronomeKit", "Sync", "JACKBackend", "JACKTestSupport", "Locking", "SoundFiles",
         ]),
     ],
     swiftLanguageModes: [.v6],

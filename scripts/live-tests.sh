@@ -19,7 +19,9 @@ bin="$("${SWIFT:-swift}" build --show-bin-path)/samplerPackageTests.xctest"
 
 # Suites by name (a test's id is Module.Suite/test()/File.swift:line: match `.Suite/`).
 suites() { local IFS="|"; echo "\\.($*)(/|\$)"; }
-live='IntegrationTests|SamplerKitTests'
+# The live modules, and HydrogenTests' song comparison (no JACK server, but a minute of h2cli
+# exports and whole songs in memory: kept out of the unit stage's shared process).
+live="IntegrationTests|SamplerKitTests|$(suites HydrogenSongTests)"
 # Need no JACK server: run in the unit stage.
 offline=(ManualDeviceTests CheckedLockTests)
 # The device timeline through faults, and the tempo grids (about 190 s).

@@ -179,23 +179,3 @@ import Testing
         #expect(kit.resolvedMIDINotes == [nil, 46, 36, nil])
     }
 }
-
-@Suite struct TrimmedSampleTests {
-    /// `offset` and `end` (frames of the file, `end` the last one played) cut the sample before
-    /// it is resampled to the engine's rate.
-    @Test func offsetAndEndCutTheFileAtItsOwnRate() throws {
-        let dir = try temporaryDirectory()
-        let path = dir.appendingPathComponent("ramp.wav").path
-        try WAVFileWriter.write(path: path, channels: [(0..<1000).map { Float($0) / 1000 }], sampleRate: 48000)
-        let same = try LoadedPatch.trimmed(SampleFile(path: path, resolvedPath: path, offset: 10, end: 99), sampleRate: 48000)
-        #expect(same.frameCount == 90)
-        #expect(same.samples(channel: 0).first == Float(10) / 1000 && same.samples(channel: 0).last == Float(99) / 1000)
-        let toEnd = try LoadedPatch.trimmed(SampleFile(path: path, resolvedPath: path, offset: 900), sampleRate: 48000)
-        #expect(toEnd.frameCount == 100)
-        let resampled = try LoadedPatch.trimmed(SampleFile(path: path, resolvedPath: path, offset: 0, end: 479), sampleRate: 96000)
-        #expect(resampled.frameCount == 960)
-        #expect(throws: (any Error).self) {
-            try LoadedPatch.trimmed(SampleFile(path: path, resolvedPath: path, offset: 1000), sampleRate: 48000)
-        }
-    }
-}

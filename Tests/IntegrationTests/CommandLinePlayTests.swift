@@ -3,20 +3,6 @@ import JACKTestSupport
 import SoundFiles
 import Testing
 
-/// Makes a directory with a short-click WAV and a one-player patch that clicks every beat.
-func clickPatch(bpm: Double) throws -> URL {
-    let dir = try temporaryDirectory()
-    try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
-                            channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
-    let patch = dir.appendingPathComponent("click.json")
-    try """
-    {"version": 1, "tempo": \(bpm), "sounds": {"click": "click.wav"},
-     "players": [{"id": "c", "sound": "click", "pan": -1}],
-     "pattern": {"stepsPerBeat": 1, "steps": [["c"]]}}
-    """.write(to: patch, atomically: true, encoding: .utf8)
-    return patch
-}
-
 /// The `sampler` binary as a real JACK client, captured by another client.
 @Suite(.serialized) struct CommandLinePlayTests {
     @Test func playedBeatsAreOnTheGridAndTheRecordingEqualsTheOfflineRender() throws {
@@ -79,23 +65,5 @@ func clickPatch(bpm: Double) throws -> URL {
         let stderr = String(decoding: err.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         #expect(stderr.contains("sampler: error: the JACK server shut down"), "\(stderr)")
         server.clearAfterKill()
-    }
-}
-
-/// `sampler render` through the binary.
-@Suite struct CommandLineRenderTests {
-    @Test func renderPutsOnsetsOnTheExactFramesAndIsDeterministic() throws {
-        let patch = try clickPatch(bpm: 97.3)
-        let dir = patch.deletingLastPathComponent()
-        let a = dir.appendingPathComponent("a.wav").path, b = dir.appendingPathComponent("b.wav").path
-        for out in [a, b] {
-            let r = try runSampler(["render", "--patch", patch.path, "--duration", "10", "--out", out])
-            #expect(r.status == 0, "\(r.stderr)")
-        }
-        #expect(try Data(contentsOf: URL(fileURLWithPath: a)) == Data(contentsOf: URL(fileURLWithPath: b)))
-        let left = try SoundFileLoader().load(path: a).samples(channel: 0)
-        let capture = Capture(firstFrame: 0, sampleRate: 48000, channels: [left])
-        let expected = (0..<17).map { Int64((Double($0) * 60 * 48000 / 97.3).rounded()) }
-        #expect(capture.onsets(channel: 0) == expected)
     }
 }

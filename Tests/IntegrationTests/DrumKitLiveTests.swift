@@ -3,24 +3,6 @@ import JACKTestSupport
 import SoundFiles
 import Testing
 
-/// A directory with a short click and a version 2 kit: "kick" (General MIDI note 36, left) and
-/// "snare" (note 50, right), and one pattern `kick` of 8 sixteenths at `bpm`, `swing` %.
-func clickKit(bpm: Double, swing: Double, kickSteps: [Int]) throws -> URL {
-    let dir = try temporaryDirectory()
-    try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path,
-                            channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
-    let kit = dir.appendingPathComponent("kit.json")
-    try """
-    {"version": 2, "tempo": \(bpm),
-     "instruments": [{"id": "kick", "layers": [{"samples": ["click.wav"]}], "pan": -1},
-                     {"id": "snare", "layers": [{"samples": ["click.wav"]}], "pan": 1, "midiNote": 50}],
-     "patterns": [{"name": "beat", "beatsPerBar": 2, "stepsPerBeat": 4, "swing": \(swing),
-                   "tracks": {"kick": \(kickSteps)}}]}
-    """.write(to: kit, atomically: true, encoding: .utf8)
-    return kit
-}
-
-/// Runs a program in the background, killed after `timeout` seconds at the latest.
 @Suite(.serialized) struct DrumKitLiveTests {
     @Test func aSwungPatternsOnsetsLandOnTheirExactFrames() throws {
         let server = try JACKServer(period: 256)

@@ -276,31 +276,3 @@ import Testing
                 "\(clearAccents) (all: \(s.accentsA))")
     }
 }
-
-/// What `--link` refuses, each in one line before any JACK client opens.
-struct LinkCommandLineTests {
-    @Test(arguments: [
-        (["--map", "song.map"], "--map"), (["80-120/10"], "a speed trainer tempo"), (["--count-in", "1"], "--count-in"),
-        (["--bars", "4"], "--bars"), (["--transport", "follow"], "--transport"), (["--midi-clock"], "--midi-clock"),
-        (["--render", "x.wav", "--duration", "1"], "--render"),
-    ])
-    func linkRefusesWhatItCannotFollow(arguments: [String], name: String) throws {
-        let run = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"), ["metronome", "--link"] + arguments,
-                                        timeout: 10).finish()
-        #expect(run.status != 0)
-        #expect(run.output.contains("--link follows the session's one tempo from its start: leave out \(name)"), "\(run.output)")
-        #expect(run.output.split(separator: "\n").count <= 2, "\(run.output)")
-    }
-}
-
-/// Link's timeline as captured: beats and host times on one line.
-struct LinkTimelineTests {
-    @Test func beatsAndHostTimesAreOneLine() {
-        let t = LinkTimeline(tempo: 120, quantum: 4, referenceTime: 1_000_000, beatAtReference: 8, isPlaying: true, playingChangeTime: 0)
-        #expect(t.beat(atHostTime: 1_000_000) == 8)
-        #expect(t.beat(atHostTime: 1_500_000) == 9)
-        #expect(t.beat(atHostTime: 0) == 6)
-        #expect(t.hostTime(atBeat: 12) == 3_000_000)
-        #expect(t.beat(atHostTime: Int64(t.hostTime(atBeat: 10.25))) == 10.25)
-    }
-}

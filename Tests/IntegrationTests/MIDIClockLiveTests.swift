@@ -81,11 +81,10 @@ import Testing
         // Start, ticks every 1000 frames, Stop; song position 0, Start, ticks every 1000 frames
         // from the restart, Stop.
         let stops = events.indices.filter { events[$0].bytes == [0xFC] }
-        #expect(stops.count == 2, "\(events.filter { $0.bytes != [0xF8] })")
-        guard stops.count == 2 else { return }
+        try #require(stops.count == 2, "\(events.filter { $0.bytes != [0xF8] })")
         let starts = events.indices.filter { events[$0].bytes == [0xFA] }
-        #expect(starts.count == 2 && starts[0] == 1 && starts[1] == stops[0] + 2)
-        guard starts.count == 2 else { return }
+        try #require(starts.count == 2)
+        #expect(starts[0] == 1 && starts[1] == stops[0] + 2)
         #expect(events[0] == .init(frame: first, bytes: [0xF2, 0, 0]) && events[1].frame == first)
         let firstRun = events[2..<stops[0]].map(\.frame)
         #expect(!firstRun.isEmpty && firstRun == (0..<firstRun.count).map { first + Int64($0) * 1000 })

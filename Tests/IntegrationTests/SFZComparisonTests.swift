@@ -63,10 +63,7 @@ import Testing
     }
 
     @Test func aKitPlaysAsSfizzPlaysIt() throws {
-        guard let sfizz = Self.sfizzRender else {
-            Issue.record("sfizz_render is not installed (make test installs pysfizz into .build/sfizz): nothing to compare with")
-            return
-        }
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
         let dir = try temporaryDirectory()
         let samples = dir.appendingPathComponent("Samples").path
         try FileManager.default.createDirectory(atPath: samples, withIntermediateDirectories: true)
@@ -128,10 +125,7 @@ import Testing
     /// A multi-layer kit of realistic size: 8 drums × 4 velocity layers × 4 round-robin samples
     /// (128 samples), 96 notes in sixteenths over every drum and layer.
     @Test func aKitOf128SamplesPlaysAsSfizzPlaysIt() throws {
-        guard let sfizz = Self.sfizzRender else {
-            Issue.record("sfizz_render is not installed (make test installs pysfizz into .build/sfizz): nothing to compare with")
-            return
-        }
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
         let dir = try temporaryDirectory()
         var text = "<control> hint_ram_based=1\n<global> loop_mode=one_shot\n"
         for drum in 0..<8 {

@@ -30,6 +30,7 @@ public final class JACKServer: @unchecked Sendable {
     /// duration); shorter runs the server faster than real time, for tests that need many periods.
     public init(period: Int, sampleRate: Int = 48000, name: String? = nil, synchronous: Bool = true,
                 cycleMicroseconds: Int? = nil) throws {
+        try requireTestTool("/usr/bin/jackd", "Debian's jackd2")
         self.synchronous = synchronous
         kind = .jack2
         environment = [:]
@@ -61,6 +62,8 @@ public final class JACKServer: @unchecked Sendable {
     /// and `sampleRate` (`clock.force-quantum`, `clock.force-rate`). Clients reach it with
     /// `environment` as server `pipewire-0`. Stopped by its PID, its directory removed.
     public init(pipewireQuantum quantum: Int, sampleRate: Int = 48000) throws {
+        try requireTestTool("/usr/bin/pipewire", "Debian's pipewire")
+        try requireTestTool("/usr/bin/pw-metadata", "Debian's pipewire-bin")
         synchronous = false
         kind = .pipewire
         self.sampleRate = sampleRate

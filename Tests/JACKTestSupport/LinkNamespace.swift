@@ -19,6 +19,8 @@ public final class LinkNamespace: @unchecked Sendable {
     /// A new namespace; with `parent`, made from inside that one's (and its user namespace, when
     /// not root), so that the two can be joined.
     public init(inside parent: LinkNamespace? = nil) throws {
+        try requireTestTool("/usr/bin/unshare", "Debian's util-linux")
+        try requireTestTool("/usr/bin/nsenter", "Debian's util-linux")
         let out = Pipe(), err = Pipe()
         // The holder is named after this process, so that `scripts/clear-stale-jack.sh` can stop
         // one left behind by a test process that crashed.

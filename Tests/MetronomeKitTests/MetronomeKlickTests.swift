@@ -13,12 +13,10 @@ let klickPath = "/usr/bin/klick"
 /// The same music exported by klick (`klick -W`, offline, no JACK needed) and rendered here: the
 /// onsets agree within one frame (klick truncates its frame positions and adds beat lengths; ours
 /// are rounded once from the closed form), and ours are exactly on the closed-form frames.
-/// Needs Debian's `klick` (`make test` installs it); skipped, with a message saying so, only where
-/// klick is not installed. klick's export runs bounded in time (60 s) and disk (100 MB): some of
-/// its option combinations export for ever.
-@Suite(.enabled(if: FileManager.default.isExecutableFile(atPath: klickPath),
-                "klick is not installed (apt-get install klick): the comparison with klick's export is skipped"))
-struct MetronomeKlickTests {
+/// Needs Debian's `klick` (`make test` installs it): without it the test fails, naming klick and
+/// `make test-deps`. klick's export runs bounded in time (60 s) and disk (100 MB): some of its
+/// option combinations export for ever.
+@Suite struct MetronomeKlickTests {
     struct Case: CustomTestStringConvertible, Sendable {
         var name: String
         var klickArguments: [String]
@@ -86,6 +84,7 @@ struct MetronomeKlickTests {
 
     @Test(arguments: cases)
     func agreesWithKlicksExportWithinOneFrame(_ c: Case) throws {
+        try requireTestTool(klickPath, "Debian's klick")
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
         let klick = try klickExport(c.klickArguments, map: c.map, in: dir)

@@ -4,31 +4,6 @@ import SamplerCore
 import SamplerKit
 import Testing
 
-/// A mono sound whose frame i is i / 100000: any captured sample tells which frame played.
-func markerSound(frames: Int = 48000) throws -> Sound {
-    try Sound(channels: [(0..<frames).map { Float($0) / 100_000 }], sampleRate: 48000)
-}
-
-func position(of sample: Float) -> Int { Int((sample * 100_000).rounded()) }
-
-func session(on server: JACKServer, name: String, reconnect: Bool = false) throws -> AudioSession {
-    var configuration = AudioSession.Configuration()
-    configuration.name = name
-    configuration.serverName = server.name
-    configuration.connections = []
-    configuration.reconnect = reconnect
-    return try AudioSession(configuration: configuration)
-}
-
-final class FinishRecorder: AudioPlayerDelegate, @unchecked Sendable {
-    let lock = NSLock()
-    var finishes: [Bool] = []
-    var interruptions: [String] = []
-    func audioPlayerDidFinishPlaying(_ player: AudioPlayer, successfully flag: Bool) { lock.withLock { finishes.append(flag) } }
-    func audioPlayerBeginInterruption(_ player: AudioPlayer) { lock.withLock { interruptions.append("began") } }
-    func audioPlayerEndInterruption(_ player: AudioPlayer) { lock.withLock { interruptions.append("ended") } }
-}
-
 /// AudioPlayer's observable effects, each on its own session (JACK client) of one dummy server,
 /// all captured by one external client.
 @Suite(.serialized) struct AudioPlayerLiveTests {

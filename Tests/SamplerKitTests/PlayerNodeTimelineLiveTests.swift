@@ -5,8 +5,8 @@ import SamplerKit
 import SoundFiles
 import Testing
 
-/// Issue 34, live on a dummy server and captured by the independent witness: the cases where a
-/// PlayerNode used to be placed or cut by prediction.
+/// A PlayerNode on the device timeline, live on a dummy server and captured by the independent
+/// witness: the cases where it used to be placed or cut by prediction (issue 34).
 @Suite(.serialized) struct PlayerNodeTimelineLiveTests {
     /// A stereo sound whose frame i is `sign × (i + 1) / 100_000` on both channels (the node's
     /// centre pan leaves a stereo sound at unity).

@@ -52,8 +52,8 @@ import Testing
         let recording = try capture.finish()
         let full = 0.5 * centre
         let samples = recording.channels[0]
-        guard let onset = samples.firstIndex(where: { $0 != 0 }) else { Issue.record("nothing played"); return }
-        guard let rampStart = samples[onset...].firstIndex(where: { abs($0 - full) > 1e-6 }) else { Issue.record("no fade"); return }
+        let onset = try #require(samples.firstIndex(where: { $0 != 0 }), "nothing played")
+        let rampStart = try #require(samples[onset...].firstIndex(where: { abs($0 - full) > 1e-6 }), "no fade")
         let ramp = Array(samples[rampStart...].prefix { $0 > 0 })
         // 4,800 frames from full to silence (the last step reaches 0 on frame 4,800).
         #expect(abs(ramp.count - 4799) <= 1, "the fade lasted \(ramp.count + 1) frames")
@@ -136,7 +136,7 @@ import Testing
             recording.sample(channel: 0, at: start + Frame($0))
         }
         // The loop, whole passes only, until the atLoop buffer: its first sample is on a pass boundary.
-        guard let a = played.firstIndex(where: { $0 < 0 }) else { Issue.record("the interruptsAtLoop buffer never played"); return }
+        let a = try #require(played.firstIndex(where: { $0 < 0 }), "the interruptsAtLoop buffer never played")
         #expect(a % 500 == 0 && a >= 1500, "it started at \(a) frames into the loop")
         #expect((0..<a).allSatisfy { played[$0] == loopSamples[$0 % 500] }, "the loop did not repeat back to back")
         #expect(Array(played[a..<(a + 300)]) == atLoop.samples(channel: 0).map { $0 * centre })
@@ -145,10 +145,8 @@ import Testing
         // on the frame after the loop's last.
         let b = a + 300
         // (The loop's first sample is 0: it starts one frame before its first non-zero one.)
-        guard let firstSound = played[b...].firstIndex(where: { $0 != 0 }),
-              let c = played[firstSound...].firstIndex(where: { $0 < 0 }) else {
-            Issue.record("the second loop or the interrupting buffer never played"); return
-        }
+        let firstSound = try #require(played[b...].firstIndex(where: { $0 != 0 }), "the second loop or the interrupting buffer never played")
+        let c = try #require(played[firstSound...].firstIndex(where: { $0 < 0 }), "the second loop or the interrupting buffer never played")
         let loopStart = firstSound - 1
         #expect(c - loopStart > 500, "the second loop played less than one pass")
         #expect((loopStart..<c).allSatisfy { played[$0] == loopSamples[($0 - loopStart) % 500] }, "the second loop was not seamless")

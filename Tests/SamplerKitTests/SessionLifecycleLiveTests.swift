@@ -16,21 +16,9 @@ final class ClosingDelegate: AudioPlayerDelegate, @unchecked Sendable {
     }
 }
 
-/// Names of the clients on `server` (from `jack_lsp`).
-func clientNames(on server: JACKServer) throws -> Set<String> {
-    let p = Process()
-    p.executableURL = URL(fileURLWithPath: "/usr/bin/jack_lsp")
-    p.environment = ProcessInfo.processInfo.environment.merging(["JACK_DEFAULT_SERVER": server.name]) { $1 }
-    let out = Pipe()
-    p.standardOutput = out
-    p.standardError = FileHandle.nullDevice
-    try p.run()
-    let data = out.fileHandleForReading.readDataToEndOfFile()
-    p.waitUntilExit()
-    return Set(String(decoding: data, as: UTF8.self).split(separator: "\n").compactMap { $0.split(separator: ":").first.map(String.init) })
-}
-
-/// Lifecycle findings of issue 14, each on a live session.
+/// A session's and its players' lifecycle, each on a live session: queued starts forgotten on
+/// stop or release, close from a callback, a dropped session's client, sounds given back, lost
+/// audio reported, a start that cannot be queued (the findings of issue 14).
 @Suite(.serialized) struct SessionLifecycleLiveTests {
     @Test func stopForgetsAStartStillWaitingForItsFrame() throws {
         let server = try JACKServer(period: 256)

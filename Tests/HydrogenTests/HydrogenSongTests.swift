@@ -25,10 +25,8 @@ import Testing
     }
 
     @Test func everyDemoSongMatchesHydrogensOwnExport() throws {
-        guard FileManager.default.isExecutableFile(atPath: "/usr/bin/h2cli"), !Self.songs.isEmpty else {
-            Issue.record("Hydrogen is not installed (apt-get install hydrogen; make test installs it): nothing to compare with")
-            return
-        }
+        try requireTestTool("/usr/bin/h2cli", "Debian's hydrogen")
+        try #require(!Self.songs.isEmpty, "\(missingTestTool(Self.songDirectory, "Debian's hydrogen: its demo songs"))")
         let dir = try temporaryDirectory()
         let home = dir.appendingPathComponent("home")
         try FileManager.default.createDirectory(at: home, withIntermediateDirectories: true)

@@ -1,6 +1,5 @@
 import Testing
 import Foundation
-import SamplerCore
 import LockFree
 
 @Suite struct SPSCRingTests {

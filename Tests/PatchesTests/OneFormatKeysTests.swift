@@ -1,0 +1,48 @@
+import Foundation
+@testable import Patches
+import Testing
+
+/// What version 2 gained to hold everything version 1 says (issue 16: one format).
+@Suite struct OneFormatKeysTests {
+    @Test func aPatternMayEndInsideItsLastBar() throws {
+        let pattern = #"{ "name": "p", "stepsPerBeat": 2, "bars": 2, "stepCount": 10, "tracks": { "kick": [1, 0, 0, 0, 0, 0, 0, 0, 0, 2] } }"#
+        let kit = try decodeKit(kitJSON(pattern: pattern, song: nil))
+        #expect(kit.patterns[0].stepCount == 10 && !kit.patterns[0].fillsItsBars)
+        let short = pattern.replacingOccurrences(of: #""stepCount": 10"#, with: #""stepCount": 8"#)
+        #expect(kitError(kitJSON(pattern: short, song: nil)) == "kit.json: patterns[0].stepCount: expected an integer between 9 and 16, got 8")
+        let wrong = pattern.replacingOccurrences(of: "0, 0, 2]", with: "0, 2]")
+        #expect(kitError(kitJSON(pattern: wrong, song: nil)) == "kit.json: patterns[0].tracks.kick: expected 10 steps (stepCount), got 9")
+    }
+
+    @Test func aPatternOfMoreThanAMillionStepsIsRefused() {
+        let pattern = #"{ "name": "p", "beatsPerBar": 64, "stepsPerBeat": 64, "bars": 257, "tracks": {} }"#
+        #expect(kitError(kitJSON(pattern: pattern, song: nil))
+                == "kit.json: patterns[0]: at most 1048576 steps in a pattern, got 1052672 (64 beats × 64 steps × 257 bars)")
+    }
+
+    @Test func patternsAreOptionalAndASongStillNeedsThem() throws {
+        let json = #"{ "version": 2, "tempo": 120, "instruments": [ { "id": "kick", "layers": [ { "samples": ["kick.wav"] } ] } ] }"#
+        #expect(try decodeKit(json).patterns.isEmpty)
+        let song = json.dropLast() + #", "song": { "sequence": [ { "pattern": "x" } ] } }"#
+        #expect(kitError(String(song))?.hasPrefix(#"kit.json: song.sequence[0].pattern: unknown pattern "x""#) == true)
+    }
+
+    @Test func samplesMaySayHowTheyAreLoadedAndInstrumentsMayGiveALinearGain() throws {
+        let instruments = #"[ { "id": "kick", "gain": 0.5, "layers": [ { "samples": [ { "path": "kick.wav", "stream": true } ] } ] }, { "id": "snare", "gain": 0, "layers": [ { "samples": [ { "path": "s.wav", "preload": true } ] } ] } ]"#
+        let kit = try decodeKit(kitJSON(instruments: instruments, pattern: #"{ "name": "p", "tracks": {} }"#, song: nil))
+        #expect(kit.instruments[0].layers[0].samples[0] == SampleFile(path: "kick.wav", resolvedPath: "/kits/kick.wav", loading: .stream))
+        #expect(kit.instruments[1].layers[0].samples[0].loading == .preload)
+        #expect(abs(kit.instruments[0].gainDb - 20 * log10(0.5)) < 1e-12 && kit.instruments[1].gainDb == -.infinity)
+        // Written back: the gain of silence as a factor, the loading as an object.
+        let again = try decodeKit(kit.patchJSON())
+        #expect(again.instruments[1].gainDb == -.infinity && again.instruments[0].layers[0].samples[0].loading == .stream)
+    }
+
+    @Test func samplePathsAreRewrittenRelativeToWhereThePatchIsWritten() throws {
+        let kit = try PatchLoader.decode(Data(kitJSON().utf8), file: "kit.json", baseDirectory: "/a/kits")
+        let moved = kit.withSamplePaths(relativeTo: "/a/b/c")
+        #expect(moved.instruments[0].layers[0].samples[0].path == "../../kits/kick.wav")
+        #expect(kit.withSamplePaths(relativeTo: "/a/kits").instruments[0].layers[0].samples[0].path == "kick.wav")
+        #expect(kit.withSamplePaths(relativeTo: "/").instruments[0].layers[0].samples[0].path == "a/kits/kick.wav")
+    }
+}
