@@ -3,13 +3,13 @@ import Foundation
 import PackageDescription
 
 // Dependencies point one way (docs/architecture.md has the picture; `make docs` redraws it):
-//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SFZ, NSM, ProgramHost, Patches, Scheduling
+//   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SFZ, NSM, ProgramHost, Patches, Scheduling, SamplerCore
 //   DrumPlayer, MetronomeKit → ProgramHost, Sync → JACKBackend, SoundFiles, Patches, Scheduling → SamplerCore
 //   Hydrogen, SFZ → Patches, SafeFiles; NSM → Sync, SafeFiles
 //   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
 // The command line does not use SamplerKit: that library is for other programs (its example,
-// sampler-soak and the benchmarks use it). It imports SamplerCore (SamplerError) through the
-// modules it depends on.
+// sampler-soak and the benchmarks use it). It names SamplerCore for the one error type every
+// module throws (SamplerError).
 // What crosses between these modules and is not a library's API uses `package` access.
 let package = Package(
     name: "sampler",
@@ -73,7 +73,8 @@ let package = Package(
 
         // The command line: thin commands over the product modules.
         .executableTarget(name: "sampler", dependencies: [
-            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "Patches", "Scheduling", "ProgramHost", "NSM", .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            "DrumPlayer", "MetronomeKit", "Hydrogen", "SFZ", "Patches", "Scheduling", "ProgramHost", "NSM", "SamplerCore",
+            .product(name: "ArgumentParser", package: "swift-argument-parser"),
         ]),
         // A program that imports only SamplerKit: proves the public API is enough to load files,
         // build buffers, play, stop and feed a PlayerNode.
