@@ -101,11 +101,22 @@ public enum Mixing {
                                      into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
                                      count: Int) -> Float {
         var i = 0
-        while i &+ width <= count {
-            let g = rampGains(origin: origin, step: step, index: firstIndex &+ i)
-            store(load(outLeft + i) + load(a.left + i) * a.gainLeft + load(bLeft + i) * g * panLeft, outLeft + i)
-            store(load(outRight + i) + load(a.right + i) * a.gainRight + load(bRight + i) * g * panRight, outRight + i)
-            i &+= width
+        if isCountedInFloats(firstIndex, count) {
+            var k = floats(from: firstIndex)
+            while i &+ width <= count {
+                let g = origin + step * k
+                store(load(outLeft + i) + load(a.left + i) * a.gainLeft + load(bLeft + i) * g * panLeft, outLeft + i)
+                store(load(outRight + i) + load(a.right + i) * a.gainRight + load(bRight + i) * g * panRight, outRight + i)
+                k += Vector(repeating: Float(width))
+                i &+= width
+            }
+        } else {
+            while i &+ width <= count {
+                let g = rampGains(origin: origin, step: step, index: firstIndex &+ i)
+                store(load(outLeft + i) + load(a.left + i) * a.gainLeft + load(bLeft + i) * g * panLeft, outLeft + i)
+                store(load(outRight + i) + load(a.right + i) * a.gainRight + load(bRight + i) * g * panRight, outRight + i)
+                i &+= width
+            }
         }
         while i < count {
             let g = origin + step * Float(firstIndex &+ i)
@@ -228,6 +239,15 @@ public enum Mixing {
         origin + step * floats(from: index)
     }
 
+    /// Whether every ramp index of a block, `first ..< first + count`, is below 2^24: each is then
+    /// a float exactly, and so is the sum of two, so the kernels count the indices on in floats
+    /// (`+ width` per step, one add) and get the bits `floats(from:)` converts (several
+    /// operations per step). Ramps longer than 2^24 frames (5.8 minutes at 48 kHz) convert.
+    @_noLocks @_noAllocation @inline(__always)
+    static func isCountedInFloats(_ first: Int, _ count: Int) -> Bool {
+        first &+ count <= 1 << 24
+    }
+
     /// `Float(k)` for k in `first ..< first + width` (0 ≤ k < 2^32), exactly as the scalar
     /// conversion rounds, on vectors: each k is split into 16-bit halves, each half becomes a float
     /// exactly (placed in the mantissa of 2^23 and 2^23 subtracted), and their sum is rounded once,
@@ -248,11 +268,22 @@ public enum Mixing {
                               _ outRight: UnsafeMutablePointer<Float>, count: Int, origin: Float, step: Float,
                               firstIndex: Int, panLeft: Float, panRight: Float) {
         var i = 0
-        while i &+ width <= count {
-            let x = load(source + i) * rampGains(origin: origin, step: step, index: firstIndex + i)
-            store(load(outLeft + i) + x * panLeft, outLeft + i)
-            store(load(outRight + i) + x * panRight, outRight + i)
-            i &+= width
+        if isCountedInFloats(firstIndex, count) {
+            var k = floats(from: firstIndex)
+            while i &+ width <= count {
+                let x = load(source + i) * (origin + step * k)
+                store(load(outLeft + i) + x * panLeft, outLeft + i)
+                store(load(outRight + i) + x * panRight, outRight + i)
+                k += Vector(repeating: Float(width))
+                i &+= width
+            }
+        } else {
+            while i &+ width <= count {
+                let x = load(source + i) * rampGains(origin: origin, step: step, index: firstIndex + i)
+                store(load(outLeft + i) + x * panLeft, outLeft + i)
+                store(load(outRight + i) + x * panRight, outRight + i)
+                i &+= width
+            }
         }
         while i < count {
             let x = source[i] * (origin + step * Float(firstIndex + i))
@@ -268,11 +299,22 @@ public enum Mixing {
                                 count: Int, origin: Float, step: Float, firstIndex: Int,
                                 panLeft: Float, panRight: Float) {
         var i = 0
-        while i &+ width <= count {
-            let g = rampGains(origin: origin, step: step, index: firstIndex + i)
-            store(load(outLeft + i) + load(sourceLeft + i) * g * panLeft, outLeft + i)
-            store(load(outRight + i) + load(sourceRight + i) * g * panRight, outRight + i)
-            i &+= width
+        if isCountedInFloats(firstIndex, count) {
+            var k = floats(from: firstIndex)
+            while i &+ width <= count {
+                let g = origin + step * k
+                store(load(outLeft + i) + load(sourceLeft + i) * g * panLeft, outLeft + i)
+                store(load(outRight + i) + load(sourceRight + i) * g * panRight, outRight + i)
+                k += Vector(repeating: Float(width))
+                i &+= width
+            }
+        } else {
+            while i &+ width <= count {
+                let g = rampGains(origin: origin, step: step, index: firstIndex + i)
+                store(load(outLeft + i) + load(sourceLeft + i) * g * panLeft, outLeft + i)
+                store(load(outRight + i) + load(sourceRight + i) * g * panRight, outRight + i)
+                i &+= width
+            }
         }
         while i < count {
             let g = origin + step * Float(firstIndex + i)
