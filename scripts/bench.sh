@@ -16,4 +16,4 @@ bin=$($SWIFT build -c release --scratch-path "$SCRATCH" --show-bin-path $flags)
 echo "machine:"
 lscpu | head -n 15 | sed 's/^/  /'
 echo "  nproc: $(nproc)"
-exec "$bin/sampler-bench" "$@"
+exec "$bin/sampler-bench" --build-flags "${flags:-baseline x86-64}" "$@"

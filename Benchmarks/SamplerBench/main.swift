@@ -25,6 +25,18 @@ guard FileManager.default.fileExists(atPath: root + "/Patches/drums.json") else 
 let report = Report()
 let pool = SoundPool()
 
+// `--row JOB:SOURCE:VOICES`: one row of the mixer table, measured in this process (the full run
+// measures each row in several fresh processes this way).
+if let text = option("--row") {
+    guard let (variant, kind, n) = parseMixerRow(text) else {
+        FileHandle.standardError.write("sampler-bench: --row wants JOB:SOURCE:VOICES (e.g. ramp:mono:64), not \(text)\n".data(using: .utf8)!)
+        exit(2)
+    }
+    let r = measureMixerRow(pool: pool, variant: variant, kind: kind, voices: n)
+    print("ROW \(r.ratio) \(r.engine) \(r.reference) \(r.agreement)")
+    exit(0)
+}
+
 // `--profile N [mono|stereo] [ramp|streamed] [reference] [--seconds S]`: only render N voices back to back
 // for about S seconds (default 10; to run under `perf record`).
 // `--breakdown N [mono|stereo] [ramp]`: engine vs its kernels alone vs C, interleaved.
@@ -85,16 +97,21 @@ if let n = option("--profile").flatMap(Int.init) {
 }
 let started = Date()
 var machine: [String: Any] = ["cores": ProcessInfo.processInfo.activeProcessorCount]
-if let cpuinfo = try? String(contentsOfFile: "/proc/cpuinfo", encoding: .utf8),
-   let model = cpuinfo.split(separator: "\n").first(where: { $0.hasPrefix("model name") })?.split(separator: ":").last {
-    machine["cpu"] = model.trimmingCharacters(in: .whitespaces)
-}
+let cpu = CPUDescription.read()
+machine["cpu"] = cpu.summary
+machine["cpuModelName"] = cpu.modelName
+machine["cpuFamily"] = cpu.family
+machine["cpuModel"] = cpu.model
+machine["cpuFlags"] = cpu.flagsThatMatter
+// The Swift build's CPU (`-target-cpu`, from scripts/bench.sh).
+machine["build"] = option("--build-flags") ?? "unknown"
+
 var load = [Double](repeating: 0, count: 3)
 getloadavg(&load, 3)
 machine["loadAverageAtStart"] = load.map { round($0, 2) }
 report.set("machine", machine)
 report.set("date", ISO8601DateFormatter().string(from: started))
-print("sampler-bench: \(machine["cpu"] ?? "?"), \(machine["cores"]!) cores, load average \(String(format: "%.2f", load[0]))"
+print("sampler-bench: \(cpu.summary), \(machine["cores"]!) cores, build \(machine["build"]!), load average \(String(format: "%.2f", load[0]))"
     + (quick ? " (quick run)" : ""))
 
 // `--only a,b`: run only these parts (alloc, mixer, budget, catchup, paced, prototypes, offline, sox, metronome).
@@ -105,7 +122,11 @@ var allocations = runs("alloc") ? benchAllocations(pool: pool, report: report) :
 // `--voices 1,8`: only these voice counts in the mixer table; `--jobs plain,ramp`: only these jobs.
 let voiceCounts = option("--voices").map { $0.split(separator: ",").compactMap { Int($0) } } ?? (quick ? [1, 64, 512] : [1, 8, 64, 512, 2048])
 let jobs = option("--jobs").map { Set($0.split(separator: ",").map(String.init)) }
-if runs("mixer") { benchMixer(pool: pool, report: report, voiceCounts: voiceCounts, jobs: jobs) }
+// `--processes K`: fresh processes per mixer row (default 5; 3 with --quick; 1 measures in this one).
+let processes = max(1, option("--processes").flatMap(Int.init) ?? (quick ? 3 : 5))
+if runs("mixer") {
+    benchMixer(pool: pool, report: report, voiceCounts: voiceCounts, jobs: jobs, processes: processes, executable: executable)
+}
 if runs("budget") && !quick { benchVoicesPerBudget(pool: pool, report: report) }
 if runs("catchup") { benchCatchUp(pool: pool, report: report, trials: quick ? 6 : 21) }
 if runs("paced") { allocations += benchPaced(pool: pool, report: report, periods: quick ? 300 : 3000) }
