@@ -12,4 +12,11 @@ cpu=$("$clang" -march=native -E -x c /dev/null -### 2>&1 | sed -n 's/.*"-target-
 case "$cpu" in
     ""|x86-64|generic) exit 0 ;;
 esac
-echo "-Xswiftc -target-cpu -Xswiftc $cpu"
+flags="-Xswiftc -target-cpu -Xswiftc $cpu"
+# A CPU with AVX-512 has 32 vector registers: enough to hold four voices' ramps at once, so the
+# engine mixes ramped voices in groups (Engine.groupsRampedVoices; with AVX2's 16
+# they would spill).
+if "$clang" -march=native -dM -E -x c /dev/null 2>/dev/null | grep -q '__AVX512F__'; then
+    flags="$flags -Xswiftc -DSAMPLER_WIDE_VECTORS"
+fi
+echo "$flags"

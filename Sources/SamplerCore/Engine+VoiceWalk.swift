@@ -38,19 +38,23 @@ extension Engine {
             // A plain or streamed voice about to be mixed in a group: up to `plainSamplesAhead`,
             // no hints (the voices ahead of it are most likely of its kind too, and the hardware
             // follows them).
-            var plainHere = false, streamHere = false
+            var plainHere = false, streamHere = false, rampHere = false
             if !silent, i + 1 < count, !key.isTail {
                 plainHere = isPlainInMainMix(voices + p, count: frames, busCount: busCount)
-                if !plainHere { streamHere = voices[p].isStreamed }
+                if !plainHere {
+                    streamHere = voices[p].isStreamed
+                    if !streamHere, rampGroupingStorage.pointee { rampHere = isRampedInMainMix(voices + p, count: frames) }
+                }
             }
             if readAhead {
-                if plainSamplesAhead || !(plainHere || streamHere) {
+                if plainSamplesAhead || !(plainHere || streamHere || rampHere) {
                     prefetchAhead(from: i, count: count, frames: frames, plain: plainSamplesAhead)
                 }
             }
             // Plain voices listed one after the other, into the main mix (the common case with
             // many voices): mixed four or two at a time (`mixPlainGroup`).
-            if plainHere {
+            // (A voice followed by a tail starts no group: `mixPlainGroup` would find out in a call.)
+            if plainHere, !voiceList.key(at: i + 1).isTail {
                 let n = mixPlainGroups(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
                                        busCount: busCount, publishing: publishing, readAhead: plainSamplesAhead,
                                        bound: &bound, active: &active, kept: &kept)
@@ -66,9 +70,17 @@ extension Engine {
                     i += n
                     continue
                 }
+            } else if rampHere {
+                let n = mixRampedGroups(at: i, count: count, from: start, to: end, left: mainLeft, right: mainRight,
+                                        publishing: publishing, readAhead: plainSamplesAhead,
+                                        bound: &bound, active: &active, kept: &kept)
+                if n > 0 {
+                    i += n
+                    continue
+                }
             }
             // Not grouped after all: the hints skipped above for a voice about to be.
-            if readAhead, !plainSamplesAhead, plainHere || streamHere {
+            if readAhead, !plainSamplesAhead, plainHere || streamHere || rampHere {
                 prefetchAhead(from: i, count: count, frames: frames, plain: false)
             }
             defer { i += 1 }

@@ -101,13 +101,23 @@ public enum Mixing {
                                      into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
                                      count: Int) -> Float {
         var i = 0
-        if isCountedInFloats(firstIndex, count) {
-            var k = floats(from: firstIndex)
+        if isCountedInFloats(firstIndex, count), a.left == a.right, bLeft == bRight {
+            // Both mono: each source read once per frame.
+            var k = RampIndices(from: firstIndex)
             while i &+ width <= count {
-                let g = origin + step * k
+                let xa = load(a.left + i), xb = load(bLeft + i) * (origin + step * k.floats)
+                store(load(outLeft + i) + xa * a.gainLeft + xb * panLeft, outLeft + i)
+                store(load(outRight + i) + xa * a.gainRight + xb * panRight, outRight + i)
+                k.advance()
+                i &+= width
+            }
+        } else if isCountedInFloats(firstIndex, count) {
+            var k = RampIndices(from: firstIndex)
+            while i &+ width <= count {
+                let g = origin + step * k.floats
                 store(load(outLeft + i) + load(a.left + i) * a.gainLeft + load(bLeft + i) * g * panLeft, outLeft + i)
                 store(load(outRight + i) + load(a.right + i) * a.gainRight + load(bRight + i) * g * panRight, outRight + i)
-                k += Vector(repeating: Float(width))
+                k.advance()
                 i &+= width
             }
         } else {
@@ -239,13 +249,38 @@ public enum Mixing {
         origin + step * floats(from: index)
     }
 
-    /// Whether every ramp index of a block, `first ..< first + count`, is below 2^24: each is then
-    /// a float exactly, and so is the sum of two, so the kernels count the indices on in floats
-    /// (`+ width` per step, one add) and get the bits `floats(from:)` converts (several
-    /// operations per step). Ramps longer than 2^24 frames (5.8 minutes at 48 kHz) convert.
+    /// Whether the kernels count a block's ramp indices, `first ..< first + count`, on in floats
+    /// (`RampIndices`): every block a period can hold (up to 2^24 − 2^16 frames), with indices
+    /// below 2^32. Otherwise each step converts its indices (`floats(from:)`).
     @_noLocks @_noAllocation @inline(__always)
     static func isCountedInFloats(_ first: Int, _ count: Int) -> Bool {
-        first &+ count <= 1 << 24
+        first >= 0 && count <= (1 << 24) - (1 << 16) && first &+ count <= 1 << 32
+    }
+
+    /// A block's ramp indices as floats, `Float(k)` for the k of each vector step, counted on
+    /// rather than converted: k = high + low, where `high` is the first index with its low 16
+    /// bits cleared (a float exactly: at most 16 significant bits) and `low` the rest, below
+    /// 2^24 for the whole block (so a float exactly, and one add moves it on by a step). Their
+    /// sum is rounded once, as the conversion of k is: the same bits (`isCountedInFloats`).
+    struct RampIndices {
+        var low: Vector
+        let high: Vector
+
+        @_noLocks @_noAllocation @inline(__always)
+        init(from first: Int) {
+            let high = first & ~0xFFFF
+            low = Vector(repeating: Float(first &- high)) + Vector(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+            self.high = Vector(repeating: Float(high))
+        }
+
+        /// `Float(k)` for this step's indices.
+        var floats: Vector {
+            @_noLocks @_noAllocation @inline(__always) get { high + low }
+        }
+
+        /// On to the next step's indices.
+        @_noLocks @_noAllocation @inline(__always)
+        mutating func advance() { low += Vector(repeating: Float(Mixing.width)) }
     }
 
     /// `Float(k)` for k in `first ..< first + width` (0 ≤ k < 2^32), exactly as the scalar
@@ -269,12 +304,12 @@ public enum Mixing {
                               firstIndex: Int, panLeft: Float, panRight: Float) {
         var i = 0
         if isCountedInFloats(firstIndex, count) {
-            var k = floats(from: firstIndex)
+            var k = RampIndices(from: firstIndex)
             while i &+ width <= count {
-                let x = load(source + i) * (origin + step * k)
+                let x = load(source + i) * (origin + step * k.floats)
                 store(load(outLeft + i) + x * panLeft, outLeft + i)
                 store(load(outRight + i) + x * panRight, outRight + i)
-                k += Vector(repeating: Float(width))
+                k.advance()
                 i &+= width
             }
         } else {
@@ -300,12 +335,12 @@ public enum Mixing {
                                 panLeft: Float, panRight: Float) {
         var i = 0
         if isCountedInFloats(firstIndex, count) {
-            var k = floats(from: firstIndex)
+            var k = RampIndices(from: firstIndex)
             while i &+ width <= count {
-                let g = origin + step * k
+                let g = origin + step * k.floats
                 store(load(outLeft + i) + load(sourceLeft + i) * g * panLeft, outLeft + i)
                 store(load(outRight + i) + load(sourceRight + i) * g * panRight, outRight + i)
-                k += Vector(repeating: Float(width))
+                k.advance()
                 i &+= width
             }
         } else {

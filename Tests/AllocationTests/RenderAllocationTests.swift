@@ -13,6 +13,8 @@ import Testing
 
     @Test func renderingThousandsOfPeriodsWithDozensOfVoicesAllocatesNothing() throws {
         let engine = Engine(configuration: .init(maxPlayers: 64))
+        // Ramped voices in groups too (on by default only in builds for AVX-512 CPUs).
+        engine.groupsRampedVoices = true
         let mono = try engine.register(Sound(channels: [(0..<700).map { Float($0 % 50) / 50 }], sampleRate: 48000))
         let stereo = try engine.register(Sound(channels: [[Float](repeating: 0.1, count: 333), [Float](repeating: 0.2, count: 333)], sampleRate: 48000))
         let left = UnsafeMutablePointer<Float>.allocate(capacity: 256)
@@ -33,6 +35,8 @@ import Testing
                                            loops: p % 3 == 0 ? -1 : 1, pan: .center))
                 }
                 _ = engine.send(.setGain(player: 3, Gain(linear: 0.2), fadeFrames: 500, at: start + 17))
+                // A run of long fades: mixed four or two at a time.
+                for p in 20..<28 { _ = engine.send(.setGain(player: p, Gain(linear: 0.4), fadeFrames: 4000, at: start + 3)) }
                 _ = engine.send(.stop(player: 5, at: start + 100, fadeFrames: 64))
                 _ = engine.send(.seek(player: 6, to: 10, at: start + 200))
                 // Varispeed, meters and declicked restarts take their own paths through the mixer.

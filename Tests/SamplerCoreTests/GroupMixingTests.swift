@@ -96,6 +96,17 @@ import Testing
     /// order, of what each player renders alone, to the bit.
     @Test(arguments: [1, 2, 3, 4, 5, 6])
     func theMixIsEachPlayerAloneSummedInPlayerOrder(seed: Int) throws {
+        try checkTheMixIsEachPlayerAlone(seed: seed, rampHeavy: false)
+    }
+
+    /// As above with most players under long gain ramps and stop fades, and ramped voices mixed
+    /// in groups (`Engine.groupsRampedVoices`, on in builds for AVX-512 CPUs).
+    @Test(arguments: [7, 8, 9, 10])
+    func rampedVoicesInGroupsMixAsEachPlayerAloneSummed(seed: Int) throws {
+        try checkTheMixIsEachPlayerAlone(seed: seed, rampHeavy: true)
+    }
+
+    private func checkTheMixIsEachPlayerAlone(seed: Int, rampHeavy: Bool) throws {
         var random = SeededRandom(state: UInt64(seed) &* 7_919)
         let players = random.int(5...48)
         // A streamed part plays its samples through a ring of `ring` frames that is topped up
@@ -108,10 +119,10 @@ import Testing
             let stereo = random.chance(40)
             let channels = (0..<(stereo ? 2 : 1)).map { _ in (0..<frames).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 } }
             let id = SoundID(rawValue: 0)  // each engine below registers one sound
-            let kind = random.int(0...9)
+            let kind = rampHeavy ? random.pick([1, 2, 3, 3, 3, 3, 3, 5, 5, 9]) : random.int(0...9)
             // Seeds 5 and 6 are nearly all streams (runs of four are grouped), the others a third.
             // A stream plays from its start, once, at rate 1.
-            let streamed = random.chance(seed > 4 ? 90 : 35)
+            let streamed = random.chance(rampHeavy ? 10 : seed > 4 ? 90 : 35)
             let at = Frame(random.chance(70) ? 0 : random.int(1...3000))
             let gain = Gain(linear: Float(random.int(1...1000)) / 600), pan = PanGains(pan: Float(random.int(-100...100)) / 100)
             var commands = [streamed
@@ -121,8 +132,11 @@ import Testing
             switch kind {
             case 1: commands.append(.setOutput(player: p, 1, at: 0))
             case 2: commands.append(.setMetering(player: p, true))
+            case 3 where rampHeavy:
+                commands.append(.setGain(player: p, Gain(linear: 0.3), fadeFrames: random.int(200...20000), at: Frame(random.int(0...300))))
             case 3: commands.append(.setGain(player: p, Gain(linear: 0.3), fadeFrames: random.int(10...2000), at: Frame(random.int(0...2000))))
             case 4: commands.append(.stop(player: p, at: Frame(random.int(100...4000))))
+            case 5 where rampHeavy: commands.append(.stop(player: p, at: Frame(random.int(0...3000)), fadeFrames: random.int(100...4000)))
             default: break
             }
             parts.append(streamed ? Part(channels: channels, commands: commands, ring: random.int(200...2500), lags: random.chance(20))
@@ -135,6 +149,7 @@ import Testing
         var lastStates: (players: [[Int64]], active: Int) = ([], 0)
         func render(_ selected: [Int]) throws -> [[Float]] {
             let engine = Engine(configuration: .init(maxPlayers: players))
+            engine.groupsRampedVoices = rampHeavy
             var rings: [(ring: StreamRing, part: Int, written: Int)] = []
             func topUp(_ r: Int) {
                 let part = parts[rings[r].part], ring = rings[r].ring

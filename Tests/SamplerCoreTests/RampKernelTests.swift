@@ -5,9 +5,9 @@ import Testing
 /// formula, to the bit: frame i of a ramp gets `origin + step × Float(first + i)`, whichever way
 /// the kernel forms the index's float (counted on below 2^24, converted from there).
 @Suite struct RampKernelTests {
-    /// First ramp indices: small, just below 2^24 with blocks ending below it, on it and across
-    /// it, and beyond it up to 2^31.
-    static let firstIndices: [Int] = [0, 1, 15, 4_095, (1 << 24) - 300, (1 << 24) - 17, (1 << 24) - 16, (1 << 24) - 1, 1 << 24,
+    /// First ramp indices: small, around 2^16 (where the high part steps), around 2^24 (where
+    /// floats stop holding every integer), and beyond it up to 2^31.
+    static let firstIndices: [Int] = [0, 1, 15, 4_095, 65_535 - 100, 65_536, (1 << 24) - 300, (1 << 24) - 17, (1 << 24) - 16, (1 << 24) - 1, 1 << 24,
                                       (1 << 24) + 3, (1 << 25) + 7, (1 << 28) + 9, (1 << 31) - 400]
 
     @Test(arguments: firstIndices)
@@ -79,6 +79,50 @@ import Testing
                 expectRight[i] = expectRight[i] + voiceRight[i] * voice.gainRight + tailRight[i] * g * panRight
             }
             if level.bitPattern != (origin + step * Float(first + count)).bitPattern { mismatches += 1 }
+            for i in 0..<capacity where outLeft[i].bitPattern != expectLeft[i].bitPattern || outRight[i].bitPattern != expectRight[i].bitPattern {
+                mismatches += 1
+            }
+        }
+        #expect(mismatches == 0)
+    }
+
+    /// Two and four ramped sources in one pass (`Mixing.addRampedPair`, `addRampedQuad`) against
+    /// `addRamped` for each in turn: random lengths, offsets, ramps and pans, mono and stereo
+    /// sources in every combination, to the bit.
+    @Test func groupedRampsAddAsOneAfterTheOther() {
+        var random = SeededRandom(state: 4242)
+        let capacity = 400
+        let buffers = (0..<12).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: capacity) }
+        defer { buffers.forEach { $0.deallocate() } }
+        let expectLeft = buffers[8], expectRight = buffers[9], outLeft = buffers[10], outRight = buffers[11]
+        var mismatches = 0
+        for trial in 0..<800 {
+            for b in buffers.prefix(10) {
+                for i in 0..<capacity { b[i] = Float(random.int(0...2_000_000)) / 1_000_000 - 1 }
+            }
+            outLeft.update(from: expectLeft, count: capacity)
+            outRight.update(from: expectRight, count: capacity)
+            let count = random.int(0...300), offset = random.int(0...40)
+            let allMono = trial % 3 == 0
+            let sources = (0..<4).map { k -> Mixing.RampedSource in
+                let stereo = !allMono && random.chance(50)
+                let first = random.chance(80) ? random.int(0...100_000) : (1 << 24) - count - random.int(0...50)
+                return Mixing.RampedSource(left: buffers[2 * k] + offset, right: buffers[2 * k + (stereo ? 1 : 0)] + offset,
+                                           origin: Float(random.int(0...1000)) / 900, step: Float(random.int(-1000...1000)) / 3_000_000,
+                                           firstIndex: max(0, first), panLeft: Float(random.int(0...1000)) / 1000,
+                                           panRight: Float(random.int(0...1000)) / 1000)
+            }
+            let quad = trial % 2 == 0
+            for s in sources.prefix(quad ? 4 : 2) {
+                _ = Mixing.addRamped(left: s.left, right: s.right, into: expectLeft + offset, right: expectRight + offset, count: count,
+                                     origin: s.origin, step: s.step, firstIndex: s.firstIndex, panLeft: s.panLeft, panRight: s.panRight)
+            }
+            if quad {
+                Mixing.addRampedQuad(sources[0], sources[1], sources[2], sources[3], into: outLeft + offset, right: outRight + offset,
+                                     count: count)
+            } else {
+                Mixing.addRampedPair(sources[0], sources[1], into: outLeft + offset, right: outRight + offset, count: count)
+            }
             for i in 0..<capacity where outLeft[i].bitPattern != expectLeft[i].bitPattern || outRight[i].bitPattern != expectRight[i].bitPattern {
                 mismatches += 1
             }

@@ -1,0 +1,138 @@
+// Ramped voices in groups: voices under a gain ramp (a fade, a choke, an envelope's segment)
+// listed one after the other, into the main mix, mixed four or two in one pass over the outputs
+// (`Mixing.addRampedQuad`, `Mixing.addRampedPair`), to the bit as one at a time in list order.
+// A build for a CPU with 32 vector registers groups them (`Engine.groupsRampedVoices`).
+
+extension Engine {
+    /// Whether voices under a gain ramp listed one after the other are mixed four or two in one
+    /// pass over the outputs (`Mixing.addRampedQuad`): the same output to the bit, faster where
+    /// the CPU has the vector registers to hold four ramps (AVX-512's 32). On by default in a
+    /// build for such a CPU (`isWideVectorBuild`). Control thread only, before rendering starts.
+    public var groupsRampedVoices: Bool {
+        get { rampGroupingStorage.pointee }
+        set { rampGroupingStorage.pointee = newValue }
+    }
+
+    /// Whether this build targets a CPU with AVX-512's 32 vector registers: `scripts/release-flags.sh`
+    /// defines `SAMPLER_WIDE_VECTORS` for such a CPU.
+    public static var isWideVectorBuild: Bool {
+        #if SAMPLER_WIDE_VECTORS
+        true
+        #else
+        false
+        #endif
+    }
+
+    /// Whether voice `v` sounds into the main mix at rate 1 (`Voice.isSoundingAtRateOneIntoMainMix`)
+    /// under a ramp that goes on past the next `count` frames, its sound not ending in them, and
+    /// its ramp's indices counted in floats (`Mixing.isCountedInFloats`): what `mixRampedVoice`
+    /// mixes, and what a ramped group takes.
+    @_noLocks @_noAllocation @inline(__always)
+    func isRampedInMainMix(_ v: UnsafeMutablePointer<Voice>, count: Int) -> Bool {
+        if !Voice.isSoundingAtRateOneIntoMainMix(v) { return false }
+        if Int(v.pointee.rampFramesLeft) <= count { return false }
+        if v.pointee.position &+ Int64(count) >= v.pointee.frames { return false }
+        return Mixing.isCountedInFloats(Int(v.pointee.rampElapsed), count)
+    }
+
+    /// Groups of ramped voices (`mixRampedGroup`) one after the other from index `first` (the
+    /// voice there is ramped into the main mix), as many as follow: returns how many voices they
+    /// hold (0: the voice at `first` starts no group). With `readAhead` (beyond 96 listed voices,
+    /// as for plain ones: below, the hardware follows voices read on at rate 1), each voice after
+    /// the first gets the hints `mixVoices` gives a voice it steps over.
+    @_noLocks @_noAllocation @inline(never)
+    func mixRampedGroups(at first: Int, count: Int, from start: Int, to end: Int,
+                         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                         publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        let frames = end &- start
+        var i = first
+        while i &+ 1 < count {
+            if i != first {
+                let key = voiceList.key(at: i)
+                if key.isTail { break }
+                if !isRampedInMainMix(voices + key.player, count: frames) { break }
+                if readAhead { prefetchAhead(from: i, count: count, frames: frames, plain: true) }
+            }
+            let n = mixRampedGroup(at: i, count: count, from: start, to: end, left: left, right: right, publishing: publishing,
+                                   readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+            if n == 0 { break }
+            i &+= n
+        }
+        return i &- first
+    }
+
+    /// Mixes the ramped voices (`isRampedInMainMix`) listed from index `i` on (the one at `i` is
+    /// one), four or two in one pass over the outputs, moves them on as `mixRampedVoice` would,
+    /// and publishes and keeps them as `mixVoices` would; returns how many (0: the next voice is
+    /// not one).
+    @_noLocks @_noAllocation @inline(__always)
+    private func mixRampedGroup(at i: Int, count: Int, from start: Int, to end: Int,
+                                left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                                publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        let frames = end &- start
+        let keyB = voiceList.key(at: i &+ 1)
+        if keyB.isTail { return 0 }
+        let a = voices + voiceList.key(at: i).player, b = voices + keyB.player
+        if !isRampedInMainMix(b, count: frames) { return 0 }
+        var n = 2
+        var c = a, d = a
+        if i &+ 3 < count {
+            let keyC = voiceList.key(at: i &+ 2), keyD = voiceList.key(at: i &+ 3)
+            if !VoiceKey.eitherIsTail(keyC, keyD) {
+                c = voices + keyC.player
+                d = voices + keyD.player
+                if isRampedInMainMix(c, count: frames), isRampedInMainMix(d, count: frames) { n = 4 }
+            }
+        }
+        if readAhead {
+            for k in 1..<n { prefetchAhead(from: i &+ k, count: count, frames: frames, plain: true) }
+        }
+        // Each voice's share of the period's bound, from its levels before the block (as
+        // `mixVoices` takes `largestGain` before `mixRampedVoice`).
+        var sum = rampedShare(a) + rampedShare(b)
+        if n == 4 {
+            sum += rampedShare(c) + rampedShare(d)
+            Mixing.addRampedQuad(rampedSource(a), rampedSource(b), rampedSource(c), rampedSource(d),
+                                 into: left + start, right: right + start, count: frames)
+            advanceRamped(a, count: frames, publishing: publishing)
+            advanceRamped(b, count: frames, publishing: publishing)
+            advanceRamped(c, count: frames, publishing: publishing)
+            advanceRamped(d, count: frames, publishing: publishing)
+        } else {
+            Mixing.addRampedPair(rampedSource(a), rampedSource(b), into: left + start, right: right + start, count: frames)
+            advanceRamped(a, count: frames, publishing: publishing)
+            advanceRamped(b, count: frames, publishing: publishing)
+        }
+        bound += sum
+        keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
+        return n
+    }
+
+    /// A ramped voice's share of the period's bound before its block: its peak × its largest gain.
+    @_noLocks @_noAllocation @inline(__always)
+    private func rampedShare(_ v: UnsafeMutablePointer<Voice>) -> Float {
+        v.pointee.peakGain * largestGain(v)
+    }
+
+    /// A ramped voice's samples from its position, its ramp and its pan factors.
+    @_noLocks @_noAllocation @inline(__always)
+    private func rampedSource(_ v: UnsafeMutablePointer<Voice>) -> Mixing.RampedSource {
+        let position = Int(v.pointee.position)
+        return Mixing.RampedSource(left: v.pointee.left.unsafelyUnwrapped + position, right: v.pointee.right.unsafelyUnwrapped + position,
+                                   origin: v.pointee.rampOrigin, step: v.pointee.levelStep, firstIndex: Int(v.pointee.rampElapsed),
+                                   panLeft: v.pointee.panLeft, panRight: v.pointee.panRight)
+    }
+
+    /// After a ramped voice's block of `count` frames: its level, ramp and position move on as
+    /// `mixRampedVoice` leaves them; with `publishing`, its player's status is published as
+    /// `mixVoices` publishes a sounding voice that is not paused or metered.
+    @_noLocks @_noAllocation @inline(__always)
+    private func advanceRamped(_ v: UnsafeMutablePointer<Voice>, count: Int, publishing: Bool) {
+        let elapsed = Int(v.pointee.rampElapsed)
+        v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(elapsed + count)
+        v.pointee.rampElapsed &+= Int32(truncatingIfNeeded: count)
+        v.pointee.rampFramesLeft &-= Int32(truncatingIfNeeded: count)
+        v.pointee.position &+= Int64(count)
+        if publishing { playerStates[v - voices].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
+    }
+}
