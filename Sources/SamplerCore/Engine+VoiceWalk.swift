@@ -130,7 +130,7 @@ extension Engine {
             } else {
                 let t = tails + p
                 if tailMixed {
-                    // Mixed with its voice (`mixPlainWithTail`).
+                    // Mixed with its voice (`mixPlainWithTail`) in a stretch that publishes nothing.
                     tailMixed = false
                 } else if t.pointee.isActive {
                     let o = Int(t.pointee.output)
@@ -151,6 +151,20 @@ extension Engine {
                 kept += 1
             } else {
                 voiceList.drop(i)
+            }
+            if tailMixed {
+                // Its tail, listed next, was mixed with it: kept or dropped here, with the hints
+                // its own pass would give, and not walked.
+                tailMixed = false
+                let next = i + 1
+                if readAhead { prefetchAhead(from: next, count: count, frames: frames, plain: plainSamplesAhead) }
+                if tails[p].isActive {
+                    if kept != next { voiceList.keep(next, at: kept) }
+                    kept += 1
+                } else {
+                    voiceList.drop(next)
+                }
+                i += 1
             }
         }
         if publishing {
