@@ -7,10 +7,11 @@ extension Engine {
     /// Whether voices under a gain ramp listed one after the other are mixed four or two in one
     /// pass over the outputs (`Mixing.addRampedQuad`): the same output to the bit, faster where
     /// the CPU has the vector registers to hold four ramps (AVX-512's 32). On by default in a
-    /// build for such a CPU (`isWideVectorBuild`). Control thread only, before rendering starts.
+    /// build for such a CPU (`isWideVectorBuild`). Any thread; a change takes effect from the
+    /// next stretch the render thread mixes.
     public var groupsRampedVoices: Bool {
-        get { rampGroupingStorage.pointee }
-        set { rampGroupingStorage.pointee = newValue }
+        get { rampGrouping.load(ordering: .relaxed) }
+        set { rampGrouping.store(newValue, ordering: .relaxed) }
     }
 
     /// Whether this build targets a CPU with AVX-512's 32 vector registers: `scripts/release-flags.sh`

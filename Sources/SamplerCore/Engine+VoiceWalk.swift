@@ -27,6 +27,7 @@ extension Engine {
         let plainSamplesAhead = count > 96
         // Most voices play into the main mix: its buffers without a load per voice.
         let mainLeft = buses[0], mainRight = buses[1]
+        let groupsRamps = rampGrouping.load(ordering: .relaxed)
         let frames = end - start
         // The next tail in the list was mixed with its voice.
         var tailMixed = false
@@ -43,7 +44,7 @@ extension Engine {
                 plainHere = isPlainInMainMix(voices + p, count: frames, busCount: busCount)
                 if !plainHere {
                     streamHere = voices[p].isStreamed
-                    if !streamHere, rampGroupingStorage.pointee { rampHere = isRampedInMainMix(voices + p, count: frames) }
+                    if !streamHere, groupsRamps { rampHere = isRampedInMainMix(voices + p, count: frames) }
                 }
             }
             if readAhead {

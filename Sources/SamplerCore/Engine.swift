@@ -126,7 +126,7 @@ public final class Engine: @unchecked Sendable {
     let deferredMIDI: UnsafeMutablePointer<MIDIMessage>
     let deferredMIDICountStorage: UnsafeMutablePointer<Int>
     /// `groupsRampedVoices`, where the render thread reads it.
-    let rampGroupingStorage: UnsafeMutablePointer<Bool>
+    let rampGrouping = Atomic<Bool>(Engine.isWideVectorBuild)
 
     /// Makes an engine with every buffer it will ever need. Control thread only.
     public init(configuration: EngineConfiguration = .init()) {
@@ -173,15 +173,12 @@ public final class Engine: @unchecked Sendable {
         deferredMIDI.initialize(repeating: MIDIMessage(frame: 0, bytes: 0, length: 0), count: midiOutputCapacity)
         deferredMIDICountStorage = .allocate(capacity: 1)
         deferredMIDICountStorage.initialize(to: 0)
-        rampGroupingStorage = .allocate(capacity: 1)
-        rampGroupingStorage.initialize(to: Engine.isWideVectorBuild)
         sounds = .allocate(capacity: configuration.maxSounds)
         registered.reserveCapacity(configuration.maxSounds)
         ownership = .allocate(slots: configuration.maxSounds)
     }
 
     deinit {
-        rampGroupingStorage.deallocate()
         UnsafeMutableRawPointer(voices).deallocate()
         UnsafeMutableRawPointer(tails).deallocate()
         voiceList.deallocate()

@@ -2,17 +2,17 @@ extension Mixing {
     /// One source of `addRampedPair` and `addRampedQuad`: its samples (`left == right` for mono),
     /// its gain ramp (frame i gets `origin + step × Float(firstIndex + i)`, as `addRamped`) and
     /// its pan factors.
-    public struct RampedSource {
-        public var left: UnsafePointer<Float>
-        public var right: UnsafePointer<Float>
-        public var origin: Float
-        public var step: Float
-        public var firstIndex: Int
-        public var panLeft: Float
-        public var panRight: Float
+    struct RampedSource {
+        var left: UnsafePointer<Float>
+        var right: UnsafePointer<Float>
+        var origin: Float
+        var step: Float
+        var firstIndex: Int
+        var panLeft: Float
+        var panRight: Float
 
         @_noLocks @_noAllocation @inline(__always)
-        public init(left: UnsafePointer<Float>, right: UnsafePointer<Float>, origin: Float, step: Float, firstIndex: Int,
+        init(left: UnsafePointer<Float>, right: UnsafePointer<Float>, origin: Float, step: Float, firstIndex: Int,
                     panLeft: Float, panRight: Float) {
             self.left = left
             self.right = right
@@ -26,14 +26,15 @@ extension Mixing {
         /// Whether the ramp indices of a block of `count` frames are counted on in floats
         /// (`isCountedInFloats`: any block a period holds): the grouped kernels take only such sources.
         @_noLocks @_noAllocation @inline(__always)
-        public func isCounted(_ count: Int) -> Bool { Mixing.isCountedInFloats(firstIndex, count) }
+        func isCounted(_ count: Int) -> Bool { Mixing.isCountedInFloats(firstIndex, count) }
     }
 
     /// Adds two ramped sources in one pass over the outputs, exactly as `addRamped` for `a` and
     /// then for `b`: every output frame gets `(out + (a × gainA) × panA) + (b × gainB) × panB`,
-    /// the same to the bit. Both sources' blocks are counted in floats (`RampedSource.isCounted`).
+    /// the same to the bit. Both sources' blocks must be counted in floats (`RampedSource.isCounted`:
+    /// the engine's ramped groups check it); otherwise the bits may differ.
     @_noLocks @_noAllocation @inline(__always)
-    public static func addRampedPair(_ a: RampedSource, _ b: RampedSource,
+    static func addRampedPair(_ a: RampedSource, _ b: RampedSource,
                                      into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
                                      count: Int) {
         var i = 0
@@ -55,9 +56,9 @@ extension Mixing {
     }
 
     /// Adds four ramped sources in one pass over the outputs, exactly as `addRamped` for each in
-    /// the order a, b, c, d, the same to the bit. Every source's block is counted in floats.
+    /// the order a, b, c, d, the same to the bit. Every source's block must be counted in floats.
     @_noLocks @_noAllocation @inline(__always)
-    public static func addRampedQuad(_ a: RampedSource, _ b: RampedSource, _ c: RampedSource, _ d: RampedSource,
+    static func addRampedQuad(_ a: RampedSource, _ b: RampedSource, _ c: RampedSource, _ d: RampedSource,
                                      into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
                                      count: Int) {
         var i = 0
