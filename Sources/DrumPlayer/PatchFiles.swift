@@ -56,6 +56,13 @@ package enum PatchFiles {
         return try report(kit, patch: patch)
     }
 
+    /// Checks a patch made from another format (an imported SFZ instrument) and every sound file
+    /// it names, as `validate(path:)` checks a patch file: the summary and one line per
+    /// instrument and pattern. Control thread.
+    package static func validate(kit: Patch, from path: String) throws -> [String] {
+        try report(kit, patch: path)
+    }
+
     private static func report(_ kit: Patch, patch: String) throws -> [String] {
         let loader = SoundFileLoader()
         var lines: [String] = []
