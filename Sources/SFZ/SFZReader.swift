@@ -32,9 +32,17 @@ package struct SFZReader {
     package static let maximumDefines = 4096
     /// The longest name or value after `$NAME`s are replaced (bytes).
     package static let maximumValueSize = 64 << 10
+    /// The most bytes `$NAME`s may add to the values of all the files together (what the values
+    /// hold beyond the files' own text).
+    package static let maximumExpansion = 64 << 20
 
     package private(set) var sections: [SFZSection] = []
     private var defines: [String: String] = [:]
+    /// The lengths of the defined names (with their `$`), longest first: the only ones a `$`
+    /// in a value is looked up at.
+    private var defineLengths: [Int] = []
+    /// Bytes `$NAME`s added to values so far (`maximumExpansion`).
+    private var expandedBytes = 0
     private var includes = 0
     private var totalBytes = 0
     private var opcodeCount = 0
@@ -119,7 +127,13 @@ package struct SFZReader {
                 throw SFZError("\(file): line \(line): more than \(Self.maximumDefines) #define names")
             }
             // A define's value is expanded when it is defined ($B defined as $A is $A's value).
-            defines[String(parts[0])] = try substitute(String(parts[1]).trimmingCharacters(in: .whitespaces), file: file, line: line)
+            let defineName = String(parts[0])
+            defines[defineName] = try substitute(String(parts[1]).trimmingCharacters(in: .whitespaces), file: file, line: line)
+            let length = defineName.unicodeScalars.count
+            if !defineLengths.contains(length) {
+                defineLengths.append(length)
+                defineLengths.sort(by: >)
+            }
             return
         }
         if s.hasPrefix("#include") {
@@ -197,9 +211,10 @@ package struct SFZReader {
     }
 
     /// `text` with each `$NAME` replaced by its define, in one pass: at each `$`, the longest
-    /// defined name that the following letters, digits and underscores start with. Linear in the
-    /// text; a result over `maximumValueSize` bytes is an error.
-    private func substitute(_ text: String, file: String, line: Int) throws -> String {
+    /// defined name that the following letters, digits and underscores start with (only the
+    /// lengths some name has are looked up). Linear in the text; a result over `maximumValueSize`
+    /// bytes, or more than `maximumExpansion` bytes added over the whole read, is an error.
+    private mutating func substitute(_ text: String, file: String, line: Int) throws -> String {
         guard !defines.isEmpty, text.utf8.contains(UInt8(ascii: "$")) else { return text }
         let chars = Array(text.unicodeScalars)
         var out = String.UnicodeScalarView()
@@ -209,15 +224,14 @@ package struct SFZReader {
             if chars[i] == "$" {
                 var j = i + 1
                 while j < chars.count, j - i <= 64, chars[j].properties.isAlphabetic || ("0"..."9").contains(chars[j]) || chars[j] == "_" { j += 1 }
-                var k = j
-                while k > i + 1 {
-                    let name = String(String.UnicodeScalarView(chars[i..<k]))
-                    if let value = defines[name] {
+                var k = i + 1
+                for length in defineLengths where length >= 2 && i + length <= j {
+                    if let value = defines[String(String.UnicodeScalarView(chars[i..<(i + length)]))] {
                         out.append(contentsOf: value.unicodeScalars)
                         size += value.utf8.count
+                        k = i + length
                         break
                     }
-                    k -= 1
                 }
                 if k > i + 1 {
                     i = k
@@ -230,6 +244,13 @@ package struct SFZReader {
             out.append(chars[i])
             size += 1
             i += 1
+        }
+        let added = size - text.utf8.count
+        if added > 0 {
+            expandedBytes += added
+            guard expandedBytes <= Self.maximumExpansion else {
+                throw SFZError("\(file): line \(line): #define names add more than \(Self.maximumExpansion >> 20) MB to the values in all")
+            }
         }
         return String(out)
     }

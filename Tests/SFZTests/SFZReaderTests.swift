@@ -76,4 +76,30 @@ import Testing
             try read("#define $A \(big)\n<region> sample=$A$A")
         }
     }
+
+    /// One 60 kB define used 1,200 times would hold 72 MB of values: refused at 64 MB added, with
+    /// one line naming the place, instead of growing with every use.
+    @Test func definesCannotAddMoreThanTheLimitInAll() throws {
+        let big = String(repeating: "x", count: 60_000)
+        let uses = String(repeating: " sample=$V", count: 1_200)
+        #expect(throws: SFZError("kit.sfz: line 2: #define names add more than 64 MB to the values in all")) {
+            try read("#define $V \(big)\n<region>\(uses)")
+        }
+        // Within the limit, every use is replaced.
+        let r = try read("#define $V \(big)\n<region>\(String(repeating: " sample=$V", count: 10))")
+        #expect(r.sections[0].opcodes.count == 10 && r.sections[0].opcodes.allSatisfy { $0.value == big })
+    }
+
+    /// At each `$`, the longest defined name it starts with, whatever other names are defined
+    /// (only the lengths some name has are looked up).
+    @Test func theLongestDefinedNameWinsAmongManyLengths() throws {
+        let r = try read("""
+        #define $K 1
+        #define $KIT 2
+        #define $KITCHEN 3
+        #define $LONG_NAME_THAT_NO_VALUE_USES 9
+        <region> a=$KITCHENS b=$KITC c=$KI d=$K_ e=$KITCHEN$KIT$K f=$X$K
+        """)
+        #expect(r.sections[0].opcodes.map(\.value) == ["3S", "2C", "1I", "1_", "321", "$X1"])
+    }
 }
