@@ -388,15 +388,24 @@ package enum SFZImporter {
                 instruments[i].chokeGroup = chokeIDs[r]!
             }
         }
-        // Each instrument in turn, eighth notes at 120 bpm.
-        let bars = (instruments.count + 7) / 8
-        let tracks = instruments.indices.map { i in
+        // Each instrument in turn, eighth notes at 120 bpm: the first `auditionLimit` of them, so
+        // that the pattern (a track per instrument, a step per instrument) stays small whatever
+        // the kit's size.
+        let auditioned = min(instruments.count, auditionLimit)
+        if instruments.count > auditionLimit {
+            report("audition", "\(file): the audition pattern plays the first \(auditionLimit) of its \(instruments.count) instruments")
+        }
+        let bars = (auditioned + 7) / 8
+        let tracks = (0..<auditioned).map { i in
             DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
         }
         let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
         return Result(kit: Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: file,
                                  panLaw: .constantPowerStereo), notes: notes)
     }
+
+    /// The instruments the generated audition pattern plays (the first of the kit's).
+    package static let auditionLimit = 128
 
     /// A MIDI note number or an SFZ note name (c4 = 60; c#4, db4; c-1 = 0).
     package static func noteNumber(_ text: String) -> Int? {

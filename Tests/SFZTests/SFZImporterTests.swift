@@ -204,4 +204,21 @@ import Testing
         #expect(!result.notes.contains { $0.contains("output=2") || $0.contains("output is not carried") }, "\(result.notes)")
         #expect(result.notes.contains { $0.contains("output=99: there are outputs 0 … 63; it plays on the main mix") }, "\(result.notes)")
     }
+
+    /// The generated audition pattern has a track and a step per instrument it plays: with more
+    /// than `auditionLimit` instruments it plays the first of them (said in a note), so that a
+    /// large kit's patch does not grow with the square of its size.
+    @Test func theAuditionPatternOfALargeKitPlaysItsFirstInstruments() throws {
+        let files = (0..<300).map { "s\($0).wav" }
+        // Regions on one key that sound together (a drum's microphones) are instruments of their own.
+        let text = files.enumerated().map { "<region> sample=\($1) key=\($0 % 128)" }.joined(separator: "\n")
+        let (path, _) = try kit(text, files: files)
+        let result = try SFZImporter.importSFZ(path: path)
+        #expect(result.kit.instruments.count > SFZImporter.auditionLimit)
+        let audition = try #require(result.kit.patterns.first)
+        #expect(audition.tracks.count == SFZImporter.auditionLimit)
+        #expect(audition.tracks.map(\.instrument) == Array(0..<SFZImporter.auditionLimit))
+        #expect(result.notes.contains { $0.contains("the audition pattern plays the first 128 of its \(result.kit.instruments.count) instruments") },
+                "\(result.notes)")
+    }
 }
