@@ -107,6 +107,17 @@ package final class LoadedPatch {
                     panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers,
                     envelope: streamFiles[i] == nil ? instrument.envelope.map { Self.envelope($0, sampleRate: sampleRate) } : nil,
                     triggersOnNoteOff: instrument.triggersOnNoteOff, output: outputIndex(instrument)))
+                definitions[definitions.count - 1].conditions = instrument.conditions
+                definitions[definitions.count - 1].keySwitch = instrument.keySwitch
+                definitions[definitions.count - 1].channels = instrument.channels
+                definitions[definitions.count - 1].controllerTrigger = instrument.controllerTrigger
+                definitions[definitions.count - 1].modulations = instrument.modulations
+                definitions[definitions.count - 1].bendUp = Float(instrument.bendUp)
+                definitions[definitions.count - 1].bendDown = Float(instrument.bendDown)
+                definitions[definitions.count - 1].followsChannelControllers = instrument.followsChannelControllers
+                definitions[definitions.count - 1].group = instrument.group
+                definitions[definitions.count - 1].offBy = instrument.offBy
+                definitions[definitions.count - 1].isSilent = instrument.isSilent
                 if streamFiles[i] != nil, outputIndex(instrument) != 0 { streamedOutputs.append((nextPlayer, outputIndex(instrument))) }
                 nextPlayer += instrument.voices
             }
@@ -153,7 +164,9 @@ package final class LoadedPatch {
     /// The command for `trigger` (instrument `trigger.player`, velocity 0…1 → 1…127): a
     /// `Command.trigger`, or for a streamed instrument the start of its cued ring.
     package func command(for trigger: Trigger) -> Command {
-        guard !trigger.isRelease, let start = streamedStarts[trigger.player], let streams else { return PatchProgram.command(for: trigger) }
+        guard !trigger.isRelease, trigger.channelMessage < 0, let start = streamedStarts[trigger.player], let streams else {
+            return PatchProgram.command(for: trigger)
+        }
         let velocity = max(1, min(127, Int((trigger.velocity * 127).rounded())))
         // The ring that played before is cued again only after the new start's declick, which
         // still reads it. A trigger that continues the ring playing has no declick: the tail

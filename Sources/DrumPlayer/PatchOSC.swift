@@ -173,7 +173,7 @@ package final class PatchOSC {
         do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options, outputs: outputs) } catch {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
-        guard engine.replaceInstruments(loaded.definitions, at: at) else {
+        guard engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: at) else {
             for id in loaded.soundIDs { engine.unregister(id) }
             throw SamplerError("the command queue is full: send it again")
         }

@@ -130,7 +130,7 @@ package struct PatchProgram: LiveProgram {
     package mutating func prepare(engine: Engine, sampleRate: Double) throws {
         session.sampleRate = sampleRate
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
-        engine.setInstruments(loaded.definitions)
+        engine.setInstruments(loaded.definitions, controllers: kit.controllers)
         for command in loaded.routingCommands { engine.send(command) }
         session.loaded = loaded
         if session.linkEnabled {
@@ -213,9 +213,11 @@ package struct PatchProgram: LiveProgram {
                     && !(session.loaded?.streams(instrument: $0) ?? false)
             }
         }
+        let keySwitches = Set(kit.instruments.compactMap(\.keySwitch))
         return MIDIFileSource(file: midi.file, instruments: { onNoteOn[$0] ?? [] }, releasing: { releasing[$0] ?? [] },
                               noteOffTriggers: { onNoteOff[$0] ?? [] }, sampleRate: session.sampleRate, origin: origin,
-                              speed: midi.tempo.map { $0 / midi.file.initialTempo } ?? 1, loops: midi.loops)
+                              speed: midi.tempo.map { $0 / midi.file.initialTempo } ?? 1, loops: midi.loops,
+                              keySwitches: keySwitches, controllerDefaults: kit.controllers.values)
     }
 
     /// The commands from `origin` on: the loaded instruments' (after `prepare`; before it,
@@ -253,8 +255,19 @@ package struct PatchProgram: LiveProgram {
 
     /// The trigger of instrument `trigger.player` at its velocity (0…1 → 1…127).
     package static func command(for trigger: Trigger) -> Command {
-        if trigger.isRelease { return .release(instrument: trigger.player, at: trigger.frame) }
-        return .trigger(instrument: trigger.player, velocity: max(1, min(127, Int((trigger.velocity * 127).rounded()))), at: trigger.frame)
+        if trigger.channelMessage >= Int64(Controller.count) {
+            return .channelMessage(trigger.channelMessage, channel: trigger.channel, value: trigger.velocity, note: trigger.note, at: trigger.frame)
+        }
+        if trigger.channelMessage >= 0 {
+            return .controller(channel: trigger.channel, number: Int(trigger.channelMessage), value: trigger.velocity, at: trigger.frame)
+        }
+        if trigger.isRelease {
+            var c = Command.release(instrument: trigger.player, at: trigger.frame)
+            c.channel = Int32(min(16, max(1, trigger.channel)) - 1)
+            return c
+        }
+        return .trigger(instrument: trigger.player, velocity: max(1, min(127, Int((trigger.velocity * 127).rounded()))),
+                        channel: trigger.channel, at: trigger.frame)
     }
 
     static func sequencePattern(_ p: DrumPattern) -> SequencePattern {

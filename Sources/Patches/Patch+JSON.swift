@@ -1,12 +1,65 @@
 import Foundation
+import SamplerCore
 
 extension Patch {
+    /// A controller value (normalized) as the patch writes it: 0…127.
+    private static func controllerValue(_ v: Float) -> String { number((Double(v) * 127 * 1e6).rounded() / 1e6) }
+
+    /// The controller parts of an instrument, as `"key": value` fields.
+    private static func controlFields(_ instrument: DrumInstrument) -> [String] {
+        var fields: [String] = []
+        var conditions: [String] = []
+        if !instrument.conditions.isEmpty {
+            let list = instrument.conditions.map { #""\#($0.controller)": [\#(controllerValue($0.low)), \#(controllerValue($0.high))]"# }
+            conditions.append(#""controllers": { \#(list.joined(separator: ", ")) }"#)
+        }
+        if let k = instrument.keySwitch { conditions.append(#""keySwitch": \#(k)"#) }
+        if instrument.channels != 1...16 { conditions.append(#""channels": [\#(instrument.channels.lowerBound), \#(instrument.channels.upperBound)]"#) }
+        if !conditions.isEmpty { fields.append(#""conditions": { \#(conditions.joined(separator: ", ")) }"#) }
+        if let t = instrument.controllerTrigger {
+            fields.append(#""controllerTrigger": { "controller": \#(t.controller), "range": [\#(controllerValue(t.low)), \#(controllerValue(t.high))] }"#)
+        }
+        if !instrument.modulations.isEmpty {
+            let list = instrument.modulations.map { m -> String in
+                let target = switch m.target {
+                case .amplitude: "amplitude"
+                case .volume: "volume"
+                case .pan: "pan"
+                case .pitch: "pitch"
+                }
+                var parts = [#""controller": \#(m.controller)"#, #""target": "\#(target)""#, #""depth": \#(number(Double(m.depth)))"#]
+                if let curve = m.curve {
+                    if let k = (0...6).first(where: { ControllerModulation.sfzCurve($0) == curve }) {
+                        parts.append(#""curve": \#(k)"#)
+                    } else {
+                        parts.append(#""curve": [\#(curve.map { number(Double($0)) }.joined(separator: ", "))]"#)
+                    }
+                }
+                return "{ " + parts.joined(separator: ", ") + " }"
+            }
+            fields.append(#""modulations": [\#(list.joined(separator: ", "))]"#)
+        }
+        if instrument.bendUp != 0 || instrument.bendDown != 0 {
+            fields.append(#""bend": [\#(number(instrument.bendUp)), \#(number(instrument.bendDown))]"#)
+        }
+        if !instrument.followsChannelControllers { fields.append(#""channelControllers": false"#) }
+        if let g = instrument.group { fields.append(#""group": \#(g)"#) }
+        if let o = instrument.offBy { fields.append(#""offBy": \#(o)"#) }
+        if instrument.isSilent { fields.append(#""silent": true"#) }
+        return fields
+    }
+
     /// The patch as a file of the current version (2), whatever version it was read from
     /// (sample paths as `SampleFile.path` holds them), laid out for people: one line per layer,
     /// per track and per song entry. Decoding the text gives the patch back (with `version` 2).
     package func patchJSON() -> String {
         var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#]
         if panLaw != .constantPower { lines.append(#"  "panLaw": "\#(panLaw.rawValue)","#) }
+        if !controllers.defaults.isEmpty {
+            let values = controllers.defaults.sorted { $0.key < $1.key }.map { #""\#($0.key)": \#(Self.number(Double($0.value) * 127))"# }
+            lines.append(#"  "controllers": { \#(values.joined(separator: ", ")) },"#)
+        }
+        if let k = controllers.keySwitch { lines.append(#"  "keySwitch": \#(k),"#) }
         lines.append(#"  "instruments": ["#)
         for (i, instrument) in instruments.enumerated() {
             var fields = [#""id": \#(JSONValue.quoted(instrument.id))"#]
@@ -27,6 +80,7 @@ extension Patch {
             if instrument.roundRobinAcrossLayers { fields.append(#""roundRobinAcrossLayers": true"#) }
             if instrument.triggersOnNoteOff { fields.append(#""trigger": "noteOff""#) }
             if let output = instrument.output { fields.append(#""output": \#(JSONValue.quoted(output))"#) }
+            fields += Self.controlFields(instrument)
             if let e = instrument.envelope {
                 var parts: [String] = []
                 if e.attack != 0 { parts.append(#""attack": \#(Self.number(e.attack))"#) }

@@ -18,6 +18,9 @@ package struct Patch: Equatable, Sendable {
     package var file: String
     /// How mono samples pan: "constant-power" (default) or "balance" (Hydrogen's default law).
     package var panLaw: PanLawSetting
+    /// The controllers' starting values and the key switch in force at the start
+    /// (`"controllers"` and `"keySwitch"` in a patch).
+    package var controllers = ControllerSetup()
     /// The instruments' named outputs, each once, in the order they first appear.
     package var outputNames: [String] {
         var names: [String] = []
@@ -241,6 +244,27 @@ package struct DrumInstrument: Equatable, Sendable {
     /// `NAME_L`/`NAME_R` beside the main mix, a stem of `sampler render --stems`; nil: the
     /// main mix.
     package var output: String?
+    /// Plays only while these controllers are in range, this key switch is in force and the
+    /// note's channel is among these (`"conditions"` in a patch; see
+    /// `InstrumentDefinition.conditions`).
+    package var conditions: [ControllerRange] = []
+    package var keySwitch: Int?
+    package var channels: ClosedRange<Int> = 1...16
+    /// Triggered by a controller entering a range (`"controllerTrigger"`).
+    package var controllerTrigger: ControllerRange?
+    /// Controllers steering level, pan and pitch (`"modulations"`).
+    package var modulations: [ControllerModulation] = []
+    /// Cents at full bend up and down (`"bend": [up, down]`).
+    package var bendUp: Double = 0
+    package var bendDown: Double = 0
+    /// Volume, expression and pan controllers steer it (`"channelControllers": false` turns
+    /// that off).
+    package var followsChannelControllers = true
+    /// One-way chokes (`"group"`, `"offBy"`; see `InstrumentDefinition.group`).
+    package var group: Int?
+    package var offBy: Int?
+    /// Plays nothing: its triggers only choke (`"silent": true`).
+    package var isSilent = false
 
     /// Why `name` cannot name an output, or nil (`Engine.outputNameProblem`).
     package static func outputNameProblem(_ name: String) -> String? { Engine.outputNameProblem(name) }

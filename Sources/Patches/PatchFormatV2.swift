@@ -15,8 +15,16 @@ import SamplerCore
 /// }
 /// ```
 enum PatchFormatV2 {
-    static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw"]
-    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote", "roundRobinAcrossLayers", "envelope", "trigger", "output"]
+    static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
+    static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
+                                 "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
+                                 "bend", "channelControllers", "group", "offBy", "silent"]
+    static let conditionKeys = ["controllers", "keySwitch", "channels"]
+    static let controllerTriggerKeys = ["controller", "range"]
+    static let modulationKeys = ["controller", "target", "depth", "curve"]
+    static let controllerNumberRange = NumberRange.between(0, Double(Controller.count - 1))
+    static let controllerValueRange = NumberRange.between(0, 127)
+    static let groupRange = NumberRange.between(-2_147_483_648, 2_147_483_647)
     static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
@@ -66,7 +74,99 @@ enum PatchFormatV2 {
             }
             panLaw = law
         }
-        return Patch(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file, panLaw: panLaw)
+        var patch = Patch(tempo: tempo, instruments: instruments, patterns: patterns, song: song, file: file, panLaw: panLaw)
+        if let node = root.optional("controllers") {
+            for (key, valueNode) in try node.object().entries {
+                guard let number = Int(key), (0..<Controller.count).contains(number) else {
+                    throw valueNode.error("a controller number is 0 to \(Controller.count - 1), got \(JSONValue.quoted(key))")
+                }
+                patch.controllers.defaults[number] = Float(try valueNode.number(in: controllerValueRange) / 127)
+            }
+        }
+        patch.controllers.keySwitch = try root.optional("keySwitch")?.integer(in: noteRange)
+        return patch
+    }
+
+    /// `[low, high]` of a controller's values (0…127, fractions allowed), as a range of normalized values.
+    private static func controllerRange(_ node: JSONNode, controller: Int) throws(PatchError) -> ControllerRange {
+        let bounds = try node.array()
+        guard bounds.count == 2 else { throw node.mismatch(expected: "[low, high] with 0 ≤ low ≤ high ≤ 127") }
+        let low = try bounds[0].number(in: controllerValueRange), high = try bounds[1].number(in: controllerValueRange)
+        guard low <= high else { throw node.error("the range's low end (\(low)) is above its high end (\(high))") }
+        return ControllerRange(controller: controller, low: Float(low) / 127, high: Float(high) / 127)
+    }
+
+    /// The controller parts of an instrument: conditions, controller trigger, modulations, bend,
+    /// channel controllers, one-way chokes, silence.
+    private static func decodeControls(_ object: JSONObjectNode, into instrument: inout DrumInstrument) throws(PatchError) {
+        if let node = object.optional("conditions") {
+            let c = try node.object(allowedKeys: conditionKeys)
+            if let controllers = c.optional("controllers") {
+                let entries = try controllers.object().entries
+                try PatchLimits.check(entries.count, 16, "controller conditions", at: controllers)
+                for (key, rangeNode) in entries {
+                    guard let number = Int(key), (0..<Controller.count).contains(number) else {
+                        throw rangeNode.error("a controller number is 0 to \(Controller.count - 1), got \(JSONValue.quoted(key))")
+                    }
+                    instrument.conditions.append(try controllerRange(rangeNode, controller: number))
+                }
+            }
+            instrument.keySwitch = try c.optional("keySwitch")?.integer(in: noteRange)
+            if let channelsNode = c.optional("channels") {
+                let bounds = try channelsNode.array()
+                guard bounds.count == 2 else { throw channelsNode.mismatch(expected: "[first, last] with 1 ≤ first ≤ last ≤ 16") }
+                let first = try bounds[0].integer(in: .between(1, 16)), last = try bounds[1].integer(in: .between(1, 16))
+                guard first <= last else { throw channelsNode.error("the first channel (\(first)) is after the last (\(last))") }
+                instrument.channels = first...last
+            }
+        }
+        if let node = object.optional("controllerTrigger") {
+            let t = try node.object(allowedKeys: controllerTriggerKeys)
+            let number = try t.required("controller").integer(in: .between(0, 127))
+            instrument.controllerTrigger = try controllerRange(t.required("range"), controller: number)
+        }
+        if let node = object.optional("modulations") {
+            let elements = try node.array()
+            try PatchLimits.check(elements.count, 16, "modulations", at: node)
+            for element in elements {
+                let m = try element.object(allowedKeys: modulationKeys)
+                let number = try m.required("controller").integer(in: controllerNumberRange)
+                let targetNode = try m.required("target")
+                let target: ModulationTarget
+                switch try targetNode.string() {
+                case "amplitude": target = .amplitude
+                case "volume": target = .volume
+                case "pan": target = .pan
+                case "pitch": target = .pitch
+                default: throw targetNode.mismatch(expected: #""amplitude", "volume", "pan" or "pitch""#)
+                }
+                let depth = try m.required("depth").number(in: .between(-9600, 9600))
+                var curve: [Float]?
+                if let curveNode = m.optional("curve") {
+                    if case .number = curveNode.value {
+                        let index = try curveNode.integer(in: .between(0, 6))
+                        curve = ControllerModulation.sfzCurve(index)
+                    } else {
+                        let points = try curveNode.array()
+                        guard points.count == 128 else { throw curveNode.mismatch(expected: "a curve number 0 to 6, or 128 numbers") }
+                        var values: [Float] = []
+                        for point in points { values.append(Float(try point.number(in: .between(-1e6, 1e6)))) }
+                        curve = values
+                    }
+                }
+                instrument.modulations.append(ControllerModulation(controller: number, target: target, depth: Float(depth), curve: curve))
+            }
+        }
+        if let node = object.optional("bend") {
+            let bounds = try node.array()
+            guard bounds.count == 2 else { throw node.mismatch(expected: "[cents up, cents down], each -9600 to 9600") }
+            instrument.bendUp = try bounds[0].number(in: .between(-9600, 9600))
+            instrument.bendDown = try bounds[1].number(in: .between(-9600, 9600))
+        }
+        instrument.followsChannelControllers = try object.optional("channelControllers")?.bool() ?? true
+        instrument.group = try object.optional("group")?.integer(in: groupRange)
+        instrument.offBy = try object.optional("offBy")?.integer(in: groupRange)
+        instrument.isSilent = try object.optional("silent")?.bool() ?? false
     }
 
     private static func decodeInstruments(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [DrumInstrument] {
@@ -143,6 +243,7 @@ enum PatchFormatV2 {
                 }
                 instruments[instruments.count - 1].output = name
             }
+            try decodeControls(object, into: &instruments[instruments.count - 1])
             if let triggerNode = object.optional("trigger") {
                 switch try triggerNode.string() {
                 case "noteOn": break

@@ -29,7 +29,29 @@ package enum SFZImporter {
         "hint_ram_based",
         // sfizz's output pair N (0: the main mix): the named output "outN".
         "output",
+        "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
+        "group_volume", "master_volume", "global_volume", "group_amplitude", "master_amplitude", "global_amplitude",
+        // Names for people: read, shown nowhere yet.
+        "sw_label", "region_label", "group_label", "master_label", "global_label",
     ]
+
+    /// Opcodes the import carries that end in a controller number (`locc4`, `amplitude_oncc201`).
+    static let carriedWithNumber = ["locc", "hicc", "on_locc", "on_hicc", "set_cc", "set_hdcc", "set_realcc", "label_cc",
+                                    "amplitude_oncc", "amplitude_cc", "amplitude_curvecc", "volume_oncc", "volume_cc", "volume_curvecc",
+                                    "pan_oncc", "pan_cc", "pan_curvecc", "tune_oncc", "tune_cc", "tune_curvecc", "pitch_oncc", "pitch_cc",
+                                    "pitch_curvecc", "amplitude_smoothcc", "volume_smoothcc", "pan_smoothcc", "tune_smoothcc", "pitch_smoothcc"]
+
+    /// `name` split into a carried prefix and its controller number (`locc4` → ("locc", 4)).
+    static func numbered(_ name: String) -> (prefix: String, number: Int)? {
+        guard let digits = name.firstIndex(where: \.isNumber) else { return nil }
+        let prefix = String(name[..<digits])
+        guard carriedWithNumber.contains(prefix), let n = Int(name[digits...]), (0..<Controller.count).contains(n) else { return nil }
+        return (prefix, n)
+    }
+
+    static func isCarried(_ name: String) -> Bool {
+        carried.contains(name) || name.hasPrefix("amp_velcurve_") || numbered(name) != nil
+    }
 
     /// The most regions that sound together on one key (instruments sharing its note).
     static let maximumStacks = 16
@@ -61,11 +83,36 @@ package enum SFZImporter {
         var control: [String: SFZOpcode] = [:], global: [String: SFZOpcode] = [:]
         var master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
         var regions: [(opcodes: [String: SFZOpcode], section: SFZSection, defaultPath: String)] = []
+        var curves: [Int: [Float]] = [:]
         for section in sections {
             var own: [String: SFZOpcode] = [:]
             for o in section.opcodes { own[o.name] = o }
             switch section.header {
-            case "control": control.merge(own) { $1 }
+            case "control":
+                // Each <control> starts its own default_path (as sfizz); the rest adds up.
+                control["default_path"] = nil
+                control.merge(own) { $1 }
+            case "curve":
+                guard let indexText = own["curve_index"]?.value, let index = Int(indexText.trimmingCharacters(in: .whitespaces)),
+                      (0...255).contains(index) else {
+                    report("curve:\(section.line)", "\(section.file): line \(section.line): a <curve> without a curve_index from 0 to 255 is left out")
+                    continue
+                }
+                var points: [(Int, Float)] = []
+                for (name, o) in own where name.hasPrefix("v") {
+                    if let k = Int(name.dropFirst()), (0...127).contains(k), let v = Float(o.value.trimmingCharacters(in: .whitespaces)), v.isFinite {
+                        points.append((k, v))
+                    }
+                }
+                points.sort { $0.0 < $1.0 }
+                if points.first?.0 != 0 { points.insert((0, 0), at: 0) }
+                if points.last?.0 != 127 { points.append((127, 1)) }
+                curves[index] = (0..<128).map { x in
+                    let after = points.firstIndex { $0.0 >= x }!
+                    if points[after].0 == x || after == 0 { return points[after].1 }
+                    let a = points[after - 1], b = points[after]
+                    return a.1 + (b.1 - a.1) * Float(x - a.0) / Float(b.0 - a.0)
+                }
             case "global": global = own; master = [:]; group = [:]
             case "master": master = own; group = [:]
             case "group": group = own
@@ -80,35 +127,24 @@ package enum SFZImporter {
             }
             guard regions.count <= 100_000 else { throw SFZError("\(file): more than 100000 regions") }
         }
-        for (name, o) in control where !carried.contains(name) {
-            report(name, "\(place(o)): \(name) is not carried")
+        var setup = ControllerSetup()
+        for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
+            if let (prefix, number) = numbered(name), prefix.hasPrefix("set_") {
+                guard let v = Float(o.value.trimmingCharacters(in: .whitespaces)), v.isFinite else {
+                    throw SFZError("\(place(o)): \(name): expected a number, got \"\(o.value.prefix(40))\"")
+                }
+                setup.defaults[number] = prefix == "set_cc" ? min(127, max(0, v)) / 127 : min(1, max(0, v))
+                continue
+            }
+            if !isCarried(name) { report(name, "\(place(o)): \(name) is not carried") }
         }
 
-        // Each region resolved.
-        struct Region {
-            var line: String
-            var sample: SampleFile
-            var keys: ClosedRange<Int>
-            var keycenter: Int
-            var velocities: ClosedRange<Int>
-            var seqLength: Int, seqPosition: Int
-            var rand: ClosedRange<Double>
-            var group: Int, offBy: Int
-            var polyphony: Int?
-            var gainDb: Double, pan: Double, semitones: Double, keytrack: Double
-            var velocityCurve: VelocityCurve
-            var envelope: Envelope?
-            var loops: Int
-            /// `trigger=release`: played by the note-off.
-            var onRelease: Bool
-            /// `output=N`: 0 the main mix, N the named output "outN".
-            var output: Int = 0
-        }
         var resolved: [Region] = []
+        var missing: [String] = []
         for (opcodes, section, defaultPath) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
             for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
-                if carried.contains(name) || name.hasPrefix("amp_velcurve_") { continue }
+                if isCarried(name) { continue }
                 report(name, "\(place(o)): \(name) is not carried")
             }
             func value(_ name: String) -> SFZOpcode? { opcodes[name] }
@@ -145,7 +181,10 @@ package enum SFZImporter {
             let written = (defaultPath + sampleOpcode.value).replacingOccurrences(of: "\\", with: "/")
             let full = written.hasPrefix("/") ? written : directory + "/" + written
             guard let found = findFile(full, exists: fileExists) else {
-                throw SFZError("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
+                // As sfizz: the region is left out, the rest plays.
+                missing.append("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
+                report("missing:\(written)", "\(place(sampleOpcode)): sample \"\(written)\": no such file: the region at line \(section.line) is left out")
+                continue
             }
             if found != URL(fileURLWithPath: full).standardizedFileURL.path || sampleOpcode.value.contains("\\") {
                 report("spelling:\(found)", "\(place(sampleOpcode)): sample \"\(sampleOpcode.value)\" found as \"\(found)\"")
@@ -206,14 +245,24 @@ package enum SFZImporter {
             }
             let offset = try integer("offset", 0...(1 << 40), default: 0)
             var end: Int? = value("end") == nil ? nil : try integer("end", -1...(1 << 40), default: 0)
-            if let e = end, e <= 0 || e < offset {
-                // end=0 or -1 silences a region in SFZ; an end before the offset plays nothing.
-                report("end:\(regionPlace)", "\(regionPlace): end=\(e) plays nothing: the region is left out")
+            var silent = false
+            if let e = end, e <= 0 {
+                // end=0 or -1: the region plays nothing, but its notes still choke (sfizz's
+                // hi-hat pedals choke open hats so).
+                silent = true
+                end = nil
+            } else if let e = end, e < offset {
+                report("end:\(regionPlace)", "\(regionPlace): end=\(e) is before offset=\(offset): the region is left out")
                 continue
             }
             if offset == 0, end == nil { end = nil }
             let amplitude = try number("amplitude", 0...1e8, default: 100)
             var gainDb = try number("volume", -144...48, default: 0) + (amplitude > 0 ? 20 * log10(amplitude / 100) : -144)
+            for level in ["group", "master", "global"] {
+                gainDb += try number("\(level)_volume", -144...48, default: 0)
+                let a = try number("\(level)_amplitude", 0...1e8, default: 100)
+                gainDb += a > 0 ? 20 * log10(a / 100) : -144
+            }
             if gainDb < -120 || gainDb > 24 {
                 report("gain:\(regionPlace)", "\(regionPlace): a level of \(Int(gainDb.rounded())) dB is held to the patch format's -120…24 dB")
                 gainDb = min(24, max(-120, gainDb))
@@ -252,8 +301,13 @@ package enum SFZImporter {
                 output = 0
             }
             resolved[resolved.count - 1].output = output
+            resolved[resolved.count - 1].silent = silent
+            try resolveControls(opcodes, into: &resolved[resolved.count - 1], curves: curves, place: place, report: report)
+            if let k = try note("sw_default") { setup.keySwitch = k }
         }
-        guard !resolved.isEmpty else { throw SFZError("\(file): no region with a sample file") }
+        guard !resolved.isEmpty else {
+            throw SFZError(missing.first.map { "\(file): no region left to play: \($0)" } ?? "\(file): no region with a sample file")
+        }
 
         // One instrument per key: its regions' layers.
         var instruments: [DrumInstrument] = []
@@ -277,7 +331,7 @@ package enum SFZImporter {
                 var placed = false
                 for s in stacks.indices {
                     // Regions for another output sound together with these, never instead.
-                    if stacks[s][0][0].output != r.output { continue }
+                    if stacks[s][0][0].output != r.output || stacks[s][0][0].controlKey != r.controlKey { continue }
                     if let l = layerOf[s][r.velocities] {
                         if taken[s][l].contains(place) { continue }
                         guard stacks[s][l].count < PatchLimits.samplesPerLayer else {
@@ -342,7 +396,7 @@ package enum SFZImporter {
                     continue
                 }
                 let name = (GeneralMIDIDrums.name(forNote: key).map { "\($0)-\(key)" } ?? "note-\(key)")
-                    + (stackIndex == 0 ? "" : "-\(stackIndex + 1)")
+                    + (stackIndex == 0 ? "" : "-\(stackIndex + 1)") + (first.silent ? "-choke" : "")
                 instruments.append(DrumInstrument(id: name + (first.onRelease ? "-release" : ""), layers: layers, pan: first.pan,
                                                   tune: semitones, midiNote: key, voices: first.polyphony ?? 0))
                 instruments[instruments.count - 1].roundRobinAcrossLayers = layers.count > 1 && layers.contains { $0.samples.count > 1 }
@@ -350,6 +404,20 @@ package enum SFZImporter {
                 instruments[instruments.count - 1].loops = first.loops
                 instruments[instruments.count - 1].triggersOnNoteOff = first.onRelease
                 if first.output > 0 { instruments[instruments.count - 1].output = "out\(first.output)" }
+                instruments[instruments.count - 1].conditions = first.conditions
+                instruments[instruments.count - 1].keySwitch = first.keySwitch
+                instruments[instruments.count - 1].channels = first.channels
+                instruments[instruments.count - 1].modulations = first.modulations
+                instruments[instruments.count - 1].bendUp = first.bendUp
+                instruments[instruments.count - 1].bendDown = first.bendDown
+                instruments[instruments.count - 1].isSilent = first.silent
+                if first.group != 0 { instruments[instruments.count - 1].group = first.group }
+                if first.offBy != 0 { instruments[instruments.count - 1].offBy = first.offBy }
+                if let t = first.controllerTrigger {
+                    instruments[instruments.count - 1].controllerTrigger = t
+                    instruments[instruments.count - 1].midiNote = nil
+                    instruments[instruments.count - 1].id += "-cc\(t.controller)"
+                }
                 groups.append((first.group, first.offBy))
             }
             }
@@ -366,28 +434,7 @@ package enum SFZImporter {
         for i in instruments.indices {
             if instruments[i].voices == 0 { instruments[i].voices = groups[i].offBy != 0 && groups[i].offBy == groups[i].group ? 1 : defaultVoices }
         }
-        // Choke groups: an instrument silenced by group G shares a choke group with G's members.
-        var parent = Array(instruments.indices)
-        func root(_ i: Int) -> Int { var i = i; while parent[i] != i { i = parent[i] }; return i }
-        var asymmetric = false
-        for i in instruments.indices where groups[i].offBy != 0 {
-            for j in instruments.indices where j != i && groups[j].group == groups[i].offBy {
-                parent[root(j)] = root(i)
-                if groups[j].offBy != groups[i].group { asymmetric = true }
-            }
-        }
-        if asymmetric {
-            report("asymmetric", "\(file): off_by is one-way in SFZ; here instruments that share a choke group silence each other both ways")
-        }
-        var chokeIDs: [Int: Int] = [:]
-        for i in instruments.indices {
-            let r = root(i)
-            let members = instruments.indices.filter { root($0) == r }
-            if members.count > 1 {
-                if chokeIDs[r] == nil { chokeIDs[r] = chokeIDs.count + 1 }
-                instruments[i].chokeGroup = chokeIDs[r]!
-            }
-        }
+        // Chokes are one-way, as in SFZ: each instrument keeps its group and off_by.
         // Each instrument in turn, eighth notes at 120 bpm: the first `auditionLimit` of them, so
         // that the pattern (a track per instrument, a step per instrument) stays small whatever
         // the kit's size.
@@ -400,8 +447,122 @@ package enum SFZImporter {
             DrumTrack(instrument: i, velocities: (0..<(bars * 8)).map { $0 == i ? 100 : 0 })
         }
         let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
-        return Result(kit: Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: file,
-                                 panLaw: .constantPowerStereo), notes: notes)
+        var kit = Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: file, panLaw: .constantPowerStereo)
+        kit.controllers = setup
+        return Result(kit: kit, notes: notes)
+    }
+
+    /// A region, resolved.
+    struct Region {
+        var line: String
+        var sample: SampleFile
+        var keys: ClosedRange<Int>
+        var keycenter: Int
+        var velocities: ClosedRange<Int>
+        var seqLength: Int, seqPosition: Int
+        var rand: ClosedRange<Double>
+        var group: Int, offBy: Int
+        var polyphony: Int?
+        var gainDb: Double, pan: Double, semitones: Double, keytrack: Double
+        var velocityCurve: VelocityCurve
+        var envelope: Envelope?
+        var loops: Int
+        /// `trigger=release`: played by the note-off.
+        var onRelease: Bool
+        /// `output=N`: 0 the main mix, N the named output "outN".
+        var output: Int = 0
+        var conditions: [ControllerRange] = []
+        var keySwitch: Int?
+        var channels: ClosedRange<Int> = 1...16
+        var controllerTrigger: ControllerRange?
+        var modulations: [ControllerModulation] = []
+        var bendUp: Double = 200, bendDown: Double = -200
+        var silent = false
+        /// What must be equal for regions to be one instrument's alternatives.
+        var controlKey: String {
+            "\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
+        }
+    }
+
+    /// A region's controller opcodes: conditions (`locc`/`hicc`, `sw_last`, `lochan`/`hichan`),
+    /// a controller trigger (`on_locc`/`on_hicc`), modulations (`amplitude_oncc`,
+    /// `volume_oncc`, `pan_oncc`, `tune_oncc`/`pitch_oncc` with their `_curvecc`), the bend range.
+    private static func resolveControls(_ opcodes: [String: SFZOpcode], into region: inout Region, curves: [Int: [Float]],
+                                        place: (SFZOpcode) -> String, report: (String, String) -> Void) throws {
+        func value(_ o: SFZOpcode, _ range: ClosedRange<Double>) throws -> Double {
+            guard let x = Double(o.value.trimmingCharacters(in: .whitespaces)), x.isFinite else {
+                throw SFZError("\(place(o)): \(o.name): expected a number, got \"\(o.value.prefix(40))\"")
+            }
+            return min(range.upperBound, max(range.lowerBound, x))
+        }
+        var low: [Int: Double] = [:], high: [Int: Double] = [:], onLow: [Int: Double] = [:], onHigh: [Int: Double] = [:]
+        var depths: [String: [Int: Double]] = [:], curveIndex: [String: [Int: Int]] = [:]
+        for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
+            guard let (prefix, number) = numbered(name) else { continue }
+            switch prefix {
+            case "locc": low[number] = try value(o, 0...127)
+            case "hicc": high[number] = try value(o, 0...127)
+            case "on_locc": onLow[number] = try value(o, 0...127)
+            case "on_hicc": onHigh[number] = try value(o, 0...127)
+            case let p where p.hasSuffix("_curvecc"):
+                curveIndex[String(p.dropLast("_curvecc".count)), default: [:]][number] = Int(try value(o, 0...255))
+            case let p where p.hasSuffix("_smoothcc"):
+                report("smoothcc", "\(place(o)): \(name) is not carried: a controller moves a sounding voice's level, pan or pitch on its frame, in one step")
+            case let p where p.hasSuffix("_oncc") || p.hasSuffix("_cc"):
+                let target = p.hasSuffix("_oncc") ? String(p.dropLast("_oncc".count)) : String(p.dropLast("_cc".count))
+                depths[target == "pitch" ? "tune" : target, default: [:]][number] = try value(o, -1e5...1e5)
+            default: break
+            }
+        }
+        for number in Set(low.keys).union(high.keys).sorted() {
+            let lo = low[number] ?? 0, hi = high[number] ?? 127
+            region.conditions.append(ControllerRange(controller: number, low: Float(lo) / 127, high: Float(hi) / 127))
+        }
+        for number in Set(onLow.keys).union(onHigh.keys).sorted() {
+            guard number < 128 else {
+                report("on_cc\(number)", "on_locc\(number)/on_hicc\(number): extended controller \(number) (sfizz's aftertouch and the like) triggers nothing here: those regions play only by their notes' conditions")
+                continue
+            }
+            guard region.controllerTrigger == nil else {
+                report("on_cc_many", "a region triggered by two controllers: the first only")
+                continue
+            }
+            let lo = onLow[number] ?? 0, hi = onHigh[number] ?? 127
+            region.controllerTrigger = ControllerRange(controller: number, low: Float(lo) / 127, high: Float(hi) / 127)
+        }
+        for (target, perNumber) in depths.sorted(by: { $0.key < $1.key }) {
+            for (number, depth) in perNumber.sorted(by: { $0.key < $1.key }) {
+                let kind: ModulationTarget
+                var scaled = depth
+                switch target {
+                case "amplitude": kind = .amplitude; scaled = depth / 100
+                case "volume": kind = .volume
+                case "pan": kind = .pan; scaled = depth / 100
+                case "tune": kind = .pitch
+                default: continue
+                }
+                var curve: [Float]?
+                if let k = curveIndex[target == "tune" ? "tune" : target]?[number] ?? curveIndex[target == "tune" ? "pitch" : target]?[number] {
+                    if let c = curves[k] ?? ControllerModulation.sfzCurve(k) {
+                        curve = c
+                    } else {
+                        report("curve\(k)", "curve \(k) is defined nowhere: the controller's value is used as it is")
+                    }
+                }
+                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(scaled), curve: curve))
+            }
+        }
+        if let o = opcodes["sw_last"] {
+            guard let k = noteNumber(o.value) else {
+                throw SFZError("\(place(o)): sw_last: expected a MIDI note (0 to 127, or a name like c4 or f#2), got \"\(o.value.prefix(40))\"")
+            }
+            region.keySwitch = k
+        }
+        let lochan = Int(try opcodes["lochan"].map { try value($0, 1...16) } ?? 1)
+        let hichan = Int(try opcodes["hichan"].map { try value($0, 1...16) } ?? 16)
+        if lochan <= hichan { region.channels = lochan...hichan }
+        region.bendUp = try opcodes["bend_up"].map { try value($0, -9600...9600) } ?? 200
+        region.bendDown = try opcodes["bend_down"].map { try value($0, -9600...9600) } ?? -200
     }
 
     /// The instruments the generated audition pattern plays (the first of the kit's).

@@ -6,9 +6,20 @@ public struct PanGains: BitwiseCopyable, Equatable, Sendable {
 
     /// The factors for `pan` in -1…1 (see `PanLaw`); with `law: .balance` mono sources follow
     /// the stereo (balance) law too, with `.constantPowerStereo` stereo ones the mono law.
+    /// Real-time safe.
+    @_noLocks @_noAllocation
     public init(pan: Float, law: PanLawKind = .constantPower) {
-        (monoLeft, monoRight) = law == .balance ? PanLaw.stereo(pan: pan) : PanLaw.mono(pan: pan)
-        (stereoLeft, stereoRight) = law == .constantPowerStereo ? PanLaw.mono(pan: pan) : PanLaw.stereo(pan: pan)
+        switch law {
+        case .balance:
+            (monoLeft, monoRight) = PanLaw.stereo(pan: pan)
+            (stereoLeft, stereoRight) = PanLaw.stereo(pan: pan)
+        case .constantPower:
+            (monoLeft, monoRight) = PanLaw.mono(pan: pan)
+            (stereoLeft, stereoRight) = PanLaw.stereo(pan: pan)
+        case .constantPowerStereo:
+            (monoLeft, monoRight) = PanLaw.mono(pan: pan)
+            (stereoLeft, stereoRight) = PanLaw.mono(pan: pan)
+        }
     }
 
     /// Explicit factors for a pan of 0: all-stored values, so real-time code can use them.
@@ -93,6 +104,25 @@ public struct Command: BitwiseCopyable, Sendable {
         /// `Engine.render(frameCount:periodStart:outputs:outputCount:)`) from the command's frame
         /// on, for what it plays now and later. A declick tail stays on the output it began on.
         case setOutput
+        /// A MIDI channel message other than a note on MIDI channel `player` (0…15): controller
+        /// `position` (0 ..< `Controller.count`) to `level` (0…1), or one of
+        /// `Command.ChannelMessage`'s (pitch bend, pressure, a key switch note, a program change).
+        /// See `Command.controller(channel:number:value:at:)`.
+        case controller
+    }
+
+    /// What a `.controller` command's `position` names besides a controller number.
+    public enum ChannelMessage {
+        /// Pitch bend, `level` 0…1 for −1…1 (8192 of 16383 is 0).
+        public static var pitchBend: Int64 { @_noLocks @_noAllocation get { 512 } }
+        /// Channel pressure (aftertouch), `level` 0…1.
+        public static var channelPressure: Int64 { @_noLocks @_noAllocation get { 513 } }
+        /// Polyphonic pressure on note `sound`, `level` 0…1.
+        public static var polyPressure: Int64 { @_noLocks @_noAllocation get { 514 } }
+        /// A note-on of note `sound` (a key switch takes effect).
+        public static var noteOn: Int64 { @_noLocks @_noAllocation get { 515 } }
+        /// A program change to `sound` (counted: `Engine.programChangeCount`).
+        public static var programChange: Int64 { @_noLocks @_noAllocation get { 516 } }
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -224,11 +254,48 @@ public struct Command: BitwiseCopyable, Sendable {
         return c
     }
 
-    /// Triggers instrument `instrument` with MIDI-style `velocity` (1…127) at `frame`.
-    public static func trigger(instrument: Int, velocity: Int, at frame: Frame) -> Command {
+    /// Triggers instrument `instrument` with MIDI-style `velocity` (1…127) at `frame`, as a note
+    /// of MIDI channel `channel` (1…16).
+    public static func trigger(instrument: Int, velocity: Int, channel: Int = 1, at frame: Frame) -> Command {
         var c = Command(kind: .trigger, player: Int32(instrument), frame: frame)
         c.velocity = Float(min(127, max(0, velocity)))
+        c.channel = Int32(min(16, max(1, channel)) - 1)
         return c
+    }
+
+    /// Sets controller `number` (0 ..< `Controller.count`) of MIDI channel `channel` (1…16) to
+    /// `value` (0…1) at `frame`.
+    public static func controller(channel: Int, number: Int, value: Float, at frame: Frame) -> Command {
+        var c = Command(kind: .controller, player: Int32(min(16, max(1, channel)) - 1), frame: frame)
+        c.position = Int64(min(Controller.count - 1, max(0, number)))
+        c.level = value.isNaN ? value : min(1, max(0, value))
+        return c
+    }
+
+    /// A channel message at `frame` (`ChannelMessage`), `note` where it names one.
+    public static func channelMessage(_ message: Int64, channel: Int, value: Float, note: Int = 0, at frame: Frame) -> Command {
+        var c = controller(channel: channel, number: 0, value: value, at: frame)
+        c.position = message
+        c.sound = Int32(min(127, max(0, note)))
+        return c
+    }
+
+    /// The command for one MIDI channel message (`bytes`, a status byte and its data) other than
+    /// a note-on or note-off, at `frame`; nil for anything else.
+    public static func channelMessage(_ bytes: [UInt8], at frame: Frame) -> Command? {
+        guard let status = bytes.first, status >= 0x80, status < 0xF0 else { return nil }
+        let channel = Int(status & 0x0F) + 1
+        let kind = status & 0xF0
+        let needed = kind == 0xC0 || kind == 0xD0 ? 2 : 3
+        guard bytes.count >= needed, bytes[1..<needed].allSatisfy({ $0 < 0x80 }) else { return nil }
+        switch kind {
+        case 0xB0: return controller(channel: channel, number: Int(bytes[1]), value: Float(bytes[2]) / 127, at: frame)
+        case 0xE0: return channelMessage(ChannelMessage.pitchBend, channel: channel, value: Float(Int(bytes[2]) << 7 | Int(bytes[1])) / 16383, at: frame)
+        case 0xD0: return channelMessage(ChannelMessage.channelPressure, channel: channel, value: Float(bytes[1]) / 127, at: frame)
+        case 0xA0: return channelMessage(ChannelMessage.polyPressure, channel: channel, value: Float(bytes[2]) / 127, note: Int(bytes[1]), at: frame)
+        case 0xC0: return channelMessage(ChannelMessage.programChange, channel: channel, value: 0, note: Int(bytes[1]), at: frame)
+        default: return nil
+        }
     }
 
     /// Sets `player`'s playback speed at `frame` (clamped to 0.25…4; NaN is kept, and refused
@@ -281,6 +348,9 @@ extension Command {
         case .start, .setRate: return rate.isFinite && Command.rateRange.contains(rate)
         case .midi: return (1...3).contains(midiLength)
         case .setOutput: return outputIndex >= 0 && Int(outputIndex) < Engine.maxOutputCount
+        case .controller:
+            return player >= 0 && player < 16 && level <= 1 && position <= Command.ChannelMessage.programChange && sound >= 0 && sound < 128
+        case .trigger: return loops >= 0 && loops < 16
         default: return true
         }
     }
@@ -293,6 +363,12 @@ extension Command {
     /// immediate one.
     @_noLocks @_noAllocation @inline(__always)
     public func due(at frame: Frame) -> Frame { self.frame == Command.immediately ? frame : self.frame }
+
+    /// `.trigger`, `.release`: the MIDI channel (0…15), in `loops`.
+    public var channel: Int32 {
+        @_noLocks @_noAllocation @inline(__always) get { loops }
+        @_noLocks @_noAllocation @inline(__always) set { loops = newValue }
+    }
 
     /// `.trigger`, `.release`, `.setInstrumentMix`, a cancel of triggers: the instrument (an index
     /// into the engine's instruments), in `player`.

@@ -61,7 +61,7 @@ struct UnsafeCommandSchedule {
             switch command.kind {
             case .trigger, .release: isTrigger = true; isInstrumentCommand = true
             // A routing is the player's for good (not one sound's): a cancel never drops it.
-            case .setInstrumentMix, .replaceInstruments, .setOutput: isInstrumentCommand = true
+            case .setInstrumentMix, .replaceInstruments, .setOutput, .controller: isInstrumentCommand = true
             default: break
             }
             let selected = triggers ? isTrigger : !isInstrumentCommand

@@ -51,13 +51,17 @@ extension Engine {
             stopAll(command, at: frame)
             return
         case .trigger:
-            trigger(instrument: Int(command.instrument), velocity: Int(command.velocity), due: command.due(at: frame), at: frame)
+            trigger(instrument: Int(command.instrument), velocity: Int(command.velocity), channel: Int(command.channel),
+                    due: command.due(at: frame), at: frame)
+            return
+        case .controller:
+            applyController(command, due: command.due(at: frame), at: frame)
             return
         case .replaceInstruments:
             swapInInstruments()
             return
         case .release:
-            release(instrument: Int(command.instrument), due: command.due(at: frame), at: frame)
+            release(instrument: Int(command.instrument), channel: Int(command.channel), due: command.due(at: frame), at: frame)
             return
         case .setInstrumentMix:
             setInstrumentMix(command)
@@ -96,7 +100,7 @@ extension Engine {
         case .setRate: setRate(v, player: p, command, at: frame)
         case .setMetering: v.pointee.isMetered = command.meteringOn
         case .setOutput: setOutput(v, command, at: frame)
-        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced, .release:
+        case .stopAll, .reset, .cancelPending, .trigger, .midi, .setInstrumentMix, .replaceInstruments, .confirmUnreferenced, .release, .controller:
             break
         }
     }

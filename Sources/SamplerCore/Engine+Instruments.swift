@@ -3,22 +3,28 @@
 
 extension Engine {
     /// Takes one MIDI message of `count` bytes as it came from any client: a note-on (status
-    /// 0x9n, velocity > 0) or a note-off (0x8n, or 0x9n with velocity 0) is queued for `frame`;
-    /// everything else (controllers, running status, SysEx, truncated or malformed messages) is
-    /// ignored. Render thread only;
-    /// real-time safe.
+    /// 0x9n, velocity > 0) or a note-off (0x8n, or 0x9n with velocity 0) is queued for `frame`,
+    /// and so are controllers, pitch bend, pressure and program changes (see
+    /// `Kind.controller`); running status, SysEx, system messages and truncated or malformed
+    /// messages are ignored. Render thread only; real-time safe.
     @_noLocks @_noAllocation
     public func receiveMIDI(_ data: UnsafePointer<UInt8>, count: Int, at frame: Frame) {
-        guard count >= 3, data[1] < 0x80, data[2] < 0x80 else { return }
+        guard count >= 1, data[0] >= 0x80, data[0] < 0xF0 else { return }
         let kind = data[0] & 0xF0
+        let channel = Int(data[0] & 0x0F)
+        if kind != 0x80 && kind != 0x90 {
+            receiveChannelMessage(data, count: count, at: frame)
+            return
+        }
+        guard count >= 3, data[1] < 0x80, data[2] < 0x80 else { return }
         if kind == 0x90 {
             if data[2] > 0 {
-                receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]), at: frame)
+                receiveNoteOn(note: Int(data[1]), velocity: Int(data[2]), channel: channel, at: frame)
             } else {
-                receiveNoteOff(note: Int(data[1]), at: frame)
+                receiveNoteOff(note: Int(data[1]), channel: channel, at: frame)
             }
         } else if kind == 0x80 {
-            receiveNoteOff(note: Int(data[1]), at: frame)
+            receiveNoteOff(note: Int(data[1]), channel: channel, at: frame)
         }
     }
 
@@ -26,8 +32,8 @@ extension Engine {
     /// that has an envelope, and a trigger of those played by note-offs (at the velocity of the
     /// note's last note-on). Render thread only; real-time safe.
     @_noLocks @_noAllocation
-    public func receiveNoteOff(note: Int, at frame: Frame) {
-        guard note >= 0, note < 128 else { return }
+    public func receiveNoteOff(note: Int, channel: Int = 0, at frame: Frame) {
+        guard note >= 0, note < 128, channel >= 0, channel < 16 else { return }
         let tables = instrumentTables.pointee
         var instrument = tables.noteMap[note]
         var remaining = tables.instrumentCount
@@ -37,11 +43,12 @@ extension Engine {
                 // A release trigger plays now, at its note-on's velocity.
                 var command = Command(kind: .trigger, player: instrument, frame: frame)
                 command.level = Float(noteOnVelocities[note])
+                command.channel = Int32(channel)
                 if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
             } else if inst.hasEnvelope {
-                if !schedule.insert(Command(kind: .release, player: instrument, frame: frame)) {
-                    droppedCommandCounter.add(1, ordering: .relaxed)
-                }
+                var command = Command(kind: .release, player: instrument, frame: frame)
+                command.channel = Int32(channel)
+                if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
             }
             instrument = tables.noteNext[Int(instrument)]
             remaining -= 1
@@ -53,10 +60,17 @@ extension Engine {
     /// mapped to no instrument and note-offs are ignored. Render thread
     /// only; real-time safe.
     @_noLocks @_noAllocation
-    public func receiveNoteOn(note: Int, velocity: Int, at frame: Frame) {
-        guard velocity > 0, note >= 0, note < 128 else { return }
+    public func receiveNoteOn(note: Int, velocity: Int, channel: Int = 0, at frame: Frame) {
+        guard velocity > 0, note >= 0, note < 128, channel >= 0, channel < 16 else { return }
         let tables = instrumentTables.pointee
         noteOnVelocities[note] = UInt8(min(127, velocity))
+        // A key switch takes effect before the note's own triggers.
+        if tables.keySwitchNotes[note] {
+            var state = Command(kind: .controller, player: Int32(channel), frame: frame)
+            state.position = Command.ChannelMessage.noteOn
+            state.sound = Int32(note)
+            if !schedule.insert(state) { droppedCommandCounter.add(1, ordering: .relaxed) }
+        }
         var instrument = tables.noteMap[note]
         // Every instrument the note plays, in their order (the chain is built acyclic; the count
         // bounds it all the same); release triggers wait for the note-off.
@@ -66,6 +80,7 @@ extension Engine {
             if !tables.instruments[Int(instrument)].triggersOnNoteOff {
                 var command = Command(kind: .trigger, player: instrument, frame: frame)
                 command.level = Float(velocity)
+                command.channel = Int32(channel)
                 if schedule.insert(command) {
                     queued = true
                 } else {
@@ -84,15 +99,20 @@ extension Engine {
     /// had on time from `frame` on: its start takes up its sound where it would be, the choke
     /// fades and the declick tail are where they would be.
     @_noLocks @_noAllocation
-    func trigger(instrument index: Int, velocity: Int, due: Frame, at frame: Frame) {
+    func trigger(instrument index: Int, velocity: Int, channel: Int = 0, due: Frame, at frame: Frame) {
         let tables = instrumentTables.pointee
-        guard index >= 0, index < tables.instrumentCount, velocity > 0 else { return }
+        guard index >= 0, index < tables.instrumentCount, velocity > 0, channel >= 0, channel < 16 else { return }
         let inst = tables.instruments[index]
+        // Its channels, key switch and controller ranges, as they are on the trigger's frame.
+        guard conditionsHold(inst, tables, channel: channel) else { return }
         guard let choice = chooseSample(inst, tables, velocity: velocity, due: due) else { return }
-        if inst.chokeGroup != 0 { choke(by: inst, index: index, tables, due: due, at: frame) }
+        if due > inst.lastTriggerDue { tables.instruments[index].lastTriggerDue = due }
+        if inst.chokes { choke(by: inst, index: index, tables, due: due, at: frame) }
+        if inst.isSilent { return }
         let player = allocateVoice(inst, due: due)
         startVoice(player, instrument: inst, index: index, layer: choice.layer, sound: choice.sound, velocity: velocity,
                    due: due, at: frame)
+        controlVoice(player, instrument: index, inst, tables, channel: channel)
     }
 
     /// The velocity layer of instrument `inst` that holds `velocity` (the first whose range
@@ -147,8 +167,9 @@ extension Engine {
     private func choke(by inst: InstrumentSlot, index: Int, _ tables: InstrumentTables, due: Frame, at frame: Frame) {
         for other in 0..<tables.instrumentCount where other != index {
             let o = tables.instruments[other]
-            if o.chokeGroup != inst.chokeGroup { continue }
-            if o.stack == inst.stack { continue }
+            if o.offBy != inst.group { continue }
+            // As sfizz: not a voice of its own group that the same note played.
+            if o.group == inst.group, o.stack == inst.stack { continue }
             if o.triggersOnNoteOff { continue }
             for p in o.firstPlayer..<(o.firstPlayer + o.voiceCount) {
                 if !voices[p].isActive {
@@ -256,11 +277,17 @@ extension Engine {
 
     /// Releases instrument `index`'s sounding voices that follow note-offs (see `Kind.release`).
     @_noLocks @_noAllocation
-    func release(instrument index: Int, due: Frame, at frame: Frame) {
+    func release(instrument index: Int, channel: Int = 0, due: Frame, at frame: Frame) {
         let tables = instrumentTables.pointee
-        guard index >= 0, index < tables.instrumentCount else { return }
+        guard index >= 0, index < tables.instrumentCount, channel >= 0, channel < 16 else { return }
         let inst = tables.instruments[index]
         guard inst.hasEnvelope else { return }
+        // The sustain pedal holds the note-off until it goes up.
+        if inst.followsNoteOff, controllers.value(Controller.sustain, channel: channel) >= 0.5 {
+            tables.instruments[index].heldReleaseDue = due
+            tables.instruments[index].heldReleaseChannel = Int32(channel)
+            return
+        }
         if due > inst.lastReleaseDue { tables.instruments[index].lastReleaseDue = due }
         for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
             let v = voices + p

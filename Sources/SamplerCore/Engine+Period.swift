@@ -138,6 +138,10 @@ extension Engine {
         instrumentTables.pointee = pendingInstruments.pointee
         pendingInstruments.pointee = inUse
         instrumentSwap.store(InstrumentSwap.handedBack, ordering: .releasing)
+        // A new kit starts from its own controller defaults and key switch; what sounds is no
+        // longer steered.
+        resetControllers()
+        for p in 0..<configuration.maxPlayers { voiceControls[p].instrument = -1 }
     }
 
     @_noLocks @_noAllocation

@@ -77,6 +77,13 @@ public final class Engine: @unchecked Sendable {
     /// Per MIDI note, the velocity of its last note-on from `midi_in` (a release trigger plays
     /// at it). Render thread only.
     let noteOnVelocities: UnsafeMutablePointer<UInt8>
+    /// The MIDI channels' controllers (see `ControllerState`). Render thread only, after the
+    /// first render.
+    let controllers: ControllerState
+    /// Per player, what controllers did to the voice it plays (see `VoiceControl`). Render
+    /// thread only.
+    let voiceControls: UnsafeMutablePointer<VoiceControl>
+    let programChangeCounter = Atomic<Int>(0)
     /// The buffers silent blocks (a catch-up, a late start moved on) are given as their output,
     /// `discardCapacity` frames per channel: a silent block moves its voices on in closed form
     /// and writes nothing to them.
@@ -156,6 +163,9 @@ public final class Engine: @unchecked Sendable {
         timeline.initialize(to: TimelineState())
         noteOnVelocities = .allocate(capacity: 128)
         noteOnVelocities.initialize(repeating: 64, count: 128)
+        controllers = .allocate()
+        voiceControls = .allocate(capacity: configuration.maxPlayers)
+        voiceControls.initialize(repeating: VoiceControl(), count: configuration.maxPlayers)
         discardLeft = .allocate(capacity: discardCapacity)
         discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
@@ -191,6 +201,8 @@ public final class Engine: @unchecked Sendable {
         timeline.deallocate()
         discardLeft.deallocate()
         noteOnVelocities.deallocate()
+        controllers.deallocate()
+        voiceControls.deallocate()
         discardRight.deallocate()
         blockBuses.deallocate()
         discardBuses.deallocate()
@@ -328,14 +340,15 @@ public final class Engine: @unchecked Sendable {
     /// Sets the instruments `Command.trigger` and MIDI notes play. Their sounds must be
     /// registered and their players in range. Control thread only, before the engine first
     /// renders (the render thread reads the tables without synchronization).
-    public func setInstruments(_ definitions: [InstrumentDefinition]) {
+    public func setInstruments(_ definitions: [InstrumentDefinition], controllers setup: ControllerSetup = ControllerSetup()) {
         precondition(periodCount == 0, "set the instruments before the engine starts rendering (later: replaceInstruments)")
         for d in definitions {
             precondition(d.firstPlayer >= 0 && d.firstPlayer + d.voiceCount <= configuration.maxPlayers, "instrument players out of range")
             precondition(d.layers.allSatisfy { $0.sounds.allSatisfy { isRegistered($0) } }, "unregistered sound")
         }
         instrumentTables.pointee.deallocate()
-        instrumentTables.pointee = .make(definitions)
+        instrumentTables.pointee = .make(definitions, controllers: setup)
+        resetControllers()
     }
 
     /// Replaces the instruments from device frame `frame` on, while the engine renders (a patch
@@ -346,13 +359,14 @@ public final class Engine: @unchecked Sendable {
     /// Returns false, changing nothing, when an instrument's players are out of range or a sound
     /// is not registered, when the command queue is full, or while the previous replacement
     /// has not reached the render thread yet. Control thread only.
-    public func replaceInstruments(_ definitions: [InstrumentDefinition], at frame: Frame) -> Bool {
+    public func replaceInstruments(_ definitions: [InstrumentDefinition], controllers setup: ControllerSetup = ControllerSetup(),
+                                   at frame: Frame) -> Bool {
         for d in definitions {
             guard d.firstPlayer >= 0, d.firstPlayer + d.voiceCount <= configuration.maxPlayers,
                   d.layers.allSatisfy({ $0.sounds.allSatisfy { isRegistered($0) } }) else { return false }
         }
         if periodCount == 0 && instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.idle {
-            setInstruments(definitions)
+            setInstruments(definitions, controllers: setup)
             return true
         }
         guard reclaimInstruments() else { return false }
@@ -361,7 +375,7 @@ public final class Engine: @unchecked Sendable {
         if resetUnsent { guard pushReset() else { return false } }
         guard commands.hasRoom else { return false }
         pendingInstruments.pointee.deallocate()
-        pendingInstruments.pointee = .make(definitions)
+        pendingInstruments.pointee = .make(definitions, controllers: setup)
         instrumentSwap.store(InstrumentSwap.published, ordering: .releasing)
         let sent = send(Command(kind: .replaceInstruments, player: 0, frame: frame))
         precondition(sent, "the command queue had room for the replacement")

@@ -104,6 +104,35 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// The output its voices are mixed into: 0 the main mix, k the engine's output k (see
     /// `Engine.render(frameCount:periodStart:outputs:outputCount:)`); 0 ..< `Engine.maxOutputCount`.
     public var output: Int = 0
+    /// Plays only while every one of these controllers is within its range on the trigger's
+    /// channel (SFZ's `locc`/`hicc`); a choke by it, too, needs them.
+    public var conditions: [ControllerRange] = []
+    /// Plays only while this key switch is in force (the last of the kit's key-switch notes
+    /// pressed, or the kit's default; SFZ's `sw_last`); nil: whatever is.
+    public var keySwitch: Int?
+    /// The MIDI channels (1…16) whose notes and controllers play it (SFZ's `lochan`/`hichan`);
+    /// triggers that name no channel (patterns, OSC and SamplerKit triggers) are channel 1.
+    public var channels: ClosedRange<Int> = 1...16
+    /// Also triggered when this controller moves into the range (from another value), at the
+    /// value's velocity (SFZ's `on_locc`/`on_hicc`: a hi-hat pedal's chick).
+    public var controllerTrigger: ControllerRange?
+    /// Controllers that steer its voices' level, pan and pitch (see `ControllerModulation`).
+    public var modulations: [ControllerModulation] = []
+    /// Cents at full pitch bend up (+1) and down (−1; e.g. −200); 0: the bend does nothing.
+    public var bendUp: Float = 0
+    public var bendDown: Float = 0
+    /// Volume (CC7, squared, unity at 100), expression (CC11, squared, unity at 127) and pan
+    /// (CC10, centred at 64) steer it as General MIDI players and sfizz do, unless its own
+    /// modulations use those controllers.
+    public var followsChannelControllers = true
+    /// One-way chokes (SFZ's `group`/`off_by`): a trigger of this instrument silences the voices
+    /// of every other instrument whose `offBy` is its `group`, except those of its own group and
+    /// note (as sfizz does). nil: `chokeGroup` for both (instruments of one group silence each
+    /// other).
+    public var group: Int?
+    public var offBy: Int?
+    /// Plays no sound: a trigger only chokes (SFZ's regions with `end=-1`).
+    public var isSilent = false
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
@@ -166,6 +195,51 @@ struct InstrumentSlot {
     var lastReleaseDue: Frame = .min
     /// `InstrumentDefinition.output`.
     var output: UInt8 = 0
+    /// Its pan position and law (for pans a controller moves).
+    var panPosition: Float = 0
+    var panLaw: PanLawKind = .constantPower
+    /// Conditions `conditionStart ..< conditionStart + conditionCount` of `InstrumentTables.conditions`.
+    var conditionStart = 0
+    var conditionCount = 0
+    /// The key switch it needs (−1: none).
+    var keySwitch: Int32 = -1
+    /// Channels 0…15.
+    var channelLow: Int32 = 0
+    var channelHigh: Int32 = 15
+    /// The controller that triggers it (−1: none) and its range.
+    var triggerController: Int32 = -1
+    var triggerLow: Float = 0
+    var triggerHigh: Float = 1
+    /// Modulations `modulationStart ..< modulationStart + modulationCount` of
+    /// `InstrumentTables.modulations` (the channel controllers' included).
+    var modulationStart = 0
+    var modulationCount = 0
+    var bendUp: Float = 0
+    var bendDown: Float = 0
+    /// Its voices' level, pan or pitch depend on controllers or bend.
+    var isModulated = false
+    /// One-way chokes: a trigger silences instruments whose `offBy` is its `group` (0: none).
+    var group = 0
+    var offBy = 0
+    /// Some other instrument's `offBy` is its group.
+    var chokes = false
+    var isSilent = false
+    /// The frame of its last trigger, and of the note-off the sustain pedal holds (`Frame.min`: none).
+    var lastTriggerDue: Frame = .min
+    var heldReleaseDue: Frame = .min
+    var heldReleaseChannel: Int32 = 0
+}
+
+/// A modulation as the render thread holds it.
+struct ModulationSlot {
+    var controller: Int32
+    var target: ModulationTarget
+    var depth: Float
+    /// 128 points (into `InstrumentTables.curves`); nil: the value itself.
+    var curve: UnsafeMutablePointer<Float>?
+    /// Measured from the controller's default: the curve's value there counts as its 0 (a pan)
+    /// or 1 (a level), exactly (the channel controllers').
+    var relative = false
 }
 
 /// A velocity layer as the render thread holds it, with its selection state.
@@ -198,20 +272,62 @@ struct InstrumentTables {
     /// Per instrument, the next instrument the same note plays, -1 for none (instruments sharing
     /// a note: a multi-microphone drum).
     var noteNext: UnsafeMutablePointer<Int32>
-    /// The layers' velocity curves, 128 levels each.
+    /// The layers' velocity curves and the modulations' curves, 128 levels each.
     var curves: UnsafeMutablePointer<Float>
+    /// The instruments' controller conditions.
+    var conditions: UnsafeMutablePointer<(controller: Int32, low: Float, high: Float)>
+    var modulations: UnsafeMutablePointer<ModulationSlot>
+    /// Per controller number (`Controller.count`, and one more for the bend): whether some
+    /// instrument's voices follow it.
+    var steered: UnsafeMutablePointer<Bool>
+    /// Per MIDI note: whether it is some instrument's key switch.
+    var keySwitchNotes: UnsafeMutablePointer<Bool>
+    /// The kit's controller values at the start and after a reset (`Controller.count`).
+    var controllerDefaults: UnsafeMutablePointer<Float>
+    var keySwitchDefault: Int32 = -1
+    /// Some instrument is triggered by a controller.
+    var hasControllerTriggers = false
 
-    static func make(_ definitions: [InstrumentDefinition]) -> InstrumentTables {
+    /// The modulations every instrument that follows the channel controllers has (unless its
+    /// own use the controller): volume and expression squared, volume's unity at 100, and pan
+    /// centred at 64.
+    static let channelModulations: [ControllerModulation] = [
+        ControllerModulation(controller: Controller.volume, target: .amplitude, depth: 1, curve: ControllerModulation.sfzCurve(4)),
+        ControllerModulation(controller: Controller.expression, target: .amplitude, depth: 1, curve: ControllerModulation.sfzCurve(4)),
+        ControllerModulation(controller: Controller.pan, target: .pan, depth: 1,
+                             curve: (0..<128).map { $0 >= 64 ? Float($0 - 64) / 63 : Float($0 - 64) / 64 }),
+    ]
+
+    /// An instrument's modulations: its own, then the channel controllers' it follows.
+    static func modulations(of d: InstrumentDefinition) -> [ControllerModulation] {
+        guard d.followsChannelControllers else { return d.modulations }
+        return d.modulations + channelModulations.filter { m in !d.modulations.contains { $0.controller == m.controller } }
+    }
+
+    static func make(_ definitions: [InstrumentDefinition], controllers: ControllerSetup = ControllerSetup()) -> InstrumentTables {
         let layerCount = definitions.reduce(0) { $0 + $1.layers.count }
         let soundCount = definitions.reduce(0) { $0 + $1.layers.reduce(0) { $0 + $1.sounds.count } }
+        let allModulations = definitions.map { modulations(of: $0) }
+        let modulationCount = allModulations.reduce(0) { $0 + $1.count }
         let curveCount = definitions.reduce(0) { $0 + $1.layers.filter { $0.velocityCurve != nil }.count }
-        let t = InstrumentTables(instruments: .allocate(capacity: max(1, definitions.count)), instrumentCount: definitions.count,
+            + allModulations.reduce(0) { $0 + $1.filter { $0.curve != nil }.count }
+        let conditionCount = definitions.reduce(0) { $0 + $1.conditions.count }
+        var t = InstrumentTables(instruments: .allocate(capacity: max(1, definitions.count)), instrumentCount: definitions.count,
                                  layers: .allocate(capacity: max(1, layerCount)), sounds: .allocate(capacity: max(1, soundCount)),
                                  soundCount: soundCount, noteMap: .allocate(capacity: 128),
                                  noteNext: .allocate(capacity: max(1, definitions.count)),
-                                 curves: .allocate(capacity: max(1, curveCount * 128)))
+                                 curves: .allocate(capacity: max(1, curveCount * 128)),
+                                 conditions: .allocate(capacity: max(1, conditionCount)),
+                                 modulations: .allocate(capacity: max(1, modulationCount)),
+                                 steered: .allocate(capacity: Controller.count + 1), keySwitchNotes: .allocate(capacity: 128),
+                                 controllerDefaults: .allocate(capacity: Controller.count))
         t.noteMap.initialize(repeating: -1, count: 128)
         t.noteNext.initialize(repeating: -1, count: max(1, definitions.count))
+        t.steered.initialize(repeating: false, count: Controller.count + 1)
+        t.keySwitchNotes.initialize(repeating: false, count: 128)
+        t.controllerDefaults.initialize(from: controllers.values, count: Controller.count)
+        t.keySwitchDefault = controllers.keySwitch.map { (0..<128).contains($0) ? Int32($0) : -1 } ?? -1
+        var conditionIndex = 0, modulationIndex = 0
         var noteTail = [Int32](repeating: -1, count: 128)
         var layerIndex = 0, soundIndex = 0, curveIndex = 0
         for (i, d) in definitions.enumerated() {
@@ -222,6 +338,50 @@ struct InstrumentTables {
                 roundRobinAcrossLayers: d.roundRobinAcrossLayers, triggersOnNoteOff: d.triggersOnNoteOff))
             // An output the engine cannot have is the main mix (as one the render lacks).
             t.instruments[i].output = (0..<Engine.maxOutputCount).contains(d.output) ? UInt8(d.output) : 0
+            t.instruments[i].panPosition = min(1, max(-1, d.pan.isFinite ? d.pan : 0))
+            t.instruments[i].panLaw = d.panLaw
+            t.instruments[i].conditionStart = conditionIndex
+            for c in d.conditions where (0..<Controller.count).contains(c.controller) {
+                (t.conditions + conditionIndex).initialize(to: (Int32(c.controller), c.low, c.high))
+                conditionIndex += 1
+            }
+            t.instruments[i].conditionCount = conditionIndex - t.instruments[i].conditionStart
+            if let k = d.keySwitch, (0..<128).contains(k) {
+                t.instruments[i].keySwitch = Int32(k)
+                t.keySwitchNotes[k] = true
+            }
+            t.instruments[i].channelLow = Int32(min(16, max(1, d.channels.lowerBound)) - 1)
+            t.instruments[i].channelHigh = Int32(min(16, max(1, d.channels.upperBound)) - 1)
+            if let c = d.controllerTrigger, (0..<128).contains(c.controller) {
+                t.instruments[i].triggerController = Int32(c.controller)
+                t.instruments[i].triggerLow = c.low
+                t.instruments[i].triggerHigh = c.high
+                t.hasControllerTriggers = true
+            }
+            t.instruments[i].modulationStart = modulationIndex
+            let own = d.modulations.count
+            for (k, m) in allModulations[i].enumerated() where (0..<Controller.count).contains(m.controller) && m.depth.isFinite {
+                var curve: UnsafeMutablePointer<Float>?
+                if let points = m.curve {
+                    let levels = t.curves + curveIndex * 128
+                    levels.initialize(from: points.map { $0.isFinite ? $0 : 0 }, count: 128)
+                    curve = levels
+                    curveIndex += 1
+                }
+                (t.modulations + modulationIndex).initialize(to: ModulationSlot(controller: Int32(m.controller), target: m.target,
+                                                                                depth: m.depth, curve: curve, relative: k >= own))
+                t.steered[m.controller] = true
+                modulationIndex += 1
+            }
+            t.instruments[i].modulationCount = modulationIndex - t.instruments[i].modulationStart
+            t.instruments[i].bendUp = d.bendUp.isFinite ? d.bendUp : 0
+            t.instruments[i].bendDown = d.bendDown.isFinite ? d.bendDown : 0
+            if t.instruments[i].bendUp != 0 || t.instruments[i].bendDown != 0 { t.steered[Controller.count] = true }
+            t.instruments[i].isModulated = t.instruments[i].modulationCount > 0 || t.instruments[i].bendUp != 0
+                || t.instruments[i].bendDown != 0
+            t.instruments[i].group = d.group ?? d.chokeGroup
+            t.instruments[i].offBy = d.offBy ?? d.chokeGroup
+            t.instruments[i].isSilent = d.isSilent
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)
@@ -285,6 +445,10 @@ struct InstrumentTables {
             }
         }
         for i in 0..<definitions.count { t.instruments[i].stack = Int32(find(i)) }
+        let offBys = Set((0..<definitions.count).map { t.instruments[$0].offBy }.filter { $0 != 0 })
+        for i in 0..<definitions.count where t.instruments[i].group != 0 {
+            t.instruments[i].chokes = offBys.contains(t.instruments[i].group)
+        }
         return t
     }
 
@@ -301,5 +465,10 @@ struct InstrumentTables {
         noteMap.deallocate()
         noteNext.deallocate()
         curves.deallocate()
+        conditions.deallocate()
+        modulations.deallocate()
+        steered.deallocate()
+        keySwitchNotes.deallocate()
+        controllerDefaults.deallocate()
     }
 }

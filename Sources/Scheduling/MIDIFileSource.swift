@@ -14,6 +14,10 @@ package struct MIDIFileSource: TriggerSource {
         var instruments: [Int]
         var velocity: Float
         var isRelease = false
+        var channel = 1
+        /// A channel message instead (see `Trigger.channelMessage`), at `velocity`.
+        var channelMessage: Int64 = -1
+        var note = 0
     }
 
     let notes: [Note]
@@ -25,6 +29,10 @@ package struct MIDIFileSource: TriggerSource {
     let loops: Bool
     private var pass: Int64 = 0
     private var next = 0
+    /// What a pass after the first begins with: the controllers, bend and pressure the file
+    /// moves, back to the values they start with.
+    let restart: [Note]
+    private var restarted = true
 
     /// - Parameters:
     ///   - speed: tempo factor (2: twice as fast); `--tempo` gives tempo / the file's first tempo.
@@ -34,25 +42,59 @@ package struct MIDIFileSource: TriggerSource {
     ///     of the note's last note-on on its channel.
     package init(file: MIDIFile, instruments: (Int) -> [Int], releasing: (Int) -> [Int] = { _ in [] },
                  noteOffTriggers: (Int) -> [Int] = { _ in [] }, sampleRate: Double, origin: Frame,
-                 speed: Double = 1, loops: Bool = false) {
+                 speed: Double = 1, loops: Bool = false, keySwitches: Set<Int> = [], controllerDefaults: [Float]? = nil) {
         var lastVelocity = [Int](repeating: 64, count: 16 * 128)
         var notes: [Note] = []
+        var moved: Set<Int64> = []
         for e in file.events {
             let seconds = file.seconds(atTick: e.tick)
+            let channel = e.channel + 1
+            if !e.isNote {
+                var message: Int64
+                var value: Float
+                switch e.kind {
+                case 0xB0: message = Int64(e.note); value = Float(e.velocity) / 127
+                case 0xE0: message = Command.ChannelMessage.pitchBend; value = Float(e.velocity << 7 | e.note) / 16383
+                case 0xD0: message = Command.ChannelMessage.channelPressure; value = Float(e.note) / 127
+                case 0xA0: message = Command.ChannelMessage.polyPressure; value = Float(e.velocity) / 127
+                case 0xC0: message = Command.ChannelMessage.programChange; value = 0
+                default: continue
+                }
+                var n = Note(seconds: seconds, instruments: [], velocity: value, channel: channel, channelMessage: message, note: e.note)
+                if e.kind != 0xA0, e.kind != 0xC0 { n.note = 0 }
+                notes.append(n)
+                if message != Command.ChannelMessage.programChange { moved.insert(Int64(e.channel) << 32 | (e.kind == 0xA0 ? message << 8 | Int64(e.note) : message << 8)) }
+                continue
+            }
             if e.isNoteOn {
                 lastVelocity[e.channel * 128 + e.note] = e.velocity
+                if keySwitches.contains(e.note) {
+                    notes.append(Note(seconds: seconds, instruments: [], velocity: 0, channel: channel,
+                                      channelMessage: Command.ChannelMessage.noteOn, note: e.note))
+                }
                 let targets = instruments(e.note)
-                if !targets.isEmpty { notes.append(Note(seconds: seconds, instruments: targets, velocity: Float(e.velocity) / 127)) }
+                if !targets.isEmpty {
+                    notes.append(Note(seconds: seconds, instruments: targets, velocity: Float(e.velocity) / 127, channel: channel))
+                }
             } else {
                 let released = releasing(e.note)
-                if !released.isEmpty { notes.append(Note(seconds: seconds, instruments: released, velocity: 0, isRelease: true)) }
+                if !released.isEmpty { notes.append(Note(seconds: seconds, instruments: released, velocity: 0, isRelease: true, channel: channel)) }
                 let played = noteOffTriggers(e.note)
                 if !played.isEmpty {
-                    notes.append(Note(seconds: seconds, instruments: played, velocity: Float(lastVelocity[e.channel * 128 + e.note]) / 127))
+                    notes.append(Note(seconds: seconds, instruments: played, velocity: Float(lastVelocity[e.channel * 128 + e.note]) / 127,
+                                      channel: channel))
                 }
             }
         }
         self.notes = notes
+        // A looped file starts every pass with the controllers it moves where they started.
+        let defaults = controllerDefaults ?? ControllerSetup().values
+        restart = moved.sorted().map { key in
+            let channel = Int(key >> 32) + 1, message = (key & 0xFFFF_FFFF) >> 8, note = Int(key & 0xFF)
+            let value: Float = message == Command.ChannelMessage.pitchBend ? 0.5
+                : message < Int64(Controller.count) ? defaults[Int(message)] : 0
+            return Note(seconds: 0, instruments: [], velocity: value, channel: channel, channelMessage: message, note: note)
+        }
         length = file.duration
         self.speed = speed
         self.sampleRate = sampleRate
@@ -77,12 +119,22 @@ package struct MIDIFileSource: TriggerSource {
                 guard loops else { return }
                 pass += 1
                 next = 0
+                restarted = false
+            }
+            if !restarted {
+                let f = frame(pass: pass, seconds: 0)
+                if f >= horizon || f == .max { return }
+                for r in restart { body(.channelMessage(r.channelMessage, channel: r.channel, value: r.velocity, note: r.note, at: f)) }
+                restarted = true
             }
             let note = notes[next]
             let f = frame(pass: pass, seconds: note.seconds)
             if f >= horizon || f == .max { return }
+            if note.channelMessage >= 0 {
+                body(.channelMessage(note.channelMessage, channel: note.channel, value: note.velocity, note: note.note, at: f))
+            }
             for instrument in note.instruments {
-                body(Trigger(frame: f, player: instrument, velocity: note.velocity, isRelease: note.isRelease))
+                body(Trigger(frame: f, player: instrument, velocity: note.velocity, isRelease: note.isRelease, channel: note.channel))
             }
             next += 1
         }

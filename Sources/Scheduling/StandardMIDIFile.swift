@@ -7,15 +7,32 @@ package struct MIDIFileError: Error, Equatable, Sendable, CustomStringConvertibl
     package var description: String { message }
 }
 
-/// One note-on (velocity > 0) or note-off (0x8n, or 0x9n with velocity 0), all tracks merged.
+/// One note-on (velocity > 0), note-off (0x8n, or 0x9n with velocity 0) or other channel
+/// message (a controller, pitch bend, pressure, program change), all tracks merged.
 package struct MIDIFileEvent: Equatable, Sendable {
     package var tick: Int64
     package var channel: Int
+    /// The note, or a channel message's first data byte.
     package var note: Int
-    /// 1…127 for a note-on; the release velocity for a note-off.
+    /// 1…127 for a note-on; the release velocity for a note-off; a channel message's second
+    /// data byte (0 when it has one).
     package var velocity: Int
     package var isNoteOn: Bool
     package var track: Int
+    /// The status's kind: 0x80 or 0x90 for notes, 0xA0…0xE0 for the other channel messages.
+    package var kind: UInt8 = 0x90
+
+    package var isNote: Bool { kind == 0x80 || kind == 0x90 }
+
+    package init(tick: Int64, channel: Int, note: Int, velocity: Int, isNoteOn: Bool, track: Int, kind: UInt8? = nil) {
+        self.tick = tick
+        self.channel = channel
+        self.note = note
+        self.velocity = velocity
+        self.isNoteOn = isNoteOn
+        self.track = track
+        self.kind = kind ?? (isNoteOn ? 0x90 : 0x80)
+    }
 }
 
 /// A tempo change: from `tick` on, a quarter note lasts `microsecondsPerQuarter`.
@@ -151,9 +168,13 @@ package struct MIDIFile: Equatable, Sendable {
                 }
                 if kind == 0x80 || kind == 0x90 {
                     let velocity = Int(bytes[i + 1])
-                    guard events.count < Self.maxEvents else { throw fail("more than \(Self.maxEvents) notes") }
+                    guard events.count < Self.maxEvents else { throw fail("more than \(Self.maxEvents) notes and controllers") }
                     events.append(MIDIFileEvent(tick: tick, channel: Int(status & 0x0F), note: Int(bytes[i]), velocity: velocity,
                                                 isNoteOn: kind == 0x90 && velocity > 0, track: track))
+                } else {
+                    guard events.count < Self.maxEvents else { throw fail("more than \(Self.maxEvents) notes and controllers") }
+                    events.append(MIDIFileEvent(tick: tick, channel: Int(status & 0x0F), note: Int(bytes[i]),
+                                                velocity: dataCount == 2 ? Int(bytes[i + 1]) : 0, isNoteOn: false, track: track, kind: kind))
                 }
                 i += dataCount
             }

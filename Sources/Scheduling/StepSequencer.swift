@@ -8,12 +8,28 @@ package struct Trigger: Equatable, Sendable {
     /// A note-off: the instrument's voices that follow note-offs begin their release (a MIDI
     /// file's; `Command.release`).
     package var isRelease: Bool
+    /// The MIDI channel, 1…16.
+    package var channel: Int = 1
+    /// A channel message instead of a trigger (−1: none): a controller number, or one of
+    /// `Command.ChannelMessage`'s codes, with `velocity` as its value (0…1) and `note` where it
+    /// names one.
+    package var channelMessage: Int64 = -1
+    package var note: Int = 0
 
-    package init(frame: Frame, player: Int, velocity: Float = 1, isRelease: Bool = false) {
+    package init(frame: Frame, player: Int, velocity: Float = 1, isRelease: Bool = false, channel: Int = 1) {
         self.frame = frame
         self.player = player
         self.velocity = velocity
         self.isRelease = isRelease
+        self.channel = channel
+    }
+
+    /// A channel message (see `channelMessage`).
+    package static func channelMessage(_ message: Int64, channel: Int, value: Float, note: Int = 0, at frame: Frame) -> Trigger {
+        var t = Trigger(frame: frame, player: 0, velocity: value, channel: channel)
+        t.channelMessage = message
+        t.note = note
+        return t
     }
 }
 

@@ -32,9 +32,12 @@ struct SMFWriter {
             (0, [0x99, 42, 70]),
         ], endDelta: 480)])
         let f = try MIDIFile(bytes: bytes, file: "g.mid")
-        #expect(f.events.map(\.note) == [36, 38, 36, 38, 42])
-        #expect(f.events.map(\.isNoteOn) == [true, true, false, false, true])
-        #expect(f.events.map(\.tick) == [0, 0, 240, 240, 480])
+        let notes = f.events.filter(\.isNote)
+        #expect(notes.map(\.note) == [36, 38, 36, 38, 42])
+        #expect(notes.map(\.isNoteOn) == [true, true, false, false, true])
+        #expect(notes.map(\.tick) == [0, 0, 240, 240, 480])
+        // The program change is kept as a channel message (its one data byte).
+        #expect(f.events.filter { !$0.isNote }.map { [Int($0.kind), $0.note, $0.channel] } == [[0xC0, 5, 9]])
         #expect(f.events[0].channel == 9 && f.events[1].velocity == 90)
         #expect(f.endTick == 960)
         #expect(f.initialTempo == 120)

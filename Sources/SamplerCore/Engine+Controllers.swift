@@ -1,0 +1,303 @@
+// Controllers: MIDI channel messages on their frame (controllers, pitch bend, pressure, key
+// switches, program changes), the pedals and channel-mode messages, and the voices they steer.
+
+/// What controllers did to the voice a player plays: the instrument and channel that started it
+/// (−1: no instrument's, or not steered) and the factor, pan offset and cents they apply now.
+struct VoiceControl {
+    var instrument: Int32 = -1
+    var channel: Int32 = 0
+    var factor: Float = 1
+    var panOffset: Float = 0
+    var cents: Float = 0
+}
+
+extension Engine {
+    /// How many program changes reached the engine (they select nothing: a kit is one program).
+    public var programChangeCount: Int { programChangeCounter.load(ordering: .relaxed) }
+
+    /// The controllers of every channel back to the kit's defaults, and its default key switch.
+    /// Control thread before the first render, or the render thread.
+    @_noLocks @_noAllocation
+    func resetControllers() {
+        let tables = instrumentTables.pointee
+        for channel in 0..<ControllerState.channels { controllers.reset(channel: channel, to: tables.controllerDefaults) }
+        controllers.keySwitch[0] = tables.keySwitchDefault
+    }
+
+    /// Queues a MIDI channel message other than a note for `frame`. Render thread only;
+    /// real-time safe.
+    @_noLocks @_noAllocation
+    func receiveChannelMessage(_ data: UnsafePointer<UInt8>, count: Int, at frame: Frame) {
+        let status = data[0]
+        let kind = status & 0xF0
+        let needed = kind == 0xC0 || kind == 0xD0 ? 2 : 3
+        guard count >= needed, data[1] < 0x80, needed == 2 || data[2] < 0x80 else { return }
+        var command = Command(kind: .controller, player: Int32(status & 0x0F), frame: frame)
+        switch kind {
+        case 0xB0:
+            command.position = Int64(data[1])
+            command.level = Float(data[2]) / 127
+        case 0xE0:
+            command.position = Command.ChannelMessage.pitchBend
+            command.level = Float(Int(data[2]) << 7 | Int(data[1])) / 16383
+        case 0xD0:
+            command.position = Command.ChannelMessage.channelPressure
+            command.level = Float(data[1]) / 127
+        case 0xA0:
+            command.position = Command.ChannelMessage.polyPressure
+            command.sound = Int32(data[1])
+            command.level = Float(data[2]) / 127
+        case 0xC0:
+            command.position = Command.ChannelMessage.programChange
+            command.sound = Int32(data[1])
+        default:
+            return
+        }
+        if !schedule.insert(command) { droppedCommandCounter.add(1, ordering: .relaxed) }
+    }
+
+    /// `.controller`: the channel message takes effect on its frame `due` (applied on `frame`,
+    /// later when it came late: what the old value did in between cannot be taken back).
+    @_noLocks @_noAllocation
+    func applyController(_ command: Command, due: Frame, at frame: Frame) {
+        let channel = Int(command.player)
+        guard channel >= 0, channel < ControllerState.channels else { return }
+        if frame > due { lateCommandCounter.add(1, ordering: .relaxed) }
+        let value = command.level
+        switch command.position {
+        case Command.ChannelMessage.pitchBend:
+            controllers.bend[channel] = value * 2 - 1
+            steerVoices(controller: Controller.count, channel: channel)
+        case Command.ChannelMessage.channelPressure:
+            controllers.channelPressure[channel] = value
+        case Command.ChannelMessage.polyPressure:
+            controllers.polyPressure[channel * 128 + Int(command.sound & 127)] = value
+        case Command.ChannelMessage.noteOn:
+            let tables = instrumentTables.pointee
+            let note = Int(command.sound & 127)
+            if tables.keySwitchNotes[note] { controllers.keySwitch[0] = Int32(note) }
+        case Command.ChannelMessage.programChange:
+            programChangeCounter.add(1, ordering: .relaxed)
+        default:
+            let number = Int(command.position)
+            guard number >= 0, number < Controller.count else { return }
+            let slot = controllers.values + channel * Controller.count + number
+            let old = slot.pointee
+            slot.pointee = value
+            switch number {
+            case Controller.sustain:
+                if old >= 0.5, value < 0.5 { releaseHeldNotes(channel: channel, due: due, at: frame) }
+            case Controller.allSoundOff:
+                silenceInstruments(channel: channel, due: due, at: frame)
+            case Controller.resetAll:
+                let wasHeld = controllers.value(Controller.sustain, channel: channel) >= 0.5
+                controllers.reset(channel: channel, to: instrumentTables.pointee.controllerDefaults)
+                if wasHeld, controllers.value(Controller.sustain, channel: channel) < 0.5 {
+                    releaseHeldNotes(channel: channel, due: due, at: frame)
+                }
+                steerAllVoices(channel: channel)
+                return
+            case Controller.allNotesOff:
+                releaseAllInstruments(channel: channel, due: due, at: frame)
+            default:
+                break
+            }
+            steerVoices(controller: number, channel: channel)
+            if instrumentTables.pointee.hasControllerTriggers, old != value {
+                triggerByController(number, value: value, channel: channel, due: due, at: frame)
+            }
+        }
+    }
+
+    /// Whether instrument `inst`'s conditions hold for a trigger on `channel` now: its channels,
+    /// key switch and controller ranges.
+    @_noLocks @_noAllocation
+    func conditionsHold(_ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> Bool {
+        if channel < Int(inst.channelLow) || channel > Int(inst.channelHigh) { return false }
+        if inst.keySwitch >= 0, controllers.keySwitch[0] != inst.keySwitch { return false }
+        var k = inst.conditionStart
+        while k < inst.conditionStart + inst.conditionCount {
+            let c = tables.conditions[k]
+            let v = controllers.value(Int(c.controller), channel: channel)
+            if v < c.low || v > c.high { return false }
+            k += 1
+        }
+        return true
+    }
+
+    /// The instruments a controller triggers, as it moves into their range.
+    @_noLocks @_noAllocation
+    private func triggerByController(_ number: Int, value: Float, channel: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount {
+            let inst = tables.instruments[i]
+            if Int(inst.triggerController) != number { continue }
+            if value < inst.triggerLow || value > inst.triggerHigh { continue }
+            let velocity = max(1, min(127, Int(value * 127 + 0.5)))
+            trigger(instrument: i, velocity: velocity, channel: channel, due: due, at: frame)
+        }
+    }
+
+    /// The factor, pan offset and cents the controllers of `channel` give instrument `inst`'s
+    /// voices now.
+    @_noLocks @_noAllocation
+    func modulation(_ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> (factor: Float, pan: Float, cents: Float) {
+        var factor: Float = 1, volume: Float = 0, pan: Float = 0, cents: Float = 0
+        var k = inst.modulationStart
+        while k < inst.modulationStart + inst.modulationCount {
+            let m = tables.modulations[k]
+            k += 1
+            let number = Int(m.controller)
+            let v = controllers.value(number, channel: channel)
+            var x = v
+            if let curve = m.curve { x = readCurve(curve, at: v) }
+            switch m.target {
+            case .amplitude:
+                if m.relative {
+                    let d = tables.controllerDefaults[number]
+                    let base = m.curve.map { readCurve($0, at: d) } ?? d
+                    if x != base { factor *= base > 0 ? m.depth * x / base : 0 }
+                } else {
+                    factor *= m.depth * x
+                }
+            case .volume:
+                volume += m.depth * x
+            case .pan:
+                if m.relative {
+                    let d = tables.controllerDefaults[number]
+                    pan += m.depth * (x - (m.curve.map { readCurve($0, at: d) } ?? d))
+                } else {
+                    pan += m.depth * x
+                }
+            case .pitch:
+                cents += m.depth * x
+            }
+        }
+        let bend = controllers.bend[channel]
+        if bend > 0 { cents += bend * inst.bendUp } else if bend < 0 { cents -= bend * inst.bendDown }
+        if volume != 0 { factor *= decibelFactor(volume) }
+        return (factor, pan, cents)
+    }
+
+    /// Applies the controllers to a voice instrument `index` has just started on `player`, at
+    /// `level` (its level before them).
+    @_noLocks @_noAllocation
+    func controlVoice(_ player: Int, instrument index: Int, _ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) {
+        let control = voiceControls + player
+        guard inst.isModulated else {
+            control.pointee = VoiceControl()
+            return
+        }
+        let m = modulation(inst, tables, channel: channel)
+        control.pointee = VoiceControl(instrument: Int32(index), channel: Int32(channel), factor: m.factor, panOffset: m.pan, cents: m.cents)
+        let v = voices + player
+        if m.factor != 1 { scaleLevel(v, by: m.factor) }
+        if m.pan != 0 { v.pointee.setPan(PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw)) }
+        if m.cents != 0, !v.pointee.isStreamed { v.pointee.setRate(v.pointee.rate * centsRate(m.cents)) }
+    }
+
+    /// Every sounding voice whose instrument follows `controller` (`Controller.count`: the
+    /// bend) on `channel` takes the controllers' new effect, on this frame.
+    @_noLocks @_noAllocation
+    private func steerVoices(controller: Int, channel: Int) {
+        let tables = instrumentTables.pointee
+        guard tables.steered[controller] else { return }
+        steer(tables, channel: channel)
+    }
+
+    @_noLocks @_noAllocation
+    private func steerAllVoices(channel: Int) {
+        steer(instrumentTables.pointee, channel: channel)
+    }
+
+    @_noLocks @_noAllocation
+    private func steer(_ tables: InstrumentTables, channel: Int) {
+        for i in 0..<tables.instrumentCount {
+            let inst = tables.instruments[i]
+            if !inst.isModulated { continue }
+            // Computed once per instrument, for its first voice that follows.
+            var m: (factor: Float, pan: Float, cents: Float) = (1, 0, 0)
+            var computed = false
+            for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
+                let control = voiceControls + p
+                if control.pointee.instrument != Int32(i) || control.pointee.channel != Int32(channel) { continue }
+                let v = voices + p
+                if !v.pointee.isActive {
+                    control.pointee.instrument = -1
+                    continue
+                }
+                if !computed {
+                    m = modulation(inst, tables, channel: channel)
+                    computed = true
+                }
+                let old = control.pointee
+                if m.factor != old.factor, old.factor > 0 {
+                    scaleLevel(v, by: m.factor / old.factor)
+                    control.pointee.factor = m.factor
+                }
+                if m.pan != old.panOffset {
+                    v.pointee.setPan(PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw))
+                    control.pointee.panOffset = m.pan
+                }
+                if m.cents != old.cents, !v.pointee.isStreamed {
+                    v.pointee.setRate(v.pointee.rate * centsRate(m.cents - old.cents))
+                    control.pointee.cents = m.cents
+                }
+            }
+        }
+    }
+
+    /// Scales voice `v`'s level by `ratio` wherever it is: its level, the ramp or envelope
+    /// segment under way and the envelope's base, so that what follows keeps its shape.
+    @_noLocks @_noAllocation
+    func scaleLevel(_ v: UnsafeMutablePointer<Voice>, by ratio: Float) {
+        v.pointee.level *= ratio
+        v.pointee.levelTarget *= ratio
+        v.pointee.levelStep *= ratio
+        v.pointee.rampOrigin *= ratio
+        v.pointee.envBase *= ratio
+    }
+
+    /// The sustain pedal went up: the note-offs it held release their instruments now.
+    @_noLocks @_noAllocation
+    private func releaseHeldNotes(channel: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount {
+            let inst = tables.instruments[i]
+            guard inst.heldReleaseDue != .min, Int(inst.heldReleaseChannel) == channel else { continue }
+            tables.instruments[i].heldReleaseDue = .min
+            // Pressed again since its note-off (and not let go): still held down.
+            if inst.lastTriggerDue > inst.heldReleaseDue { continue }
+            release(instrument: i, channel: channel, due: due, at: frame)
+        }
+    }
+
+    /// All notes off: a note-off of every instrument on `channel` (the pedal still holds them).
+    @_noLocks @_noAllocation
+    private func releaseAllInstruments(channel: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount where channel >= Int(tables.instruments[i].channelLow) && channel <= Int(tables.instruments[i].channelHigh) {
+            release(instrument: i, channel: channel, due: due, at: frame)
+        }
+    }
+
+    /// All sound off: every voice of the instruments on `channel` fades out over its declick.
+    @_noLocks @_noAllocation
+    private func silenceInstruments(channel: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount {
+            let inst = tables.instruments[i]
+            if channel < Int(inst.channelLow) || channel > Int(inst.channelHigh) { continue }
+            for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
+                let v = voices + p
+                if !v.pointee.isActive || v.pointee.stopsAfterRamp || v.pointee.startedAt > due { continue }
+                if inst.declickFrames <= 0 {
+                    endVoice(v, player: p, endedAt: frame, report: .stopped, at: frame)
+                } else {
+                    startRamp(v, to: 0, frames: inst.declickFrames)
+                    v.pointee.stopsAfterRamp = true
+                }
+            }
+        }
+    }
+}
