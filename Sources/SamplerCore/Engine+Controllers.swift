@@ -176,7 +176,9 @@ extension Engine {
         let bend = controllers.bend[channel]
         if bend > 0 { cents += bend * inst.bendUp } else if bend < 0 { cents -= bend * inst.bendDown }
         if volume != 0 { factor *= decibelFactor(volume) }
-        return (factor, pan, cents)
+        // Never quite 0 (−140 dB at least): a level scaled down to nothing could not be scaled
+        // back up when the controller returns.
+        return (max(factor, 1e-7), pan, cents)
     }
 
     /// Applies the controllers to a voice instrument `index` has just started on `player`, at
@@ -231,7 +233,7 @@ extension Engine {
                     computed = true
                 }
                 let old = control.pointee
-                if m.factor != old.factor, old.factor > 0 {
+                if m.factor != old.factor {
                     scaleLevel(v, by: m.factor / old.factor)
                     control.pointee.factor = m.factor
                 }

@@ -1,0 +1,145 @@
+import SamplerCore
+import Testing
+
+/// MIDI controllers on the device timeline: conditions chosen on the note's frame, key switches,
+/// silent chokes, modulations that steer sounding voices on the controller's frame, the sustain
+/// pedal, and the same output whatever the period's split.
+@Suite struct ControllerTests {
+    /// An engine with sounds of constant value 0.1 … 0.5 (hard left, so the left channel is the level).
+    func engineWithKit() throws -> (Engine, [SoundID]) {
+        let engine = Engine(configuration: .init(maxPlayers: 16))
+        let ids = try [0.1, 0.2, 0.3, 0.4, 0.5].map { v in
+            try engine.register(Sound(channels: [[Float](repeating: Float(v), count: 4000)], sampleRate: 48000))
+        }
+        return (engine, ids)
+    }
+
+    func midi(_ engine: Engine, _ bytes: [UInt8], at frame: Frame) {
+        bytes.withUnsafeBufferPointer { engine.receiveMIDI($0.baseAddress!, count: bytes.count, at: frame) }
+    }
+
+    func instrument(_ player: Int, _ sound: SoundID, note: Int) -> InstrumentDefinition {
+        InstrumentDefinition(firstPlayer: player, pan: -1, layers: [InstrumentLayer(sounds: [sound])], declickFrames: 0, midiNotes: [note])
+    }
+
+    @Test func aControllerRangeChoosesTheInstrumentOnTheNotesFrame() throws {
+        let (engine, s) = try engineWithKit()
+        var closed = instrument(0, s[0], note: 42), open = instrument(1, s[2], note: 42)
+        closed.conditions = [ControllerRange(controller: 4, values: 61...127)]
+        open.conditions = [ControllerRange(controller: 4, values: 0...29)]
+        closed.group = 1; closed.offBy = 2
+        open.group = 2; open.offBy = 1
+        closed.chokeFadeFrames = 0; open.chokeFadeFrames = 0
+        engine.setInstruments([closed, open])
+        midi(engine, [0xB9, 4, 127], at: 0)
+        midi(engine, [0x99, 42, 127], at: 10)     // pedal down: closed
+        midi(engine, [0xB9, 4, 0], at: 50)
+        midi(engine, [0x99, 42, 127], at: 60)     // pedal up: open (chokes the closed hat)
+        midi(engine, [0xB9, 4, 45], at: 80)
+        midi(engine, [0x99, 42, 127], at: 90)     // half way: neither, the open one rings on
+        let out = renderBlocks(engine, periods: 1, blockSize: 120).left
+        #expect(out[9] == 0 && abs(out[10] - 0.1) < 1e-6 && abs(out[59] - 0.1) < 1e-6)
+        #expect(abs(out[60] - 0.3) < 1e-6 && abs(out[100] - 0.3) < 1e-6)
+        #expect(events(engine).filter { $0.kind == .started }.map(\.player) == [0, 1])
+    }
+
+    @Test func aKeySwitchSelectsUntilAnotherIsPressedAndTheDefaultHoldsFirst() throws {
+        let (engine, s) = try engineWithKit()
+        var a = instrument(0, s[0], note: 46), b = instrument(1, s[1], note: 46)
+        a.keySwitch = 12
+        b.keySwitch = 13
+        engine.setInstruments([a, b], controllers: ControllerSetup(keySwitch: 13))
+        midi(engine, [0x90, 46, 127], at: 0)     // default 13: b
+        midi(engine, [0x90, 12, 127], at: 20)    // switch to 12
+        midi(engine, [0x90, 46, 127], at: 30)    // a
+        let out = renderBlocks(engine, periods: 1, blockSize: 64).left
+        #expect(abs(out[10] - 0.2) < 1e-6)
+        #expect(abs(out[40] - 0.3) < 1e-6)    // both sound: 0.2 + 0.1
+    }
+
+    @Test func aSilentInstrumentChokesOneWayAndPlaysNothing() throws {
+        let (engine, s) = try engineWithKit()
+        var open = instrument(0, s[2], note: 46), chick = instrument(1, s[0], note: 44), pedal = instrument(2, s[4], note: 44)
+        open.group = 2; open.offBy = -2
+        pedal.group = -2; pedal.isSilent = true
+        open.chokeFadeFrames = 0
+        engine.setInstruments([open, chick, pedal])
+        engine.receiveNoteOn(note: 46, velocity: 127, at: 0)
+        engine.receiveNoteOn(note: 44, velocity: 127, at: 40)
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(abs(out[39] - 0.3) < 1e-6)
+        #expect(abs(out[40] - 0.1) < 1e-6 && abs(out[90] - 0.1) < 1e-6)    // the chick only; nothing of 0.5
+        #expect(events(engine).filter { $0.kind == .started }.map(\.player) == [0, 1])
+    }
+
+    @Test func aModulationSteersASoundingVoiceOnTheControllersFrameWhateverTheSplit() throws {
+        func run(blockSize: Int) throws -> [Float] {
+            let (engine, s) = try engineWithKit()
+            var i = instrument(0, s[4], note: 36)
+            i.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1),
+                             ControllerModulation(controller: 2, target: .pan, depth: 1)]
+            engine.setInstruments([i], controllers: ControllerSetup(defaults: [1: 1]))
+            midi(engine, [0x90, 36, 127], at: 5)
+            midi(engine, [0xB0, 1, 0], at: 50)
+            midi(engine, [0xB0, 1, 127], at: 70)
+            midi(engine, [0xB0, 2, 127], at: 90)     // pan −1 + 1: centre
+            midi(engine, [0xB0, 7, 50], at: 110)     // volume: (50/100)²
+            return renderBlocks(engine, periods: 200 / blockSize, blockSize: blockSize).left
+        }
+        let a = try run(blockSize: 200)
+        #expect(abs(a[5] - 0.5) < 1e-6 && abs(a[49] - 0.5) < 1e-6)
+        #expect(abs(a[50]) < 1e-6 && abs(a[69]) < 1e-6)
+        #expect(abs(a[70] - 0.5) < 1e-6 && abs(a[89] - 0.5) < 1e-6)
+        #expect(abs(a[90] - 0.5 * 0.70710677) < 1e-6)
+        #expect(abs(a[110] - 0.5 * 0.70710677 * 0.25) < 1e-5)
+        #expect(try run(blockSize: 40) == a)
+    }
+
+    @Test func theOutputDoesNotDependOnThePeriodsSplit() throws {
+        func run(blockSize: Int) throws -> [Float] {
+            let (engine, s) = try engineWithKit()
+            var i = instrument(0, s[4], note: 36)
+            i.modulations = [ControllerModulation(controller: 1, target: .volume, depth: -12)]
+            i.bendUp = 200
+            i.bendDown = -200
+            i.envelope = AmplitudeEnvelope(attackFrames: 30, decayFrames: 200, sustain: 0.5, releaseFrames: 100)
+            engine.setInstruments([i])
+            midi(engine, [0x90, 36, 100], at: 3)
+            midi(engine, [0xB0, 1, 64], at: 41)
+            midi(engine, [0xE0, 0, 96], at: 77)
+            midi(engine, [0x80, 36, 0], at: 150)
+            return renderBlocks(engine, periods: 512 / blockSize, blockSize: blockSize).left
+        }
+        let whole = try run(blockSize: 512)
+        #expect(try run(blockSize: 64) == whole)
+        #expect(try run(blockSize: 16) == whole)
+        #expect(whole[400] == 0 && whole[100] != 0)
+    }
+
+    @Test func theSustainPedalHoldsNoteOffsUntilItGoesUp() throws {
+        let (engine, s) = try engineWithKit()
+        var i = instrument(0, s[4], note: 60)
+        i.envelope = AmplitudeEnvelope(releaseFrames: 1)
+        engine.setInstruments([i])
+        midi(engine, [0xB0, 64, 127], at: 0)
+        midi(engine, [0x90, 60, 127], at: 10)
+        midi(engine, [0x80, 60, 0], at: 20)      // held by the pedal
+        midi(engine, [0xB0, 64, 0], at: 60)      // released here
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(abs(out[30] - 0.5) < 1e-6 && abs(out[59] - 0.5) < 1e-6)
+        #expect(out[70] == 0)
+    }
+
+    @Test func allSoundOffSilencesAndProgramChangesAreCounted() throws {
+        let (engine, s) = try engineWithKit()
+        var i = instrument(0, s[4], note: 60)
+        i.declickFrames = 8
+        engine.setInstruments([i])
+        midi(engine, [0x90, 60, 127], at: 0)
+        midi(engine, [0xB0, 120, 0], at: 30)
+        midi(engine, [0xC0, 5], at: 40)
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(abs(out[29] - 0.5) < 1e-6 && out[38] == 0)
+        #expect(engine.programChangeCount == 1)
+    }
+}
