@@ -82,14 +82,22 @@ import Testing
         let sound = try engine.register(Sound(channels: [(0..<4000).map { Float($0 % 100) / 100 }], sampleRate: 48000))
         // Players 48…63: two instruments sharing note 36, one with an envelope and a velocity curve
         // (the SFZ paths: triggers, note-offs, envelope segments, shared notes).
+        var modulated = InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36], output: 2)
+        // Controllers: a condition, level/pan/pitch modulations, a bend range.
+        modulated.conditions = [ControllerRange(controller: 4, values: 0...100)]
+        modulated.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1, curve: ControllerModulation.sfzCurve(4)),
+                                 ControllerModulation(controller: 2, target: .pan, depth: 0.5),
+                                 ControllerModulation(controller: 3, target: .pitch, depth: 100)]
+        modulated.bendUp = 200
+        modulated.bendDown = -200
         engine.setInstruments([
             InstrumentDefinition(firstPlayer: 48, voiceCount: 8, layers: [
                 InstrumentLayer(velocities: 1...63, sounds: [sound], velocityCurve: (0...127).map { Float($0) / 127 }),
                 InstrumentLayer(velocities: 64...127, sounds: [sound, sound]),
             ], midiNotes: [36], roundRobinAcrossLayers: true,
                                  envelope: AmplitudeEnvelope(attackFrames: 100, holdFrames: 50, decayFrames: 900, sustain: 0.3, releaseFrames: 700)),
-            InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36], output: 2),
-        ])
+            modulated,
+        ], controllers: ControllerSetup(defaults: [1: 1]))
         let tap = RecordTap(capacity: 1 << 20)
         // Two outputs beside the main mix: the process callback renders into six ports.
         let client = try JACKClient(name: "alloc", serverName: server.name, engine: engine, recordTap: tap, outputs: ["one", "two"])
@@ -109,6 +117,13 @@ import Testing
         for i in 0..<60 {
             engine.send(.trigger(instrument: i % 2, velocity: 1 + (i * 37) % 127, at: from + Frame(i * 211)))
             engine.send(.release(instrument: 0, at: from + Frame(i * 211 + 500)))
+        }
+        // Controllers every period: a sweep, pitch bend, the sustain pedal.
+        for i in 0..<400 {
+            let at = from + Frame(i * 64 + 17)
+            engine.send(.controller(channel: 1, number: 1 + i % 4, value: Float(i % 128) / 127, at: at))
+            engine.send(.channelMessage(Command.ChannelMessage.pitchBend, channel: 1, value: Float(i % 17) / 16, at: at + 5))
+            if i % 50 == 0 { engine.send(.controller(channel: 1, number: 64, value: i % 100 == 0 ? 1 : 0, at: at + 9)) }
         }
         let target = engine.periodCount + 3000
 
