@@ -56,7 +56,7 @@ extension Patch {
         var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#]
         if panLaw != .constantPower { lines.append(#"  "panLaw": "\#(panLaw.rawValue)","#) }
         if !controllers.defaults.isEmpty {
-            let values = controllers.defaults.sorted { $0.key < $1.key }.map { #""\#($0.key)": \#(Self.number(Double($0.value) * 127))"# }
+            let values = controllers.defaults.sorted { $0.key < $1.key }.map { #""\#($0.key)": \#(Self.controllerValue($0.value))"# }
             lines.append(#"  "controllers": { \#(values.joined(separator: ", ")) },"#)
         }
         if let k = controllers.keySwitch { lines.append(#"  "keySwitch": \#(k),"#) }

@@ -269,6 +269,7 @@ public struct Command: BitwiseCopyable, Sendable {
         var c = Command(kind: .controller, player: Int32(min(16, max(1, channel)) - 1), frame: frame)
         c.position = Int64(min(Controller.count - 1, max(0, number)))
         c.level = value.isNaN ? value : min(1, max(0, value))
+        c.sound = 0
         return c
     }
 

@@ -42,7 +42,7 @@ import Testing
         }
     }
 
-    static func midiFile(_ notes: [(tick: Int, note: Int, velocity: Int)]) -> Data {
+    static func midiFile(_ notes: [(tick: Int, note: Int, velocity: Int)], extra: [(tick: Int, bytes: [UInt8])] = []) -> Data {
         func vlq(_ n: Int) -> [UInt8] {
             var out: [UInt8] = [UInt8(n & 0x7F)]; var n = n >> 7
             while n > 0 { out.insert(UInt8(n & 0x7F) | 0x80, at: 0); n >>= 7 }
@@ -54,6 +54,8 @@ import Testing
             events.append((n.tick, [0x99, UInt8(n.note), UInt8(n.velocity)]))
             events.append((n.tick + 60, [0x89, UInt8(n.note), 0]))
         }
+        // Controllers and key switches first on their tick (a stable sort keeps them there).
+        events = extra.map { ($0.tick, $0.bytes) } + events
         events.sort { $0.0 < $1.0 }
         var last = 0
         for (tick, bytes) in events { track += vlq(tick - last) + bytes; last = tick }
@@ -122,6 +124,57 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes)
     }
 
+    /// A kit that needs controllers: a hi-hat whose openness CC4 chooses (three samples on one
+    /// key), a pedal that chokes them through a silent region (`end=-1`, one-way `off_by`), a
+    /// kick whose level and a snare whose pan follow controllers (`amplitude_oncc`,
+    /// `pan_oncc` with a curve, `set_cc` defaults), a key switch with a default (`sw_last`,
+    /// `sw_default`) and a group volume; a MIDI file that moves them between the notes.
+    @Test func aKitWithControllersPlaysAsSfizzPlaysIt() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        for (name, f, decay) in [("closed", 3000.0, 30.0), ("half", 2500.0, 12.0), ("open", 3500.0, 3.0), ("pedal", 1800.0, 40.0),
+                                 ("kick", 60.0, 9.0), ("snare", 200.0, 14.0), ("artA", 440.0, 10.0), ("artB", 660.0, 10.0)] {
+            try Self.writeWAV(dir.appendingPathComponent("\(name).wav").path, [Self.tone(f, seconds: 0.6, decay: decay)])
+        }
+        let sfz = dir.appendingPathComponent("cc.sfz").path
+        try """
+        <control> hint_ram_based=1 set_cc20=100 set_cc21=64
+        <global> loop_mode=one_shot
+        <master> sw_lokey=24 sw_hikey=25 sw_default=24
+        <group> key=50 sw_last=24
+        <region> sample=artA.wav
+        <group> key=50 sw_last=25 group_volume=-6
+        <region> sample=artB.wav
+        <master>
+        <group> key=42 off_by=10 off_mode=fast
+        <region> sample=closed.wav group=1 locc4=0 hicc4=40
+        <region> sample=half.wav group=2 locc4=41 hicc4=90
+        <region> sample=open.wav group=3 locc4=91 hicc4=127
+        <group> key=44
+        <region> sample=pedal.wav
+        <region> sample=pedal.wav group=10 end=-1
+        <group> key=36 amplitude_oncc20=100
+        <region> sample=kick.wav
+        <group> key=38 pan_oncc21=100 pan_curvecc21=1
+        <region> sample=snare.wav
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        // Eighths (240 ticks = 12,000 frames); controllers and key switches just before their note.
+        let plan: [(note: Int, velocity: Int, before: [[UInt8]])] = [
+            (42, 100, [[0xB9, 4, 127]]), (42, 100, [[0xB9, 4, 60]]), (42, 100, [[0xB9, 4, 0]]),
+            (46 - 4, 90, [[0xB9, 4, 120]]), (44, 100, []),
+            (36, 120, []), (36, 120, [[0xB9, 20, 40]]), (36, 120, [[0xB9, 20, 127]]),
+            (38, 100, []), (38, 100, [[0xB9, 21, 127]]), (38, 100, [[0xB9, 21, 0]]),
+            (50, 100, []), (50, 100, [[0x99, 25, 100], [0x89, 25, 0]]), (50, 100, [[0x99, 24, 100], [0x89, 24, 0]]),
+        ]
+        var notes: [(tick: Int, note: Int, velocity: Int)] = []
+        var extra: [(tick: Int, bytes: [UInt8])] = []
+        for (k, step) in plan.enumerated() {
+            notes.append((k * 240, step.note, step.velocity))
+            for bytes in step.before { extra.append((k * 240, bytes)) }
+        }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
     /// A multi-layer kit of realistic size: 8 drums × 4 velocity layers × 4 round-robin samples
     /// (128 samples), 96 notes in sixteenths over every drum and layer.
     @Test func aKitOf128SamplesPlaysAsSfizzPlaysIt() throws {
@@ -153,9 +206,10 @@ import Testing
     /// Renders `sfz` through `notes` (one every `spacing` frames) with sfizz and the sampler and
     /// checks the tolerances; returns sfizz's level below ours in dB.
     @discardableResult
-    func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000) throws -> Double {
+    func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000,
+                          extra: [(tick: Int, bytes: [UInt8])] = []) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
-        try Self.midiFile(notes).write(to: URL(fileURLWithPath: mid))
+        try Self.midiFile(notes, extra: extra).write(to: URL(fileURLWithPath: mid))
         // sfizz_render holds the first 8,192 frames of each sample and streams the rest from a
         // thread of its own, which the render does not wait for: about one render in 40 of
         // 0.6 s samples differs. The kits say hint_ram_based=1 (whole samples in memory; 60 of
