@@ -131,16 +131,22 @@ struct ControllerState {
     let polyPressure: UnsafeMutablePointer<Float>
     /// [0]: the key switch in force (−1: none).
     let keySwitch: UnsafeMutablePointer<Int32>
+    /// Per channel and controller (and the bend, at `Controller.count`), the latest frame a
+    /// message changed it on; [`channels` × (`Controller.count` + 1)], the key switch's last
+    /// (`Frame.min`: none yet).
+    let changedAt: UnsafeMutablePointer<Frame>
+    static var changeSlots: Int { @_noLocks @_noAllocation get { channels * (Controller.count + 1) + 1 } }
 
     static func allocate() -> ControllerState {
         let state = ControllerState(values: .allocate(capacity: channels * Controller.count), bend: .allocate(capacity: channels),
                                     channelPressure: .allocate(capacity: channels), polyPressure: .allocate(capacity: channels * 128),
-                                    keySwitch: .allocate(capacity: 1))
+                                    keySwitch: .allocate(capacity: 1), changedAt: .allocate(capacity: changeSlots))
         state.values.initialize(repeating: 0, count: channels * Controller.count)
         state.bend.initialize(repeating: 0, count: channels)
         state.channelPressure.initialize(repeating: 0, count: channels)
         state.polyPressure.initialize(repeating: 0, count: channels * 128)
         state.keySwitch.initialize(to: -1)
+        state.changedAt.initialize(repeating: .min, count: changeSlots)
         return state
     }
 
@@ -150,6 +156,7 @@ struct ControllerState {
         channelPressure.deallocate()
         polyPressure.deallocate()
         keySwitch.deallocate()
+        changedAt.deallocate()
     }
 
     /// Channel `channel`'s controllers back to `defaults` (`Controller.count` values), its bend
@@ -163,6 +170,20 @@ struct ControllerState {
         for k in 0..<128 { polyPressure[channel * 128 + k] = 0 }
     }
 
+    /// Notes that controller `controller` (`Controller.count`: the bend; −1: the key switch) of
+    /// `channel` changed on frame `due`.
+    @_noLocks @_noAllocation @inline(__always)
+    func changed(_ controller: Int, channel: Int, at due: Frame) {
+        let slot = controller < 0 ? ControllerState.changeSlots - 1 : channel * (Controller.count + 1) + controller
+        if due > changedAt[slot] { changedAt[slot] = due }
+    }
+
+    /// The latest frame controller `controller` of `channel` changed on (as `changed`).
+    @_noLocks @_noAllocation @inline(__always)
+    func lastChange(_ controller: Int, channel: Int) -> Frame {
+        changedAt[controller < 0 ? ControllerState.changeSlots - 1 : channel * (Controller.count + 1) + controller]
+    }
+
     @_noLocks @_noAllocation @inline(__always)
     func value(_ controller: Int, channel: Int) -> Float {
         values[channel * Controller.count + controller]
@@ -173,8 +194,10 @@ struct ControllerState {
 @_noLocks @_noAllocation @inline(__always)
 func readCurve(_ curve: UnsafeMutablePointer<Float>, at value: Float) -> Float {
     let x = min(127, max(0, value * 127))
-    let i = min(126, Int(x))
+    let i = Int(x)
     let f = x - Float(i)
+    // A point itself (every 7-bit value) is read exactly.
+    if f == 0 { return curve[i] }
     return curve[i] + (curve[i + 1] - curve[i]) * f
 }
 

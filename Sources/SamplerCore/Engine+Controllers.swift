@@ -4,11 +4,20 @@
 /// What controllers did to the voice a player plays: the instrument and channel that started it
 /// (−1: no instrument's, or not steered) and the factor, pan offset and cents they apply now.
 struct VoiceControl {
-    var instrument: Int32 = -1
-    var channel: Int32 = 0
-    var factor: Float = 1
-    var panOffset: Float = 0
-    var cents: Float = 0
+    var instrument: Int32
+    var channel: Int32
+    var factor: Float
+    var panOffset: Float
+    var cents: Float
+
+    @_noLocks @_noAllocation
+    init(instrument: Int32 = -1, channel: Int32 = 0, factor: Float = 1, panOffset: Float = 0, cents: Float = 0) {
+        self.instrument = instrument
+        self.channel = channel
+        self.factor = factor
+        self.panOffset = panOffset
+        self.cents = cents
+    }
 }
 
 extension Engine {
@@ -62,12 +71,19 @@ extension Engine {
     func applyController(_ command: Command, due: Frame, at frame: Frame) {
         let channel = Int(command.player)
         guard channel >= 0, channel < ControllerState.channels else { return }
-        if frame > due { lateCommandCounter.add(1, ordering: .relaxed) }
+        // Late: the frames since `due` were heard with the old value. What follows is as on
+        // time, unless a trigger since then read the old value, a voice's level or pitch moved
+        // (not undone exactly), or a pedal or channel-mode message acted: counted.
+        let late = frame > due
+        if late, readersTriggered(since: due, controller: Int(command.position), channel: channel) {
+            lateCommandCounter.add(1, ordering: .relaxed)
+        }
         let value = command.level
         switch command.position {
         case Command.ChannelMessage.pitchBend:
             controllers.bend[channel] = value * 2 - 1
-            steerVoices(controller: Controller.count, channel: channel)
+            controllers.changed(Controller.count, channel: channel, at: due)
+            steerVoices(controller: Controller.count, channel: channel, late: late)
         case Command.ChannelMessage.channelPressure:
             controllers.channelPressure[channel] = value
         case Command.ChannelMessage.polyPressure:
@@ -75,7 +91,10 @@ extension Engine {
         case Command.ChannelMessage.noteOn:
             let tables = instrumentTables.pointee
             let note = Int(command.sound & 127)
-            if tables.keySwitchNotes[note] { controllers.keySwitch[0] = Int32(note) }
+            if tables.keySwitchNotes[note] {
+                controllers.keySwitch[0] = Int32(note)
+                controllers.changed(-1, channel: channel, at: due)
+            }
         case Command.ChannelMessage.programChange:
             programChangeCounter.add(1, ordering: .relaxed)
         default:
@@ -84,6 +103,16 @@ extension Engine {
             let slot = controllers.values + channel * Controller.count + number
             let old = slot.pointee
             slot.pointee = value
+            controllers.changed(number, channel: channel, at: due)
+            if late {
+                let hasTriggers = instrumentTables.pointee.hasControllerTriggers
+                var acts = hasTriggers
+                switch number {
+                case Controller.sustain, Controller.allSoundOff, Controller.resetAll, Controller.allNotesOff: acts = true
+                default: break
+                }
+                if acts { lateCommandCounter.add(1, ordering: .relaxed) }
+            }
             switch number {
             case Controller.sustain:
                 if old >= 0.5, value < 0.5 { releaseHeldNotes(channel: channel, due: due, at: frame) }
@@ -92,21 +121,73 @@ extension Engine {
             case Controller.resetAll:
                 let wasHeld = controllers.value(Controller.sustain, channel: channel) >= 0.5
                 controllers.reset(channel: channel, to: instrumentTables.pointee.controllerDefaults)
+                for k in 0...Controller.count { controllers.changed(k, channel: channel, at: due) }
                 if wasHeld, controllers.value(Controller.sustain, channel: channel) < 0.5 {
                     releaseHeldNotes(channel: channel, due: due, at: frame)
                 }
-                steerAllVoices(channel: channel)
+                steerAllVoices(channel: channel, late: late)
                 return
             case Controller.allNotesOff:
                 releaseAllInstruments(channel: channel, due: due, at: frame)
             default:
                 break
             }
-            steerVoices(controller: number, channel: channel)
+            steerVoices(controller: number, channel: channel, late: late)
             if instrumentTables.pointee.hasControllerTriggers, old != value {
                 triggerByController(number, value: value, channel: channel, due: due, at: frame)
             }
         }
+    }
+
+    /// Whether an instrument that reads `controller` (a number, or a `Command.ChannelMessage`
+    /// code) on `channel` was triggered after frame `due`.
+    @_noLocks @_noAllocation
+    private func readersTriggered(since due: Frame, controller: Int, channel: Int) -> Bool {
+        let tables = instrumentTables.pointee
+        let isBend = Int64(controller) == Command.ChannelMessage.pitchBend
+        let isKeySwitch = Int64(controller) == Command.ChannelMessage.noteOn
+        for i in 0..<tables.instrumentCount {
+            let inst = tables.instruments[i]
+            if inst.lastTriggerDue <= due { continue }
+            if isKeySwitch {
+                if inst.keySwitch >= 0 { return true }
+                continue
+            }
+            if isBend {
+                if inst.bendUp != 0 || inst.bendDown != 0 { return true }
+                continue
+            }
+            var k = inst.conditionStart
+            while k < inst.conditionStart + inst.conditionCount {
+                if Int(tables.conditions[k].controller) == controller { return true }
+                k += 1
+            }
+            k = inst.modulationStart
+            while k < inst.modulationStart + inst.modulationCount {
+                if Int(tables.modulations[k].controller) == controller { return true }
+                k += 1
+            }
+        }
+        return false
+    }
+
+    /// Whether a controller that instrument `inst`'s conditions or modulations read on
+    /// `channel` (or the key switch, or the bend) changed after frame `due`.
+    @_noLocks @_noAllocation
+    func controllersChanged(since due: Frame, _ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> Bool {
+        if inst.keySwitch >= 0, controllers.lastChange(-1, channel: channel) > due { return true }
+        var k = inst.conditionStart
+        while k < inst.conditionStart + inst.conditionCount {
+            if controllers.lastChange(Int(tables.conditions[k].controller), channel: channel) > due { return true }
+            k += 1
+        }
+        k = inst.modulationStart
+        while k < inst.modulationStart + inst.modulationCount {
+            if controllers.lastChange(Int(tables.modulations[k].controller), channel: channel) > due { return true }
+            k += 1
+        }
+        if inst.bendUp != 0 || inst.bendDown != 0, controllers.lastChange(Controller.count, channel: channel) > due { return true }
+        return false
     }
 
     /// Whether instrument `inst`'s conditions hold for a trigger on `channel` now: its channels,
@@ -181,39 +262,25 @@ extension Engine {
         return (max(factor, 1e-7), pan, cents)
     }
 
-    /// Applies the controllers to a voice instrument `index` has just started on `player`, at
-    /// `level` (its level before them).
-    @_noLocks @_noAllocation
-    func controlVoice(_ player: Int, instrument index: Int, _ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) {
-        let control = voiceControls + player
-        guard inst.isModulated else {
-            control.pointee = VoiceControl()
-            return
-        }
-        let m = modulation(inst, tables, channel: channel)
-        control.pointee = VoiceControl(instrument: Int32(index), channel: Int32(channel), factor: m.factor, panOffset: m.pan, cents: m.cents)
-        let v = voices + player
-        if m.factor != 1 { scaleLevel(v, by: m.factor) }
-        if m.pan != 0 { v.pointee.setPan(PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw)) }
-        if m.cents != 0, !v.pointee.isStreamed { v.pointee.setRate(v.pointee.rate * centsRate(m.cents)) }
-    }
-
     /// Every sounding voice whose instrument follows `controller` (`Controller.count`: the
     /// bend) on `channel` takes the controllers' new effect, on this frame.
+    /// `late`: the change came after its frame; a voice whose level or pitch it moves is
+    /// counted (the frames since were heard as they were, and what follows is not exactly as
+    /// on time).
     @_noLocks @_noAllocation
-    private func steerVoices(controller: Int, channel: Int) {
+    private func steerVoices(controller: Int, channel: Int, late: Bool) {
         let tables = instrumentTables.pointee
         guard tables.steered[controller] else { return }
-        steer(tables, channel: channel)
+        steer(tables, channel: channel, late: late)
     }
 
     @_noLocks @_noAllocation
-    private func steerAllVoices(channel: Int) {
-        steer(instrumentTables.pointee, channel: channel)
+    private func steerAllVoices(channel: Int, late: Bool) {
+        steer(instrumentTables.pointee, channel: channel, late: late)
     }
 
     @_noLocks @_noAllocation
-    private func steer(_ tables: InstrumentTables, channel: Int) {
+    private func steer(_ tables: InstrumentTables, channel: Int, late: Bool) {
         for i in 0..<tables.instrumentCount {
             let inst = tables.instruments[i]
             if !inst.isModulated { continue }
@@ -233,6 +300,9 @@ extension Engine {
                     computed = true
                 }
                 let old = control.pointee
+                if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) {
+                    lateCommandCounter.add(1, ordering: .relaxed)
+                }
                 if m.factor != old.factor {
                     scaleLevel(v, by: m.factor / old.factor)
                     control.pointee.factor = m.factor
@@ -242,7 +312,7 @@ extension Engine {
                     control.pointee.panOffset = m.pan
                 }
                 if m.cents != old.cents, !v.pointee.isStreamed {
-                    v.pointee.setRate(v.pointee.rate * centsRate(m.cents - old.cents))
+                    v.pointee.setRate(m.cents == 0 ? 1 : centsRate(m.cents))
                     control.pointee.cents = m.cents
                 }
             }

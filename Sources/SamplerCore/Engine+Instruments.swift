@@ -103,6 +103,12 @@ extension Engine {
         let tables = instrumentTables.pointee
         guard index >= 0, index < tables.instrumentCount, velocity > 0, channel >= 0, channel < 16 else { return }
         let inst = tables.instruments[index]
+        // A trigger whose frame is before a controller change already applied (it came late or
+        // out of order) sees the controllers as they are now, not as they were on its frame:
+        // counted.
+        if frame > due, controllersChanged(since: due, inst, tables, channel: channel) {
+            lateCommandCounter.add(1, ordering: .relaxed)
+        }
         // Its channels, key switch and controller ranges, as they are on the trigger's frame.
         guard conditionsHold(inst, tables, channel: channel) else { return }
         guard let choice = chooseSample(inst, tables, velocity: velocity, due: due) else { return }
@@ -110,9 +116,17 @@ extension Engine {
         if inst.chokes { choke(by: inst, index: index, tables, due: due, at: frame) }
         if inst.isSilent { return }
         let player = allocateVoice(inst, due: due)
+        // What the controllers make of its level, pan and pitch: part of its start, so that a
+        // late start is placed with them.
+        var control = VoiceControl()
+        if inst.isModulated {
+            let m = modulation(inst, tables, channel: channel)
+            control = VoiceControl(instrument: Int32(index), channel: Int32(channel), factor: m.factor, panOffset: m.pan, cents: m.cents)
+            if sounds[Int(choice.sound)].isStreamed { control.cents = 0 }
+        }
         startVoice(player, instrument: inst, index: index, layer: choice.layer, sound: choice.sound, velocity: velocity,
-                   due: due, at: frame)
-        controlVoice(player, instrument: index, inst, tables, channel: channel)
+                   control: control, due: due, at: frame)
+        voiceControls[player] = control
     }
 
     /// The velocity layer of instrument `inst` that holds `velocity` (the first whose range
@@ -242,7 +256,7 @@ extension Engine {
     /// instrument's envelope, output and declick.
     @_noLocks @_noAllocation
     private func startVoice(_ player: Int, instrument inst: InstrumentSlot, index: Int, layer: UnsafeMutablePointer<LayerSlot>,
-                            sound: Int32, velocity: Int, due: Frame, at frame: Frame) {
+                            sound: Int32, velocity: Int, control: VoiceControl, due: Frame, at frame: Frame) {
         // A voice started after the trigger's frame (it reached the render thread out of order)
         // is taken as it is now: counted.
         if voices[player].isActive {
@@ -257,6 +271,9 @@ extension Engine {
             start.level = inst.level * layer.pointee.level * Float(velocity) / 127
         }
         start.pan = inst.pan
+        if control.factor != 1 { start.level *= control.factor }
+        if control.panOffset != 0 { start.pan = PanGains(pan: inst.panPosition + control.panOffset, law: inst.panLaw) }
+        if control.cents != 0 { start.rate = centsRate(control.cents) }
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)
         apply(start, at: frame)

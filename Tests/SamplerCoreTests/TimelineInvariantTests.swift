@@ -33,22 +33,31 @@ import Testing
     static func engine() -> Engine {
         let engine = Engine(configuration: .init(maxPlayers: 10))
         let ids = sounds.map { try! engine.register($0) }
+        // Controllers: the random instrument plays only while CC4 is at most 90; the envelope
+        // one's level follows CC1 (squared), its pan CC2, its pitch the bend.
+        var random = InstrumentDefinition(firstPlayer: 6, pan: 0.4, chokeGroup: 1,
+                                          layers: [InstrumentLayer(sounds: [ids[1], ids[2], ids[3], ids[0]], selection: .random(seed: 7))],
+                                          declickFrames: 96, chokeFadeFrames: 300)
+        random.conditions = [ControllerRange(controller: 4, values: 0...90)]
+        var enveloped = InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: 1, chokeGroup: 1,
+                                             layers: [InstrumentLayer(sounds: [ids[2], ids[3]], velocityCurve: (0...127).map { Float($0 * $0) / 16_129 })],
+                                             declickFrames: 48, envelope: AmplitudeEnvelope(attackFrames: 150, holdFrames: 90, decayFrames: 700,
+                                                                                            sustain: 0.5, releaseFrames: 500, chokeReleaseFrames: 300))
+        enveloped.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1, curve: ControllerModulation.sfzCurve(4)),
+                                 ControllerModulation(controller: 2, target: .pan, depth: 0.5)]
+        enveloped.bendUp = 200
+        enveloped.bendDown = -300
         engine.setInstruments([
             InstrumentDefinition(firstPlayer: 4, voiceCount: 2, pan: -0.3, chokeGroup: 1,
                                  layers: [InstrumentLayer(sounds: [ids[0], ids[1], ids[3]])], declickFrames: 64, chokeFadeFrames: 150),
-            InstrumentDefinition(firstPlayer: 6, pan: 0.4, chokeGroup: 1,
-                                 layers: [InstrumentLayer(sounds: [ids[1], ids[2], ids[3], ids[0]], selection: .random(seed: 7))],
-                                 declickFrames: 96, chokeFadeFrames: 300),
+            random,
             InstrumentDefinition(firstPlayer: 7, loops: 2, chokeGroup: 1, layers: [
                 InstrumentLayer(velocities: 1...63, sounds: [ids[0]], gain: Gain(linear: 0.5)),
                 InstrumentLayer(velocities: 64...127, sounds: [ids[3], ids[1]]),
             ], declickFrames: 32, chokeFadeFrames: 0),
             // An envelope (attack, hold, decay to half, a release on note-off), looping once.
-            InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: 1, chokeGroup: 1,
-                                 layers: [InstrumentLayer(sounds: [ids[2], ids[3]], velocityCurve: (0...127).map { Float($0 * $0) / 16_129 })],
-                                 declickFrames: 48, envelope: AmplitudeEnvelope(attackFrames: 150, holdFrames: 90, decayFrames: 700,
-                                                                                sustain: 0.5, releaseFrames: 500, chokeReleaseFrames: 300)),
-        ])
+            enveloped,
+        ], controllers: ControllerSetup(defaults: [1: 1]))
         return engine
     }
 
@@ -71,7 +80,7 @@ import Testing
             // Mostly the players no instrument uses; sometimes an instrument's own voices.
             let player = random.chance(75) ? random.int(0...(directPlayers - 1)) : random.int(directPlayers...9)
             let c: Command
-            switch random.int(0...15) {
+            switch random.int(0...16) {
             case 0, 1, 2:
                 c = .start(player: player, sound: SoundID(rawValue: Int32(random.int(0...3))), at: frame,
                            from: Frame(random.chance(30) ? random.int(0...250) : 0), loops: random.pick([0, 0, 1, 3, -1]),
@@ -89,6 +98,11 @@ import Testing
                 c = random.chance(10) ? Command(kind: .stopAll, player: 0, frame: frame)
                     : .setInstrumentMix(instrument: random.int(0...3), gain: Gain(linear: random.pick([0.5, 1])), pan: nil, at: frame)
             case 12: c = .release(instrument: random.int(0...3), at: frame)
+            case 13:
+                // A controller (the hat's condition, the level, the pan, the sustain pedal, the
+                // volume) or the bend.
+                c = random.chance(25) ? .channelMessage(Command.ChannelMessage.pitchBend, channel: 1, value: random.pick([0, 0.5, 0.8, 1]), at: frame)
+                    : .controller(channel: 1, number: random.pick([4, 1, 2, 64, 7]), value: random.pick([0, 0.3, 0.75, 1]), at: frame)
             default: c = .trigger(instrument: random.int(0...3), velocity: random.int(1...127), at: frame)
             }
             commands.append(c)
