@@ -131,6 +131,47 @@ package final class PatchOSC {
                     warn(m, "\(error)")
                     server.send("/sampler/error", [.string(path), .string("\(error)")], to: replyTo)
                 }
+            case ("/sampler/note", let types) where ["ii", "iii"].contains(types):
+                guard let note = m.arguments[0].number, let velocity = m.arguments[1].number, (0...127).contains(note),
+                      (0...127).contains(velocity), let channel = Self.channel(m, at: 2) else {
+                    warn(m, "expected a note (0 to 127), a velocity (0 to 127; 0 is a note-off) and a channel (1 to 16)")
+                    continue
+                }
+                for command in Self.noteCommands(note: Int(note), velocity: Int(velocity), channel: channel, kit: kit, loaded: loaded, at: at) {
+                    _ = engine.send(command)
+                }
+                log("osc: /sampler/note \(Int(note)) \(Int(velocity)) \(when): at frame \(at)")
+            case ("/sampler/cc", let types) where ["ii", "if", "id", "iii", "ifi", "idi"].contains(types):
+                guard let number = m.arguments[0].number, (0...127).contains(number), let raw = m.arguments[1].number,
+                      let value = Self.controllerValue(m.arguments[1], raw), let channel = Self.channel(m, at: 2) else {
+                    warn(m, "expected a controller (0 to 127), a value (0 to 127, or 0 to 1 as a float) and a channel (1 to 16)")
+                    continue
+                }
+                _ = engine.send(.controller(channel: channel, number: Int(number), value: value, at: at))
+                log("osc: /sampler/cc \(Int(number)) \(formatNumber(raw)) \(when): at frame \(at)")
+            case ("/sampler/bend", let types) where ["i", "f", "d", "ii", "fi", "di"].contains(types):
+                guard let raw = m.arguments[0].number, raw.isFinite, let channel = Self.channel(m, at: 1) else {
+                    warn(m, "expected a bend (-8192 to 8191, or -1 to 1 as a float) and a channel (1 to 16)")
+                    continue
+                }
+                var bend: Double
+                if case .int = m.arguments[0] { bend = raw >= 0 ? raw / 8191 : raw / 8192 } else { bend = raw }
+                guard (-1...1).contains(bend) else { warn(m, "bend out of range (-8192 to 8191, or -1 to 1)"); continue }
+                _ = engine.send(.channelMessage(Command.ChannelMessage.pitchBend, channel: channel, value: Float((bend + 1) / 2), at: at))
+                log("osc: /sampler/bend \(formatNumber(raw)) \(when): at frame \(at)")
+            case ("/sampler/aftertouch", let types) where ["i", "f", "d", "ii", "fi", "di"].contains(types),
+                 ("/sampler/polyaftertouch", let types) where ["ii", "if", "id", "iii", "ifi", "idi"].contains(types):
+                let poly = m.path == "/sampler/polyaftertouch"
+                let note = poly ? m.arguments[0].number ?? -1 : 0
+                let k = poly ? 1 : 0
+                guard (0...127).contains(note), let raw = m.arguments[k].number, let value = Self.controllerValue(m.arguments[k], raw),
+                      let channel = Self.channel(m, at: k + 1) else {
+                    warn(m, "expected \(poly ? "a note (0 to 127), " : "")a pressure (0 to 127, or 0 to 1 as a float) and a channel (1 to 16)")
+                    continue
+                }
+                _ = engine.send(.channelMessage(poly ? Command.ChannelMessage.polyPressure : Command.ChannelMessage.channelPressure,
+                                                channel: channel, value: value, note: Int(note), at: at))
+                log("osc: \(m.path) \(formatNumber(raw)) \(when): at frame \(at)")
             case ("/sampler/stop", ""):
                 _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
                 log("osc: /sampler/stop \(when): at frame \(at)")
@@ -138,6 +179,42 @@ package final class PatchOSC {
                 warn(m, "unknown message")
             }
         }
+    }
+
+    /// The channel (1…16) in argument `index` of `m`, 1 when it has none; nil when out of range.
+    static func channel(_ m: OSCMessage, at index: Int) -> Int? {
+        guard m.arguments.count > index else { return 1 }
+        guard let c = m.arguments[index].number, (1...16).contains(c) else { return nil }
+        return Int(c)
+    }
+
+    /// A controller value: an integer 0…127, or a float 0…1; nil out of range.
+    static func controllerValue(_ argument: OSCArgument, _ raw: Double) -> Float? {
+        guard raw.isFinite else { return nil }
+        if case .int = argument { return (0...127).contains(raw) ? Float(raw) / 127 : nil }
+        return (0...1).contains(raw) ? Float(raw) : nil
+    }
+
+    /// The commands a MIDI note-on (velocity > 0) or note-off of `note` on `channel` sends, as
+    /// a note on `midi_in` or in a MIDI file plays the kit: a key switch, the instruments on the
+    /// note (triggered, or released by a note-off; those played by note-offs at the velocity
+    /// 64).
+    static func noteCommands(note: Int, velocity: Int, channel: Int, kit: Patch, loaded: LoadedPatch, at: Frame) -> [Command] {
+        var commands: [Command] = []
+        let notes = kit.resolvedMIDINotes
+        if velocity > 0, kit.instruments.contains(where: { $0.keySwitch == note }) {
+            commands.append(.channelMessage(Command.ChannelMessage.noteOn, channel: channel, value: 0, note: note, at: at))
+        }
+        for (i, instrument) in kit.instruments.enumerated() where notes[i] == note {
+            if velocity > 0, !instrument.triggersOnNoteOff {
+                commands.append(loaded.command(for: Trigger(frame: at, player: i, velocity: Float(velocity) / 127, channel: channel)))
+            } else if velocity == 0, instrument.triggersOnNoteOff {
+                commands.append(loaded.command(for: Trigger(frame: at, player: i, velocity: 64 / 127, channel: channel)))
+            } else if velocity == 0, instrument.envelope?.noteOff ?? false, !loaded.streams(instrument: i) {
+                commands.append(loaded.command(for: Trigger(frame: at, player: i, velocity: 0, isRelease: true, channel: channel)))
+            }
+        }
+        return commands
     }
 
     /// `load` before the engine renders (its instruments swapped in on the first frame).

@@ -229,6 +229,45 @@ import Testing
         }
     }
 
+    /// `/sampler/note`, `/sampler/cc`, `/sampler/bend` and `/sampler/aftertouch` in timed
+    /// bundles: a CC on its frame chooses which of a note's two instruments plays (left when CC4
+    /// is high, right when low), the notes play on their frames; bad values are refused in one line.
+    @Test func timedNotesAndControllersPlayOnTheirFrames() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let kit = try clickKit(#"[{"id": "closed", "midiNote": 42, "shareNote": true, "pan": -1, "layers": [{"samples": ["click.wav"]}],"#
+                               + #" "conditions": {"controllers": {"4": [64, 127]}}},"#
+                               + #" {"id": "open", "midiNote": 42, "shareNote": true, "pan": 1, "layers": [{"samples": ["click.wav"]}],"#
+                               + #" "conditions": {"controllers": {"4": [0, 63]}}}]"#)
+        let (process, out, osc) = try startWithOSC(["play", "--patch", kit.path, "--osc-port", "0", "--duration", "20",
+                                                    "--server", server.name, "--name", "oscnotes", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        let capture = try CaptureProcess(server: server, ports: ["oscnotes:out_L", "oscnotes:out_R"], frames: 48000 * 4)
+        let first = try stamp(send(["--port", osc, "--in-ms", "1200", "/sampler/cc", "i:4", "i:127"]))
+        _ = try send(["--port", osc, "--at-us", "\(first + 50_000)", "/sampler/note", "i:42", "i:100"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 200_000)", "/sampler/cc", "i:4", "f:0", "i:1"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 250_000)", "/sampler/bend", "i:-8192"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 260_000)", "/sampler/aftertouch", "i:90", "i:10"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 300_000)", "/sampler/note", "i:42", "i:127", "i:10"])
+        _ = try send(["--port", osc, "--at-us", "\(first + 350_000)", "/sampler/note", "i:42", "i:0", "i:10"])
+        _ = try send(["--port", osc, "/sampler/cc", "i:4", "i:300"])
+        _ = try send(["--port", osc, "/sampler/note", "i:42", "i:100", "i:17"])
+        let recorded = try capture.finish()
+        process.terminate()
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        let lines = output.split(separator: "\n")
+        let notes = lines.filter { $0.hasPrefix("osc: /sampler/note 42 1") }.compactMap { Int64($0.split(separator: " ").last!) }
+        #expect(lines.filter { $0.hasPrefix("osc: /sampler/cc 4") && $0.contains("on its timetag") }.count == 2, "\(output)")
+        #expect(lines.contains { $0.hasPrefix("osc: /sampler/bend -8192 on its timetag") }, "\(output)")
+        #expect(lines.contains { $0.hasPrefix("osc: /sampler/aftertouch 90 on its timetag") }, "\(output)")
+        #expect(output.contains("osc: /sampler/cc ,ii: expected a controller (0 to 127), a value"), "\(output)")
+        #expect(output.contains("osc: /sampler/note ,iii: expected a note"), "\(output)")
+        try #require(notes.count == 2, "\(output)")
+        #expect(recorded.onsets(channel: 0) == [notes[0]], "closed (left) where CC4 was high")
+        #expect(recorded.onsets(channel: 1) == [notes[1]], "open (right) where CC4 was low")
+    }
+
     /// `/sampler/load`: another patch's instruments replace the running ones on the message's
     /// frame; triggers after it play the new samples; a bad path is an error reply and a line.
     @Test func aPatchLoadedOverOSCReplacesTheInstruments() throws {
