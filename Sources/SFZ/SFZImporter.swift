@@ -54,7 +54,7 @@ package enum SFZImporter {
     }
 
     /// The most regions that sound together on one key (instruments sharing its note).
-    static let maximumStacks = 16
+    static let maximumStacks = 64
 
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).

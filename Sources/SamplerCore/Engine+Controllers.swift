@@ -286,6 +286,7 @@ extension Engine {
             if !inst.isModulated { continue }
             // Computed once per instrument, for its first voice that follows.
             var m: (factor: Float, pan: Float, cents: Float) = (1, 0, 0)
+            var gains = inst.pan
             var computed = false
             for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
                 let control = voiceControls + p
@@ -297,6 +298,7 @@ extension Engine {
                 }
                 if !computed {
                     m = modulation(inst, tables, channel: channel)
+                    gains = m.pan != 0 ? PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw) : inst.pan
                     computed = true
                 }
                 let old = control.pointee
@@ -308,7 +310,7 @@ extension Engine {
                     control.pointee.factor = m.factor
                 }
                 if m.pan != old.panOffset {
-                    v.pointee.setPan(PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw))
+                    v.pointee.setPan(gains)
                     control.pointee.panOffset = m.pan
                 }
                 if m.cents != old.cents, !v.pointee.isStreamed {

@@ -175,6 +175,55 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
     }
 
+    /// sfizz's own multi-microphone e-drum kit (`newdrums_flat.sfz` from its test suite, 190
+    /// regions over 11 microphones, in Tests/Fixtures/sfizz), each region given its own sample
+    /// (a tone of its own pitch and decay, so that a wrong region shows), through an e-drum
+    /// groove: the hi-hat's openness moved by CC4 (closed, half-open, open), pedal chicks that
+    /// choke it through silent regions, the hi-hat's key switch (keyboard mode on 12, back on 13),
+    /// kick, snare, rimshots (group_volume), sidesticks, ghost notes, toms, rides and crashes.
+    @Test func sfizzsMultiMicrophoneDrumKitPlaysAsSfizzPlaysIt() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        let original = try String(contentsOf: packageRoot.appendingPathComponent("Tests/Fixtures/sfizz/newdrums_flat.sfz"), encoding: .utf8)
+        var text = ""
+        var region = 0
+        for line in original.split(separator: "\n", omittingEmptySubsequences: false) {
+            if line.trimmingCharacters(in: .whitespaces) == "sample=kick.wav" {
+                region += 1
+                let name = String(format: "r%03d.wav", region)
+                let f = 80 * pow(1.017, Double(region)), decay = 6 + Double(region % 13) * 3
+                // Quiet enough that the loudest hit (a rimshot, +10 dB) stays below full scale in
+                // both renders (sfizz_render writes 16-bit samples).
+                try Self.writeWAV(dir.appendingPathComponent(name).path, [Self.tone(f, seconds: 0.4, decay: decay, level: 0.12)])
+                text += "sample=\(name)\n"
+            } else {
+                text += line + "\n"
+            }
+        }
+        #expect(region == 173)
+        let sfz = dir.appendingPathComponent("newdrums.sfz").path
+        try ("<control> hint_ram_based=1\n" + text).write(toFile: sfz, atomically: true, encoding: .utf8)
+        // (note, velocity, messages just before it): eighths at 120 bpm.
+        let hat: UInt8 = 0xB9
+        let plan: [(note: Int, velocity: Int, before: [[UInt8]])] = [
+            (36, 110, [[hat, 4, 127]]), (42, 80, []), (38, 100, []), (42, 70, [[hat, 4, 45]]),
+            (36, 100, []), (46, 90, [[hat, 4, 0]]), (44, 90, [[hat, 4, 127]]), (42, 60, []),
+            (40, 120, []), (37, 90, []), (38, 30, []), (42, 85, [[hat, 4, 20]]),
+            (48, 100, []), (45, 100, []), (43, 100, []), (51, 90, []),
+            (53, 100, []), (49, 120, []), (57, 110, []), (59, 100, []),
+            (60, 100, [[0x99, 12, 100], [0x89, 12, 0]]), (61, 100, []), (65, 90, []), (62, 100, []),
+            (46, 100, [[0x99, 13, 100], [0x89, 13, 0], [hat, 4, 70]]), (26, 100, [[hat, 4, 10]]), (22, 90, []), (36, 127, []),
+            (55, 100, []), (52, 100, []), (38, 127, []), (44, 110, [[hat, 4, 127]]),
+        ]
+        var notes: [(tick: Int, note: Int, velocity: Int)] = []
+        var extra: [(tick: Int, bytes: [UInt8])] = []
+        for (k, step) in plan.enumerated() {
+            notes.append((k * 240, step.note, step.velocity))
+            for bytes in step.before { extra.append((k * 240, bytes)) }
+        }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
     /// A multi-layer kit of realistic size: 8 drums × 4 velocity layers × 4 round-robin samples
     /// (128 samples), 96 notes in sixteenths over every drum and layer.
     @Test func aKitOf128SamplesPlaysAsSfizzPlaysIt() throws {
