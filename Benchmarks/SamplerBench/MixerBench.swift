@@ -61,16 +61,20 @@ func timeEngine(_ w: MixWorkload, rounds: Int = 5, voiceFramesPerBatch: Int = 32
     return Sample(times).median
 }
 
-/// A variant of the mixing job: plain gains, a gain ramp on every voice, varispeed, or each
-/// player with a declick tail fading out beside its voice (two sounds read per player).
+/// A variant of the mixing job: plain gains, a gain ramp on every voice, varispeed, each
+/// player with a declick tail fading out beside its voice (two sounds read per player), streams,
+/// or an instrument's voices steered by controllers every period.
 enum MixVariant: String, CaseIterable {
     case plain = "gain+pan"
     case ramp = "ramp"
     case varispeed = "rate 1.5"
     case tails = "+tail"
     case streamed = "streamed"
+    /// An instrument's voices whose gain and pan a controller moves every period.
+    case controlled = "cc gain+pan"
 
     var fades: Bool { self == .ramp }
+    var controlled: Bool { self == .controlled }
     var tails: Bool { self == .tails }
     var streamed: Bool { self == .streamed }
     /// Its name for `--jobs`.
@@ -81,6 +85,7 @@ enum MixVariant: String, CaseIterable {
         case .varispeed: "varispeed"
         case .tails: "tails"
         case .streamed: "streamed"
+        case .controlled: "cc"
         }
     }
     var rate: Double { self == .varispeed ? 1.5 : 1 }
@@ -91,7 +96,7 @@ enum MixVariant: String, CaseIterable {
 func measureMixerRow(pool: SoundPool, variant: MixVariant, kind: SourceKind, voices n: Int)
     -> (ratio: Double, engine: Double, reference: Double, agreement: Double) {
     let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: variant.fades, rate: variant.rate,
-                        tails: variant.tails, streamed: variant.streamed, frameCount: 128)
+                        tails: variant.tails, streamed: variant.streamed, controlled: variant.controlled, frameCount: 128)
     let agreement = w.checkAgreement()
     let t = timeBackToBack(w)
     let frames = Double(n * 128)

@@ -75,6 +75,16 @@ final class MixWorkload {
     /// The tails' voices (ramping to 0), with `tails`.
     var tailReference: [CMixVoice] = []
     let streamed: Bool
+    /// With `controlled`: the voices are one instrument's, whose level follows CC1 and pan CC2
+    /// (SFZ's curve 1); each period begins with both moved, on the period's first frame (the
+    /// C reference sets every voice's gains from the same values).
+    let controlled: Bool
+    private var enginePeriods = 0
+    private var referencePeriods = 0
+    /// The controllers' values for period `k`: a slow sweep of each.
+    static func controllerValues(_ k: Int) -> (level: Float, pan: Float) {
+        (0.5 + 0.4 * Float.sin(Float(k) * 0.05), 0.5 + 0.3 * Float.sin(Float(k) * 0.031))
+    }
     /// With `streamed`: each voice's ring and the sound whose first `ringFrames` frames it holds
     /// (slot j always holds frame j: refilling rewrites the same samples), and the C reference's.
     private var rings: [(ring: StreamRing, sound: Sound)] = []
@@ -96,8 +106,9 @@ final class MixWorkload {
     /// With `streamed`, each voice plays a stream ring instead of a sound, at rate 1 without a
     /// ramp: the ring is filled before each batch, as a disk thread would keep it filled.
     init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, tails: Bool = false,
-         streamed: Bool = false, frameCount: Int, slots: Int? = nil) {
+         streamed: Bool = false, controlled: Bool = false, frameCount: Int, slots: Int? = nil) {
         voiceCount = voices
+        self.controlled = controlled
         self.kind = kind
         self.fades = fades
         self.tails = tails
@@ -124,7 +135,24 @@ final class MixWorkload {
         reference.reserveCapacity(voices)
         var random = SplitMix(state: UInt64(voices) &* 7919 &+ (kind == .stereo ? 1 : 0))
         let all = Array(pool.sounds(kind, count: tails ? 2 * voices : voices))
-        for (p, sound) in all.prefix(voices).enumerated() {
+        if controlled {
+            // One instrument with a voice per sound (round robin), looping from the start at
+            // velocity 127 (level 1), triggered on the first frame.
+            let ids = all.prefix(voices).map { try! engine.register($0) }
+            var instrument = InstrumentDefinition(firstPlayer: 0, voiceCount: voices, loops: -1, layers: [InstrumentLayer(sounds: ids)],
+                                                  declickFrames: 0)
+            instrument.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1),
+                                      ControllerModulation(controller: 2, target: .pan, depth: 1, curve: ControllerModulation.sfzCurve(1))]
+            instrument.followsChannelControllers = false
+            engine.setInstruments([instrument], controllers: ControllerSetup(defaults: [1: 1, 2: 0.5]))
+            for _ in 0..<voices { engine.send(.trigger(instrument: 0, velocity: 127, at: Command.immediately)) }
+            for sound in all.prefix(voices) {
+                reference.append(CMixVoice(left: sound.left, right: sound.right, frames: Int64(sound.frameCount),
+                                           position: 0, gainLeft: 0, gainRight: 0, panLeft: 0, panRight: 0, rampOrigin: 1, rampStep: 0,
+                                           rampElapsed: 0, rate: 1, rateStep: 1 << 32, phase: 0))
+            }
+        }
+        for (p, sound) in all.prefix(controlled ? 0 : voices).enumerated() {
             if tails {
                 // The old voice: started first, then faded out on the tail by the restart below.
                 let old = all[voices + p]
@@ -211,6 +239,12 @@ final class MixWorkload {
     /// One period of the engine (the real render path).
     @inline(__always)
     func renderEngine() {
+        if controlled {
+            let v = MixWorkload.controllerValues(enginePeriods)
+            enginePeriods += 1
+            engine.send(.controller(channel: 1, number: 1, value: v.level, at: periodStart))
+            engine.send(.controller(channel: 1, number: 2, value: v.pan, at: periodStart))
+        }
         engine.render(frameCount: frameCount, periodStart: periodStart, left: left, right: right)
         periodStart += Frame(frameCount)
     }
@@ -224,6 +258,16 @@ final class MixWorkload {
                 cmix_render_streams(streams.baseAddress, count, referenceLeft, referenceRight, frames)
             }
             return
+        }
+        if controlled {
+            let v = MixWorkload.controllerValues(referencePeriods)
+            referencePeriods += 1
+            let pan = PanGains(pan: 2 * v.pan - 1)
+            let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft, panRight = kind == .mono ? pan.monoRight : pan.stereoRight
+            for i in 0..<voiceCount {
+                reference[i].gainLeft = v.level * panLeft
+                reference[i].gainRight = v.level * panRight
+            }
         }
         reference.withUnsafeMutableBufferPointer { voices in
             if fades {

@@ -287,7 +287,7 @@ extension Engine {
             // Computed once per instrument, for its first voice that follows.
             var m: (factor: Float, pan: Float, cents: Float) = (1, 0, 0)
             var gains = inst.pan
-            var computed = false
+            var computed = false, panned = false
             for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
                 let control = voiceControls + p
                 if control.pointee.instrument != Int32(i) || control.pointee.channel != Int32(channel) { continue }
@@ -298,7 +298,6 @@ extension Engine {
                 }
                 if !computed {
                     m = modulation(inst, tables, channel: channel)
-                    gains = m.pan != 0 ? PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw) : inst.pan
                     computed = true
                 }
                 let old = control.pointee
@@ -310,6 +309,11 @@ extension Engine {
                     control.pointee.factor = m.factor
                 }
                 if m.pan != old.panOffset {
+                    // The pan law once per instrument, and only when a pan moved.
+                    if !panned {
+                        gains = m.pan != 0 ? PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw) : inst.pan
+                        panned = true
+                    }
                     v.pointee.setPan(gains)
                     control.pointee.panOffset = m.pan
                 }
