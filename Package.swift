@@ -111,7 +111,7 @@ let package = Package(
         .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
-        .testTarget(name: "SFZTests", dependencies: ["SFZ", "Patches"]),
+        .testTarget(name: "SFZTests", dependencies: ["SFZ", "Patches", "SamplerCore"]),
         // The Hydrogen importer through `sampler import-hydrogen` (the binary, no JACK server), and
         // every demo song against h2cli's own export (run by the live stage: scripts/live-tests.sh).
         .testTarget(name: "HydrogenTests", dependencies: ["Hydrogen", "SamplerCore", "SoundFiles", "JACKTestSupport"]),

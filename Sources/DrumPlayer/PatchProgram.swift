@@ -303,7 +303,8 @@ package struct MIDIPlayback: Sendable {
 
     /// The notes of `file` no instrument of `kit` plays, for a warning.
     package func unplayedNotes(in kit: Patch) -> [Int] {
-        let mapped = Set(kit.resolvedMIDINotes.compactMap { $0 })
+        // Key switches play nothing, and are not unplayed either.
+        let mapped = Set(kit.resolvedMIDINotes.compactMap { $0 }).union(kit.instruments.compactMap(\.keySwitch))
         return Set(file.events.filter { $0.isNoteOn && !mapped.contains($0.note) }.map(\.note)).sorted()
     }
 }

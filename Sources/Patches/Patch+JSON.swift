@@ -3,7 +3,7 @@ import SamplerCore
 
 extension Patch {
     /// A controller value (normalized) as the patch writes it: 0…127.
-    private static func controllerValue(_ v: Float) -> String { number((Double(v) * 127 * 1e6).rounded() / 1e6) }
+    private static func controllerValue(_ v: Float) -> String { number((Double(v) * 127 * 1e4).rounded() / 1e4) }
 
     /// The controller parts of an instrument, as `"key": value` fields.
     private static func controlFields(_ instrument: DrumInstrument) -> [String] {

@@ -303,6 +303,7 @@ package enum SFZImporter {
             resolved[resolved.count - 1].output = output
             resolved[resolved.count - 1].silent = silent
             try resolveControls(opcodes, into: &resolved[resolved.count - 1], curves: curves, place: place, report: report)
+            if resolved[resolved.count - 1].leftOut { resolved.removeLast() }
             if let k = try note("sw_default") { setup.keySwitch = k }
         }
         guard !resolved.isEmpty else {
@@ -478,6 +479,8 @@ package enum SFZImporter {
         var modulations: [ControllerModulation] = []
         var bendUp: Double = 200, bendDown: Double = -200
         var silent = false
+        /// Triggered by something the sampler does not carry: not played at all.
+        var leftOut = false
         /// What must be equal for regions to be one instrument's alternatives.
         var controlKey: String {
             "\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
@@ -500,6 +503,8 @@ package enum SFZImporter {
         for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
             guard let (prefix, number) = numbered(name) else { continue }
             switch prefix {
+            case let p where p.hasPrefix("set_"):
+                report("set_cc:\(name)", "\(place(o)): \(name) sets a controller only in <control>: here it is ignored")
             case "locc": low[number] = try value(o, 0...127)
             case "hicc": high[number] = try value(o, 0...127)
             case "on_locc": onLow[number] = try value(o, 0...127)
@@ -520,7 +525,9 @@ package enum SFZImporter {
         }
         for number in Set(onLow.keys).union(onHigh.keys).sorted() {
             guard number < 128 else {
-                report("on_cc\(number)", "on_locc\(number)/on_hicc\(number): extended controller \(number) (sfizz's aftertouch and the like) triggers nothing here: those regions play only by their notes' conditions")
+                // sfizz never plays a region triggered by a controller from its notes.
+                report("on_cc\(number)", "on_locc\(number)/on_hicc\(number): extended controller \(number) (sfizz's aftertouch and the like) triggers nothing here: those regions are left out")
+                region.leftOut = true
                 continue
             }
             guard region.controllerTrigger == nil else {

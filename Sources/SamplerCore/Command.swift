@@ -113,7 +113,7 @@ public struct Command: BitwiseCopyable, Sendable {
 
     /// What a `.controller` command's `position` names besides a controller number.
     public enum ChannelMessage {
-        /// Pitch bend, `level` 0…1 for −1…1 (8192 of 16383 is 0).
+        /// Pitch bend, `level` 0…1 for −1…1 (`Command.bendLevel`: 8192 of 0…16383 is exactly 0.5).
         public static var pitchBend: Int64 { @_noLocks @_noAllocation get { 512 } }
         /// Channel pressure (aftertouch), `level` 0…1.
         public static var channelPressure: Int64 { @_noLocks @_noAllocation get { 513 } }
@@ -281,6 +281,15 @@ public struct Command: BitwiseCopyable, Sendable {
         return c
     }
 
+    /// A 14-bit pitch bend (0…16383, 8192 the centre) as a `.controller` command's level: 0…1,
+    /// the centre exactly 0.5 (−1…0 below it in steps of 1/8192, 0…1 above in steps of 1/8191).
+    @_noLocks @_noAllocation
+    public static func bendLevel(_ raw: Int) -> Float {
+        let r = min(16383, max(0, raw)) - 8192
+        let bend = r >= 0 ? Float(r) / 8191 : Float(r) / 8192
+        return (bend + 1) / 2
+    }
+
     /// The command for one MIDI channel message (`bytes`, a status byte and its data) other than
     /// a note-on or note-off, at `frame`; nil for anything else.
     public static func channelMessage(_ bytes: [UInt8], at frame: Frame) -> Command? {
@@ -291,7 +300,7 @@ public struct Command: BitwiseCopyable, Sendable {
         guard bytes.count >= needed, bytes[1..<needed].allSatisfy({ $0 < 0x80 }) else { return nil }
         switch kind {
         case 0xB0: return controller(channel: channel, number: Int(bytes[1]), value: Float(bytes[2]) / 127, at: frame)
-        case 0xE0: return channelMessage(ChannelMessage.pitchBend, channel: channel, value: Float(Int(bytes[2]) << 7 | Int(bytes[1])) / 16383, at: frame)
+        case 0xE0: return channelMessage(ChannelMessage.pitchBend, channel: channel, value: bendLevel(Int(bytes[2]) << 7 | Int(bytes[1])), at: frame)
         case 0xD0: return channelMessage(ChannelMessage.channelPressure, channel: channel, value: Float(bytes[1]) / 127, at: frame)
         case 0xA0: return channelMessage(ChannelMessage.polyPressure, channel: channel, value: Float(bytes[2]) / 127, note: Int(bytes[1]), at: frame)
         case 0xC0: return channelMessage(ChannelMessage.programChange, channel: channel, value: 0, note: Int(bytes[1]), at: frame)

@@ -48,7 +48,7 @@ extension Engine {
             command.level = Float(data[2]) / 127
         case 0xE0:
             command.position = Command.ChannelMessage.pitchBend
-            command.level = Float(Int(data[2]) << 7 | Int(data[1])) / 16383
+            command.level = Command.bendLevel(Int(data[2]) << 7 | Int(data[1]))
         case 0xD0:
             command.position = Command.ChannelMessage.channelPressure
             command.level = Float(data[1]) / 127

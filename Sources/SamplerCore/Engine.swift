@@ -421,7 +421,9 @@ public final class Engine: @unchecked Sendable {
                 return false
             }
         }
-        precondition(command.player >= 0 && Int(command.player) < configuration.maxPlayers || command.kind == .stopAll,
+        // A controller's `player` is its MIDI channel (checked by `isValid`), not a player.
+        precondition(command.player >= 0 && Int(command.player) < configuration.maxPlayers || command.kind == .stopAll
+                     || command.kind == .controller,
                      "player \(command.player) out of range")
         precondition(command.kind != .start || isRegistered(SoundID(rawValue: command.sound)),
                      "sound \(command.sound) is not registered")

@@ -54,7 +54,7 @@ package struct MIDIFileSource: TriggerSource {
                 var value: Float
                 switch e.kind {
                 case 0xB0: message = Int64(e.note); value = Float(e.velocity) / 127
-                case 0xE0: message = Command.ChannelMessage.pitchBend; value = Float(e.velocity << 7 | e.note) / 16383
+                case 0xE0: message = Command.ChannelMessage.pitchBend; value = Command.bendLevel(e.velocity << 7 | e.note)
                 case 0xD0: message = Command.ChannelMessage.channelPressure; value = Float(e.note) / 127
                 case 0xA0: message = Command.ChannelMessage.polyPressure; value = Float(e.velocity) / 127
                 case 0xC0: message = Command.ChannelMessage.programChange; value = 0

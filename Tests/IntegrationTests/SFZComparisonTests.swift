@@ -224,6 +224,65 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
     }
 
+    /// Files of sfizz's own test suite (Tests/Fixtures/sfizz/TestFiles, unchanged), each sample
+    /// they name made here as a tone of its own, played by both through MIDI written for each:
+    /// velocity layers, one-way off_by chokes with off_mode, set_cc, sample paths in any letter
+    /// case and with backslashes, default_path reset by each <control>, a missing sample among
+    /// good ones, #include from the same and a sub-directory.
+    static let testFiles: [(file: String, plan: [(note: Int, velocity: Int)])] = [
+        ("groups_avl.sfz", [(36, 10), (36, 40), (36, 60), (36, 90), (36, 120)]),
+        ("off_by.sfz", [(63, 100), (64, 100), (65, 100), (63, 100), (65, 90)]),
+        ("off_mode.sfz", [(64, 100), (63, 100), (64, 100)]),
+        ("set_cc.sfz", [(60, 100), (72, 90), (60, 40)]),
+        ("case_insensitive.sfz", [(61, 100), (61, 60), (61, 127)]),
+        ("default_path.sfz", [(60, 100), (48, 100)]),
+        ("Regions/regions_bad.sfz", [(60, 100), (62, 100), (64, 70)]),
+        ("Includes/root_local.sfz", [(60, 100)]),
+        ("Includes/root_subdir.sfz", [(60, 100)]),
+    ]
+
+    @Test(arguments: SFZComparisonTests.testFiles)
+    func sfizzsTestFilesPlayAsSfizzPlaysThem(file: String, plan: [(note: Int, velocity: Int)]) throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let fixtures = packageRoot.appendingPathComponent("Tests/Fixtures/sfizz/TestFiles")
+        let dir = try temporaryDirectory()
+        // The fixtures, with every sample any of them names (as sfizz's suite lays them out).
+        let samples = ["36-CajonCenter-1.wav", "36-CajonCenter-2.wav", "36-CajonCenter-3.wav", "36-CajonCenter-4.wav",
+                       "36-CajonCenter-5.wav", "mono_sample.wav", "snare.wav", "dummy1.wav", "Regions/dummy.wav",
+                       "DefaultPath/SubPath1/sample1.wav", "DefaultPath/SubPath2/sample2.wav", "Includes/dummy.wav",
+                       "Includes/dummy_subdir.wav"]
+        for (k, name) in samples.enumerated() {
+            let url = dir.appendingPathComponent(name)
+            try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
+            try Self.writeWAV(url.path, [Self.tone(150 * pow(1.19, Double(k)), seconds: 0.4, decay: 5 + Double(k) * 2, level: 0.3)])
+        }
+        for sub in ["", "Regions", "Includes", "Includes/subdir"] {
+            let from = sub.isEmpty ? fixtures : fixtures.appendingPathComponent(sub)
+            for entry in try FileManager.default.contentsOfDirectory(atPath: from.path) where entry.hasSuffix(".sfz") {
+                let to = dir.appendingPathComponent(sub).appendingPathComponent(entry)
+                try FileManager.default.createDirectory(at: to.deletingLastPathComponent(), withIntermediateDirectories: true)
+                // sfizz_render streams what is not in memory (see `compareWithSfizz`).
+                let text = try String(contentsOf: from.appendingPathComponent(entry), encoding: .utf8)
+                try ("<control> hint_ram_based=1\n" + text).write(to: to, atomically: true, encoding: .utf8)
+            }
+        }
+        let notes = plan.enumerated().map { (tick: $0.offset * 240, note: $0.element.note, velocity: $0.element.velocity) }
+        // Notes released 62.5 ms after they start end soon after (sfizz's render stops in
+        // 1,024-frame blocks once all is silent): the last window is 50 ms at least.
+        try compareWithSfizz(sfizz, dir: dir, sfz: dir.appendingPathComponent(file).path, notes: notes, lastWindow: 2400)
+    }
+
+    /// sfizz plays samples embedded in the file (`<sample>` with base64 data); the sampler
+    /// does not: the file is refused in one line that names what is missing.
+    @Test func anEmbeddedSampleIsRefusedInOneLine() throws {
+        let file = packageRoot.appendingPathComponent("Tests/Fixtures/sfizz/TestFiles/kick_embedded.sfz").path
+        let out = try temporaryDirectory().appendingPathComponent("k.json").path
+        let r = try runSampler(["import-sfz", file, "--out", out])
+        #expect(r.status == 1)
+        #expect(r.stderr.split(separator: "\n").last == "sampler: error: \(file): no region left to play: \(file): line 1: sample \"kick_embedded.wav\": no such file (the region at line 1)",
+                "\(r.stderr)")
+    }
+
     /// A multi-layer kit of realistic size: 8 drums × 4 velocity layers × 4 round-robin samples
     /// (128 samples), 96 notes in sixteenths over every drum and layer.
     @Test func aKitOf128SamplesPlaysAsSfizzPlaysIt() throws {
@@ -256,7 +315,7 @@ import Testing
     /// checks the tolerances; returns sfizz's level below ours in dB.
     @discardableResult
     func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000,
-                          extra: [(tick: Int, bytes: [UInt8])] = []) throws -> Double {
+                          extra: [(tick: Int, bytes: [UInt8])] = [], lastWindow: Int = 4800) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
         try Self.midiFile(notes, extra: extra).write(to: URL(fileURLWithPath: mid))
         // sfizz_render holds the first 8,192 frames of each sample and streams the rest from a
@@ -281,7 +340,7 @@ import Testing
         let a = try SoundFileLoader().load(path: ours), b = try SoundFileLoader().load(path: reference)
         let n = min(a.frameCount, b.frameCount)
         // sfizz_render stops once everything is silent: the last note's window may be shorter.
-        #expect(n >= (notes.count - 1) * spacing + 4800)
+        #expect(n >= (notes.count - 1) * spacing + lastWindow)
         func window(_ k: Int) -> Range<Int> { k * spacing..<min((k + 1) * spacing, n) }
         // The constant: the median over the notes of sfizz's peak over ours.
         func peak(_ s: Sound, _ range: Range<Int>) -> Float {

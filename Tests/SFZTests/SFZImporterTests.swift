@@ -1,5 +1,6 @@
 import Foundation
 import Patches
+import SamplerCore
 import Testing
 @testable import SFZ
 
@@ -91,6 +92,38 @@ import Testing
         #expect(throws: SFZError("\(path): no region left to play: \(path): line 3: sample \"gone.wav\": no such file (the region at line 2)")) {
             try SFZImporter.importSFZ(path: path)
         }
+    }
+
+    @Test func controllerOpcodesBecomeConditionsTriggersAndModulations() throws {
+        let (path, _) = try kit("""
+        <control> set_cc20=127 set_hdcc201=0.5
+        <curve> curve_index=9 v000=0 v127=0.5
+        <global> loop_mode=one_shot
+        <region> sample=a.wav key=36 lochan=2 hichan=3 locc4=10 hicc4=20 sw_last=24 volume_oncc20=-6 volume_curvecc20=9
+          tune_oncc21=100 bend_up=300 bend_down=-100 pan_oncc22=50
+        <region> sample=a.wav key=37 on_locc64=0 on_hicc64=10
+        <region> sample=a.wav key=38 on_locc130=127 on_hicc130=127
+        <region> sample=a.wav key=39 set_cc5=1
+        """, files: ["a.wav"])
+        let result = try SFZImporter.importSFZ(path: path)
+        let kit = result.kit
+        #expect(kit.controllers.defaults == [20: 1, 201: 0.5])
+        #expect(kit.instruments.map(\.midiNote) == [36, nil, 39])
+        let a = kit.instruments[0]
+        #expect(a.channels == 2...3 && a.keySwitch == 24)
+        #expect(a.conditions == [ControllerRange(controller: 4, values: 10...20)])
+        #expect(a.bendUp == 300 && a.bendDown == -100)
+        #expect(a.modulations.contains(ControllerModulation(controller: 20, target: .volume, depth: -6,
+                                                             curve: (0..<128).map { Float($0) * 0.5 / 127 })))
+        #expect(a.modulations.contains(ControllerModulation(controller: 21, target: .pitch, depth: 100)))
+        #expect(a.modulations.contains(ControllerModulation(controller: 22, target: .pan, depth: 0.5)))
+        #expect(kit.instruments[1].controllerTrigger == ControllerRange(controller: 64, values: 0...10))
+        #expect(result.notes.contains { $0.contains("on_locc130") && $0.contains("left out") })
+        #expect(result.notes.contains { $0.contains("set_cc5 sets a controller only in <control>") })
+        let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
+        #expect(back.instruments.map(\.conditions) == kit.instruments.map(\.conditions))
+        #expect(back.instruments.map(\.controllerTrigger) == kit.instruments.map(\.controllerTrigger))
+        #expect(back.instruments.map(\.keySwitch) == kit.instruments.map(\.keySwitch))
     }
 
     @Test func aMissingSampleLeavesItsRegionOutAndTheRestPlays() throws {

@@ -1,4 +1,4 @@
-import SamplerCore
+@testable import SamplerCore
 import Testing
 
 /// MIDI controllers on the device timeline: conditions chosen on the note's frame, key switches,
@@ -140,6 +140,57 @@ import Testing
         midi(engine, [0xC0, 5], at: 40)
         let out = renderBlocks(engine, periods: 1, blockSize: 100).left
         #expect(abs(out[29] - 0.5) < 1e-6 && out[38] == 0)
+        #expect(engine.programChangeCount == 1)
+    }
+
+    @Test func anInstrumentListensOnItsChannelsOnly() throws {
+        let (engine, s) = try engineWithKit()
+        var i = instrument(0, s[4], note: 36)
+        i.channels = 2...2
+        engine.setInstruments([i])
+        midi(engine, [0x90, 36, 127], at: 10)    // channel 1: not its
+        midi(engine, [0x91, 36, 127], at: 40)    // channel 2
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(firstNonZero(out) == 40)
+    }
+
+    @Test func aControllerTriggersAnInstrumentAsItMovesIntoItsRange() throws {
+        let (engine, s) = try engineWithKit()
+        var chick = instrument(0, s[4], note: 0)
+        chick.midiNotes = []
+        chick.controllerTrigger = ControllerRange(controller: 4, values: 0...10)
+        chick.layers = [InstrumentLayer(sounds: [s[4]], velocityCurve: (0...127).map { _ in 1 })]
+        engine.setInstruments([chick], controllers: ControllerSetup(defaults: [4: 1]))
+        midi(engine, [0xB0, 4, 64], at: 10)      // outside: nothing
+        midi(engine, [0xB0, 4, 5], at: 30)       // into the range: the chick
+        let out = renderBlocks(engine, periods: 1, blockSize: 100).left
+        #expect(firstNonZero(out) == 30)
+        #expect(events(engine).filter { $0.kind == .started }.count == 1)
+    }
+
+    @Test func aCentredBendLeavesThePitchAloneAndPressureIsKept() throws {
+        let (engine, s) = try engineWithKit()
+        var i = instrument(0, s[4], note: 36)
+        i.bendUp = 200
+        i.bendDown = -200
+        engine.setInstruments([i])
+        midi(engine, [0xE0, 0, 64], at: 0)       // 8192: the centre
+        midi(engine, [0xD0, 99], at: 1)
+        midi(engine, [0xA0, 36, 42], at: 2)
+        midi(engine, [0x90, 36, 127], at: 5)
+        _ = renderBlocks(engine, periods: 1, blockSize: 64)
+        #expect(engine.voices[0].rate == 1 && !engine.voices[0].isVarispeed)
+        #expect(engine.controllers.channelPressure[0] == Float(99) / 127)
+        #expect(engine.controllers.polyPressure[36] == Float(42) / 127)
+        #expect(Command.bendLevel(8192) == 0.5 && Command.bendLevel(0) == 0 && Command.bendLevel(16383) == 1)
+    }
+
+    @Test func aControllerOnAChannelBeyondThePlayersIsAControllerNotAPlayer() throws {
+        // The channel sits where a player's number does: an engine of one player takes channel 16.
+        let engine = Engine(configuration: .init(maxPlayers: 1))
+        #expect(engine.send(.channelMessage(Command.ChannelMessage.programChange, channel: 16, value: 0, note: 5, at: 0)))
+        #expect(engine.send(.controller(channel: 10, number: 7, value: 1, at: 0)))
+        _ = renderBlocks(engine, periods: 1, blockSize: 64)
         #expect(engine.programChangeCount == 1)
     }
 }
