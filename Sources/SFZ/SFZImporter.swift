@@ -302,8 +302,9 @@ package enum SFZImporter {
             }
             resolved[resolved.count - 1].output = output
             resolved[resolved.count - 1].silent = silent
-            try resolveControls(opcodes, into: &resolved[resolved.count - 1], curves: curves, place: place, report: report)
-            if resolved[resolved.count - 1].leftOut { resolved.removeLast() }
+            try resolveControls(opcodes, into: &resolved[resolved.count - 1], curves: curves, setDefaults: setup.defaults, place: place,
+                                report: report)
+            if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
             if let k = try note("sw_default") { setup.keySwitch = k }
         }
         guard !resolved.isEmpty else {
@@ -481,9 +482,11 @@ package enum SFZImporter {
         var silent = false
         /// Triggered by something the sampler does not carry: not played at all.
         var leftOut = false
-        /// What must be equal for regions to be one instrument's alternatives.
-        var controlKey: String {
-            "\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
+        /// What must be equal for regions to be one instrument's alternatives (set once the
+        /// region is resolved).
+        var controlKey = ""
+        mutating func makeControlKey() {
+            controlKey = "\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
         }
     }
 
@@ -491,7 +494,7 @@ package enum SFZImporter {
     /// a controller trigger (`on_locc`/`on_hicc`), modulations (`amplitude_oncc`,
     /// `volume_oncc`, `pan_oncc`, `tune_oncc`/`pitch_oncc` with their `_curvecc`), the bend range.
     private static func resolveControls(_ opcodes: [String: SFZOpcode], into region: inout Region, curves: [Int: [Float]],
-                                        place: (SFZOpcode) -> String, report: (String, String) -> Void) throws {
+                                        setDefaults: [Int: Float], place: (SFZOpcode) -> String, report: (String, String) -> Void) throws {
         func value(_ o: SFZOpcode, _ range: ClosedRange<Double>) throws -> Double {
             guard let x = Double(o.value.trimmingCharacters(in: .whitespaces)), x.isFinite else {
                 throw SFZError("\(place(o)): \(o.name): expected a number, got \"\(o.value.prefix(40))\"")
@@ -539,6 +542,15 @@ package enum SFZImporter {
         }
         for (target, perNumber) in depths.sorted(by: { $0.key < $1.key }) {
             for (number, depth) in perNumber.sorted(by: { $0.key < $1.key }) {
+                // sfizz's own sources (128 and up: velocity, key, random, aftertouch…) change per
+                // note there; here only a kit's default sets them.
+                if number >= 128, setDefaults[number] == nil {
+                    report("source\(number)", "\(target)_oncc\(number): sfizz's controller \(number) (set per note there, as velocity, key or random) is not carried: the modulation is left out")
+                    continue
+                }
+                if abs(depth) > 9600 {
+                    report("depth\(number)", "\(target)_oncc\(number)=\(depth): held to ±9600")
+                }
                 let kind: ModulationTarget
                 var scaled = depth
                 switch target {
@@ -556,7 +568,7 @@ package enum SFZImporter {
                         report("curve\(k)", "curve \(k) is defined nowhere: the controller's value is used as it is")
                     }
                 }
-                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(scaled), curve: curve))
+                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(9600, max(-9600, scaled))), curve: curve))
             }
         }
         if let o = opcodes["sw_last"] {

@@ -135,18 +135,25 @@ struct ControllerState {
     /// message changed it on; [`channels` × (`Controller.count` + 1)], the key switch's last
     /// (`Frame.min`: none yet).
     let changedAt: UnsafeMutablePointer<Frame>
+    /// [0]: the channels whose voices wait to be steered, a bit each (see `Engine.flushSteering`).
+    let pendingSteer: UnsafeMutablePointer<UInt32>
+    /// [0]: the number of the last steering (`SteerCache.stamp`).
+    let steerStamp: UnsafeMutablePointer<UInt32>
     static var changeSlots: Int { @_noLocks @_noAllocation get { channels * (Controller.count + 1) + 1 } }
 
     static func allocate() -> ControllerState {
         let state = ControllerState(values: .allocate(capacity: channels * Controller.count), bend: .allocate(capacity: channels),
                                     channelPressure: .allocate(capacity: channels), polyPressure: .allocate(capacity: channels * 128),
-                                    keySwitch: .allocate(capacity: 1), changedAt: .allocate(capacity: changeSlots))
+                                    keySwitch: .allocate(capacity: 1), changedAt: .allocate(capacity: changeSlots),
+                                    pendingSteer: .allocate(capacity: 1), steerStamp: .allocate(capacity: 1))
         state.values.initialize(repeating: 0, count: channels * Controller.count)
         state.bend.initialize(repeating: 0, count: channels)
         state.channelPressure.initialize(repeating: 0, count: channels)
         state.polyPressure.initialize(repeating: 0, count: channels * 128)
         state.keySwitch.initialize(to: -1)
         state.changedAt.initialize(repeating: .min, count: changeSlots)
+        state.pendingSteer.initialize(to: 0)
+        state.steerStamp.initialize(to: 0)
         return state
     }
 
@@ -157,6 +164,8 @@ struct ControllerState {
         polyPressure.deallocate()
         keySwitch.deallocate()
         changedAt.deallocate()
+        pendingSteer.deallocate()
+        steerStamp.deallocate()
     }
 
     /// Channel `channel`'s controllers back to `defaults` (`Controller.count` values), its bend

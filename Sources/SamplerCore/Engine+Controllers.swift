@@ -237,7 +237,12 @@ extension Engine {
                 if m.relative {
                     let d = tables.controllerDefaults[number]
                     let base = m.curve.map { readCurve($0, at: d) } ?? d
-                    if x != base { factor *= base > 0 ? m.depth * x / base : 0 }
+                    // Unity at the default; a default of nothing: the curve itself.
+                    if base > 0 {
+                        if x != base { factor *= m.depth * x / base }
+                    } else {
+                        factor *= m.depth * x
+                    }
                 } else {
                     factor *= m.depth * x
                 }
@@ -256,71 +261,113 @@ extension Engine {
         }
         let bend = controllers.bend[channel]
         if bend > 0 { cents += bend * inst.bendUp } else if bend < 0 { cents -= bend * inst.bendDown }
-        if volume != 0 { factor *= decibelFactor(volume) }
-        // Never quite 0 (−140 dB at least): a level scaled down to nothing could not be scaled
-        // back up when the controller returns.
-        return (max(factor, 1e-7), pan, cents)
+        if volume != 0 { factor *= decibelFactor(min(48, max(-144, volume))) }
+        // Never quite 0 (−140 dB at least: a level scaled down to nothing could not be scaled
+        // back up when the controller returns), never beyond +80 dB, never NaN; pitch within
+        // ±8 octaves (rates 1/256…256, which the voice plays).
+        let level: Float = factor.isNaN ? 1 : min(1e4, max(factor, 1e-7))
+        let bendCents: Float = cents.isNaN ? 0 : min(9600, max(-9600, cents))
+        return (level, pan.isNaN ? 0 : pan, bendCents)
     }
 
     /// Every sounding voice whose instrument follows `controller` (`Controller.count`: the
     /// bend) on `channel` takes the controllers' new effect, on this frame.
     /// `late`: the change came after its frame; a voice whose level or pitch it moves is
     /// counted (the frames since were heard as they were, and what follows is not exactly as
-    /// on time).
+    /// on time). The voices are steered once for all the messages of one frame, before the
+    /// next frames are mixed (`flushSteering`).
     @_noLocks @_noAllocation
     private func steerVoices(controller: Int, channel: Int, late: Bool) {
-        let tables = instrumentTables.pointee
-        guard tables.steered[controller] else { return }
-        steer(tables, channel: channel, late: late)
+        guard instrumentTables.pointee.steered[controller] else { return }
+        steerAllVoices(channel: channel, late: late)
     }
 
     @_noLocks @_noAllocation
     private func steerAllVoices(channel: Int, late: Bool) {
-        steer(instrumentTables.pointee, channel: channel, late: late)
+        // A late message is steered at once, so that each one is counted where it moves a
+        // voice (two late messages that cancel out still moved it in between, on time).
+        if late {
+            steer(instrumentTables.pointee, channel: channel, late: true)
+            return
+        }
+        controllers.pendingSteer[0] |= 1 << UInt32(channel)
+    }
+
+    /// Steers the voices of the channels whose controllers changed since the last call: before
+    /// any frame after those changes is mixed.
+    @_noLocks @_noAllocation @inline(__always)
+    func flushSteering() {
+        if controllers.pendingSteer[0] == 0 { return }
+        flushPendingSteering()
     }
 
     @_noLocks @_noAllocation
+    private func flushPendingSteering() {
+        let channels = controllers.pendingSteer[0]
+        controllers.pendingSteer[0] = 0
+        let tables = instrumentTables.pointee
+        for channel in 0..<ControllerState.channels where channels & (1 << UInt32(channel)) != 0 {
+            steer(tables, channel: channel, late: false)
+        }
+    }
+
+    /// Every sounding voice of `channel` that an instrument's controllers steer takes their
+    /// effect now: a walk over the modulated instruments' voices, each instrument's modulation
+    /// computed once (for its first voice that follows it).
+    @_noLocks @_noAllocation
     private func steer(_ tables: InstrumentTables, channel: Int, late: Bool) {
-        for i in 0..<tables.instrumentCount {
-            let inst = tables.instruments[i]
-            if !inst.isModulated { continue }
-            // Computed once per instrument, for its first voice that follows.
-            var m: (factor: Float, pan: Float, cents: Float) = (1, 0, 0)
-            var gains = inst.pan
-            var computed = false, panned = false
-            for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
-                let control = voiceControls + p
-                if control.pointee.instrument != Int32(i) || control.pointee.channel != Int32(channel) { continue }
-                let v = voices + p
-                if !v.pointee.isActive {
-                    control.pointee.instrument = -1
-                    continue
+        controllers.steerStamp[0] &+= 1
+        if controllers.steerStamp[0] == 0 { controllers.steerStamp[0] = 1 }
+        let stamp = controllers.steerStamp[0]
+        for i in 0..<tables.instrumentCount where tables.instruments[i].isModulated {
+            let first = tables.instruments[i].firstPlayer
+            for p in first..<(first + tables.instruments[i].voiceCount) {
+                steerVoice(p, instrument: i, tables, channel: channel, stamp: stamp, late: late)
+            }
+        }
+    }
+
+    /// `steer` for voice `p` of instrument `i`.
+    @_noLocks @_noAllocation @inline(__always)
+    private func steerVoice(_ p: Int, instrument i: Int, _ tables: InstrumentTables, channel: Int, stamp: UInt32, late: Bool) {
+        do {
+            let control = voiceControls + p
+            if control.pointee.instrument != Int32(i) || control.pointee.channel != Int32(channel) { return }
+            let v = voices + p
+            if !v.pointee.isActive {
+                control.pointee.instrument = -1
+                return
+            }
+            let cache = tables.steerCache + i
+            if cache.pointee.stamp != stamp {
+                let m = modulation(tables.instruments[i], tables, channel: channel)
+                cache.pointee.stamp = stamp
+                cache.pointee.factor = m.factor
+                cache.pointee.pan = m.pan
+                cache.pointee.cents = m.cents
+                cache.pointee.panned = false
+            }
+            let m = cache.pointee, old = control.pointee
+            if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) {
+                lateCommandCounter.add(1, ordering: .relaxed)
+            }
+            if m.factor != old.factor {
+                scaleLevel(v, by: m.factor / old.factor)
+                control.pointee.factor = m.factor
+            }
+            if m.pan != old.panOffset {
+                // The pan law once per instrument, and only when a pan moved.
+                if !cache.pointee.panned {
+                    let inst = tables.instruments[i]
+                    cache.pointee.gains = m.pan != 0 ? PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw) : inst.pan
+                    cache.pointee.panned = true
                 }
-                if !computed {
-                    m = modulation(inst, tables, channel: channel)
-                    computed = true
-                }
-                let old = control.pointee
-                if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) {
-                    lateCommandCounter.add(1, ordering: .relaxed)
-                }
-                if m.factor != old.factor {
-                    scaleLevel(v, by: m.factor / old.factor)
-                    control.pointee.factor = m.factor
-                }
-                if m.pan != old.panOffset {
-                    // The pan law once per instrument, and only when a pan moved.
-                    if !panned {
-                        gains = m.pan != 0 ? PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw) : inst.pan
-                        panned = true
-                    }
-                    v.pointee.setPan(gains)
-                    control.pointee.panOffset = m.pan
-                }
-                if m.cents != old.cents, !v.pointee.isStreamed {
-                    v.pointee.setRate(m.cents == 0 ? 1 : centsRate(m.cents))
-                    control.pointee.cents = m.cents
-                }
+                v.pointee.setPan(cache.pointee.gains)
+                control.pointee.panOffset = m.pan
+            }
+            if m.cents != old.cents, !v.pointee.isStreamed {
+                v.pointee.setRate(m.cents == 0 ? 1 : centsRate(m.cents))
+                control.pointee.cents = m.cents
             }
         }
     }

@@ -299,6 +299,10 @@ extension Engine {
         guard index >= 0, index < tables.instrumentCount, channel >= 0, channel < 16 else { return }
         let inst = tables.instruments[index]
         guard inst.hasEnvelope else { return }
+        // Late, with the pedal moved since its frame: the pedal read now is not the one it met.
+        if frame > due, controllers.lastChange(Controller.sustain, channel: channel) > due {
+            lateCommandCounter.add(1, ordering: .relaxed)
+        }
         // The sustain pedal holds the note-off until it goes up.
         if inst.followsNoteOff, controllers.value(Controller.sustain, channel: channel) >= 0.5 {
             tables.instruments[index].heldReleaseDue = due
@@ -309,6 +313,8 @@ extension Engine {
         for p in inst.firstPlayer..<(inst.firstPlayer + inst.voiceCount) {
             let v = voices + p
             if !v.pointee.envFollowsNoteOff { continue }
+            // A voice another channel's note started (known where controllers steer it).
+            if voiceControls[p].instrument == Int32(index), voiceControls[p].channel != Int32(channel) { continue }
             // Started after the note-off's frame: on time the note-off came before it.
             if v.pointee.startedAt > due { continue }
             if !v.pointee.isActive {

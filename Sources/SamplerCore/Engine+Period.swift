@@ -115,6 +115,7 @@ extension Engine {
                 continue
             }
             if offset > cursor {
+                flushSteering()
                 bound += mixVoices(from: cursor, to: offset, periodStart: periodStart, buses: buses, busCount: busCount,
                                    publishing: false, silent: silent)
                 cursor = offset
@@ -123,6 +124,7 @@ extension Engine {
         }
         // The block's last stretch (every command in it is applied): mixed and published in one
         // pass over the voices, while each voice's record is in cache.
+        flushSteering()
         bound += mixVoices(from: cursor, to: frameCount, periodStart: periodStart, buses: buses, busCount: busCount,
                            publishing: true, silent: silent)
         return bound

@@ -81,7 +81,13 @@ extension Engine {
             tables.layers[l].lastDue = .min
             tables.layers[l].sameFrameIndex = 0
         }
-        for i in 0..<tables.instrumentCount { tables.instruments[i].lastReleaseDue = .min }
+        for i in 0..<tables.instrumentCount {
+            tables.instruments[i].lastReleaseDue = .min
+            tables.instruments[i].lastTriggerDue = .min
+            tables.instruments[i].heldReleaseDue = .min
+        }
+        // Frames of the old clock mean nothing on the new one.
+        for k in 0..<ControllerState.changeSlots { controllers.changedAt[k] = .min }
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
             let v = voice(voiceList.key(at: i))

@@ -230,6 +230,17 @@ struct InstrumentSlot {
     var heldReleaseChannel: Int32 = 0
 }
 
+/// What controllers give one instrument's voices at one steering (`Engine.steer`), computed
+/// once for all its voices.
+struct SteerCache {
+    var stamp: UInt32 = 0
+    var factor: Float = 1
+    var pan: Float = 0
+    var cents: Float = 0
+    var gains: PanGains = .center
+    var panned = false
+}
+
 /// A modulation as the render thread holds it.
 struct ModulationSlot {
     var controller: Int32
@@ -287,6 +298,8 @@ struct InstrumentTables {
     var keySwitchDefault: Int32 = -1
     /// Some instrument is triggered by a controller.
     var hasControllerTriggers = false
+    /// Per instrument, its last steering (`SteerCache`).
+    var steerCache: UnsafeMutablePointer<SteerCache>
 
     /// The modulations every instrument that follows the channel controllers has (unless its
     /// own use the controller): volume and expression squared, volume's unity at 100, and pan
@@ -320,7 +333,9 @@ struct InstrumentTables {
                                  conditions: .allocate(capacity: max(1, conditionCount)),
                                  modulations: .allocate(capacity: max(1, modulationCount)),
                                  steered: .allocate(capacity: Controller.count + 1), keySwitchNotes: .allocate(capacity: 128),
-                                 controllerDefaults: .allocate(capacity: Controller.count))
+                                 controllerDefaults: .allocate(capacity: Controller.count),
+                                 steerCache: .allocate(capacity: max(1, definitions.count)))
+        t.steerCache.initialize(repeating: SteerCache(), count: max(1, definitions.count))
         t.noteMap.initialize(repeating: -1, count: 128)
         t.noteNext.initialize(repeating: -1, count: max(1, definitions.count))
         t.steered.initialize(repeating: false, count: Controller.count + 1)
@@ -470,5 +485,6 @@ struct InstrumentTables {
         steered.deallocate()
         keySwitchNotes.deallocate()
         controllerDefaults.deallocate()
+        steerCache.deallocate()
     }
 }

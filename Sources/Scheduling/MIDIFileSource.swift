@@ -63,7 +63,8 @@ package struct MIDIFileSource: TriggerSource {
                 var n = Note(seconds: seconds, instruments: [], velocity: value, channel: channel, channelMessage: message, note: e.note)
                 if e.kind != 0xA0, e.kind != 0xC0 { n.note = 0 }
                 notes.append(n)
-                if message != Command.ChannelMessage.programChange { moved.insert(Int64(e.channel) << 32 | (e.kind == 0xA0 ? message << 8 | Int64(e.note) : message << 8)) }
+                // Channel-mode messages (120…127) act rather than set: never sent again.
+                if message != Command.ChannelMessage.programChange, !(120...127).contains(message) { moved.insert(Int64(e.channel) << 32 | (e.kind == 0xA0 ? message << 8 | Int64(e.note) : message << 8)) }
                 continue
             }
             if e.isNoteOn {
