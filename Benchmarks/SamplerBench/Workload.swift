@@ -76,15 +76,18 @@ final class MixWorkload {
     var tailReference: [CMixVoice] = []
     let streamed: Bool
     /// With `controlled`: the voices are one instrument's, whose level follows CC1 and pan CC2
-    /// (SFZ's curve 1); each period begins with both moved, on the period's first frame (the
-    /// C reference sets every voice's gains from the same values).
+    /// (SFZ's curve 1); each period begins with both moved, on the period's first frame, handed
+    /// to the engine as `midi_in` hands them (the C reference sets every voice's gains from the
+    /// same values).
     let controlled: Bool
     private var enginePeriods = 0
     private var referencePeriods = 0
-    /// The controllers' values for period `k`: a slow sweep of each.
-    static func controllerValues(_ k: Int) -> (level: Float, pan: Float) {
-        (0.5 + 0.4 * Float.sin(Float(k) * 0.05), 0.5 + 0.3 * Float.sin(Float(k) * 0.031))
+    /// The controllers' 7-bit values for period `k`: a slow sweep of each.
+    static func controllerValues(_ k: Int) -> (level: UInt8, pan: UInt8) {
+        (UInt8(64 + Int(50 * Float.sin(Float(k) * 0.05))), UInt8(64 + Int(40 * Float.sin(Float(k) * 0.031))))
     }
+    /// The two control changes, as `midi_in` delivers them.
+    private var messages: [UInt8] = [0xB0, 1, 0, 0xB0, 2, 0]
     /// With `streamed`: each voice's ring and the sound whose first `ringFrames` frames it holds
     /// (slot j always holds frame j: refilling rewrites the same samples), and the C reference's.
     private var rings: [(ring: StreamRing, sound: Sound)] = []
@@ -240,10 +243,15 @@ final class MixWorkload {
     @inline(__always)
     func renderEngine() {
         if controlled {
+            // As JACK's process callback hands `midi_in`'s events to the engine before it renders.
             let v = MixWorkload.controllerValues(enginePeriods)
             enginePeriods += 1
-            engine.send(.controller(channel: 1, number: 1, value: v.level, at: periodStart))
-            engine.send(.controller(channel: 1, number: 2, value: v.pan, at: periodStart))
+            messages[2] = v.level
+            messages[5] = v.pan
+            messages.withUnsafeBufferPointer { m in
+                engine.receiveMIDI(m.baseAddress!, count: 3, at: periodStart)
+                engine.receiveMIDI(m.baseAddress! + 3, count: 3, at: periodStart)
+            }
         }
         engine.render(frameCount: frameCount, periodStart: periodStart, left: left, right: right)
         periodStart += Frame(frameCount)
@@ -262,11 +270,12 @@ final class MixWorkload {
         if controlled {
             let v = MixWorkload.controllerValues(referencePeriods)
             referencePeriods += 1
-            let pan = PanGains(pan: 2 * v.pan - 1)
+            let level = Float(v.level) / 127
+            let pan = PanGains(pan: 2 * (Float(v.pan) / 127) - 1)
             let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft, panRight = kind == .mono ? pan.monoRight : pan.stereoRight
             for i in 0..<voiceCount {
-                reference[i].gainLeft = v.level * panLeft
-                reference[i].gainRight = v.level * panRight
+                reference[i].gainLeft = level * panLeft
+                reference[i].gainRight = level * panRight
             }
         }
         reference.withUnsafeMutableBufferPointer { voices in
