@@ -187,7 +187,12 @@ extension Engine {
     /// `.stop`: at once, or with a fade (a voice fading out already goes on with its fade).
     @_noLocks @_noAllocation
     private func stop(_ v: UnsafeMutablePointer<Voice>, player p: Int, _ command: Command, at frame: Frame) {
-        guard v.pointee.isActive else { return }
+        guard v.pointee.isActive else {
+            // Ended since a late stop's frame (a release ran out): on time its fade could have
+            // outlasted that end, which cannot be placed now: counted.
+            if command.fadeFrames > 0 { countIfEndedSince(v, command, at: frame) }
+            return
+        }
         if command.fadeFrames > 0 && !v.pointee.isPaused {
             if v.pointee.stopsAfterRamp { return }
             let played = restoreLevel(v, due: command.frame, late: lateness(command, at: frame))
