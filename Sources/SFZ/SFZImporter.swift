@@ -29,6 +29,7 @@ package enum SFZImporter {
         "hint_ram_based",
         // sfizz's output pair N (0: the main mix): the named output "outN".
         "output",
+        "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "group_volume", "master_volume", "global_volume", "group_amplitude", "master_amplitude", "global_amplitude",
         // Names for people: read, shown nowhere yet.
@@ -82,7 +83,7 @@ package enum SFZImporter {
         // Header inheritance: control < global < master < group < region.
         var control: [String: SFZOpcode] = [:], global: [String: SFZOpcode] = [:]
         var master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
-        var regions: [(opcodes: [String: SFZOpcode], section: SFZSection, defaultPath: String)] = []
+        var regions: [(opcodes: [String: SFZOpcode], section: SFZSection, defaultPath: String, keyOffset: Int)] = []
         var curves: [Int: [Float]] = [:]
         for section in sections {
             var own: [String: SFZOpcode] = [:]
@@ -121,7 +122,11 @@ package enum SFZImporter {
                 all.merge(master) { $1 }
                 all.merge(group) { $1 }
                 all.merge(own) { $1 }
-                regions.append((all, section, control["default_path"]?.value ?? ""))
+                // <control>'s note_offset and octave_offset move the keys of the regions after it.
+                func offset(_ name: String, _ range: ClosedRange<Int>) -> Int {
+                    control[name].flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }.map { min(range.upperBound, max(range.lowerBound, $0)) } ?? 0
+                }
+                regions.append((all, section, control["default_path"]?.value ?? "", offset("note_offset", -127...127) + 12 * offset("octave_offset", -10...10)))
             default:
                 report("<\(section.header)>", "\(section.file): line \(section.line): <\(section.header)> is not carried (its opcodes are ignored)")
             }
@@ -141,7 +146,7 @@ package enum SFZImporter {
 
         var resolved: [Region] = []
         var missing: [String] = []
-        for (opcodes, section, defaultPath) in regions {
+        for (opcodes, section, defaultPath, keyOffset) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
             for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
                 if isCarried(name) { continue }
@@ -199,6 +204,14 @@ package enum SFZImporter {
             }
             keys = lo...hi
             if key != nil, value("lokey") == nil, value("hikey") == nil { keys = key!...key! }
+            if keyOffset != 0 {
+                let moved = (keys.lowerBound + keyOffset)...(keys.upperBound + keyOffset)
+                guard moved.overlaps(0...127) else {
+                    report("offset:\(regionPlace)", "\(regionPlace): note_offset/octave_offset move the region's keys beyond 0…127: it is left out")
+                    continue
+                }
+                keys = max(0, moved.lowerBound)...min(127, moved.upperBound)
+            }
             let lovel = max(1, try integer("lovel", 0...127, default: 0))
             let hivel = try integer("hivel", 0...127, default: 127)
             guard lovel <= hivel else { continue }
@@ -277,12 +290,41 @@ package enum SFZImporter {
                 points.append(VelocityCurve.Point(velocity: n, level: min(1, max(0, g))))
             }
             points.sort { $0.velocity < $1.velocity }
-            let curve = VelocityCurve(shape: points.isEmpty ? .squared : .points(points),
+            var curve = VelocityCurve(shape: points.isEmpty ? .squared : .points(points),
                                       track: try number("amp_veltrack", -100...100, default: 100) / 100)
+            // Velocity crossfades (xfin_lovel … xfout_hivel, xf_velcurve) as sfizz computes them,
+            // folded into the region's velocity curve.
+            if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
+                let inLo = try number("xfin_lovel", 0...127, default: 0), inHi = try number("xfin_hivel", 0...127, default: 0)
+                let outLo = try number("xfout_lovel", 0...127, default: 127), outHi = try number("xfout_hivel", 0...127, default: 127)
+                let power: Bool
+                switch value("xf_velcurve")?.value.trimmingCharacters(in: .whitespaces) ?? "power" {
+                case "power": power = true
+                case "gain": power = false
+                default: throw SFZError("\(place(value("xf_velcurve")!)): xf_velcurve: expected power or gain, got \"\(value("xf_velcurve")!.value.prefix(40))\"")
+                }
+                let levels = curve.levels
+                let faded = (0...127).map { v -> Double in
+                    let x = Double(v)
+                    var g = 1.0
+                    let inLength = inHi - inLo - 1
+                    if x < inLo { g = 0 } else if inLength > 0, x < inHi {
+                        let p = (x - inLo) / inLength
+                        g = power ? p.squareRoot() : p
+                    }
+                    let outLength = outHi - outLo - 1
+                    if outLength > 0, x > outLo {
+                        let p = (x - outLo) / outLength
+                        g *= p > 1 ? 0 : (power ? (1 - p).squareRoot() : 1 - p)
+                    }
+                    return levels[v] * g
+                }
+                curve = VelocityCurve(shape: .points(faded.enumerated().map { VelocityCurve.Point(velocity: $0.offset, level: min(1, max(0, $0.element))) }))
+            }
             resolved.append(Region(
                 line: regionPlace,
                 sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end),
-                keys: keys, keycenter: try note("pitch_keycenter") ?? key ?? 60,
+                keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),
                 rand: lorand...max(lorand, hirand),
@@ -302,6 +344,9 @@ package enum SFZImporter {
             }
             resolved[resolved.count - 1].output = output
             resolved[resolved.count - 1].silent = silent
+            if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
+                resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"
+            }
             try resolveControls(opcodes, into: &resolved[resolved.count - 1], curves: curves, setDefaults: setup.defaults, place: place,
                                 report: report)
             if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
@@ -485,8 +530,10 @@ package enum SFZImporter {
         /// What must be equal for regions to be one instrument's alternatives (set once the
         /// region is resolved).
         var controlKey = ""
+        /// Set for regions that sound beside others of overlapping velocities (crossfades).
+        var apart = ""
         mutating func makeControlKey() {
-            controlKey = "\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
+            controlKey = "\(apart)|\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
         }
     }
 

@@ -221,7 +221,7 @@ import Testing
             notes.append((k * 240, step.note, step.velocity))
             for bytes in step.before { extra.append((k * 240, bytes)) }
         }
-        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra, leadIn: 960)
     }
 
     /// Files of sfizz's own test suite (Tests/Fixtures/sfizz/TestFiles, unchanged), each sample
@@ -283,6 +283,31 @@ import Testing
                 "\(r.stderr)")
     }
 
+    /// Velocity crossfades (`xfin_lovel` … `xfout_hivel`, both `xf_velcurve` shapes) between
+    /// layers that overlap, and `note_offset`/`octave_offset` moving every key.
+    @Test func crossfadesAndNoteOffsetsPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        for (name, f) in [("soft", 220.0), ("hard", 330.0), ("pad", 500.0)] {
+            try Self.writeWAV(dir.appendingPathComponent("\(name).wav").path, [Self.tone(f, seconds: 0.5, decay: 8, level: 0.5)])
+        }
+        let sfz = dir.appendingPathComponent("xf.sfz").path
+        try """
+        <control> hint_ram_based=1 note_offset=2 octave_offset=-1
+        <global> loop_mode=one_shot
+        <region> sample=soft.wav key=48 lovel=1 hivel=90 xfout_lovel=50 xfout_hivel=90
+        <region> sample=hard.wav key=48 lovel=50 hivel=127 xfin_lovel=50 xfin_hivel=90
+        <region> sample=pad.wav key=50 xfin_lovel=20 xfin_hivel=100 xf_velcurve=gain
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        let plan = [(38, 30), (38, 55), (38, 70), (38, 89), (38, 100), (38, 127), (40, 30), (40, 60), (40, 110)]
+        let notes = plan.enumerated().map { (tick: $0.offset * 240, note: $0.element.0, velocity: $0.element.1) }
+        // The issue's tolerance, 1.5 dB: a note alone matches sfizz within 0.01 dB (RMS, the
+        // crossfaded pair at velocities 55, 70 and 89), but where two tones of different pitch
+        // meet the last note's tail the window's peak moves by up to 1.05 dB; the 50 ms windows
+        // agree within 0.11 dB.
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, peakTolerance: 1.5)
+    }
+
     /// A multi-layer kit of realistic size: 8 drums × 4 velocity layers × 4 round-robin samples
     /// (128 samples), 96 notes in sixteenths over every drum and layer.
     @Test func aKitOf128SamplesPlaysAsSfizzPlaysIt() throws {
@@ -315,33 +340,43 @@ import Testing
     /// checks the tolerances; returns sfizz's level below ours in dB.
     @discardableResult
     func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000,
-                          extra: [(tick: Int, bytes: [UInt8])] = [], lastWindow: Int = 4800) throws -> Double {
+                          extra: [(tick: Int, bytes: [UInt8])] = [], lastWindow: Int = 4800, peakTolerance: Double = 1,
+                          leadIn: Int = 0) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
-        try Self.midiFile(notes, extra: extra).write(to: URL(fileURLWithPath: mid))
+        // `leadIn` ticks of silence first (50 frames each): time for sfizz's loader thread, which
+        // its render does not wait for, to hold a large kit's samples before the first note.
+        let shifted = notes.map { (tick: $0.tick + leadIn, note: $0.note, velocity: $0.velocity) }
+        try Self.midiFile(shifted, extra: extra.map { (tick: $0.tick + leadIn, bytes: $0.bytes) }).write(to: URL(fileURLWithPath: mid))
+        let lead = leadIn * 50
         // sfizz_render holds the first 8,192 frames of each sample and streams the rest from a
         // thread of its own, which the render does not wait for: about one render in 40 of
         // 0.6 s samples differs. The kits say hint_ram_based=1 (whole samples in memory; 60 of
-        // 60 renders agreed), and the reference is a render that the next one repeats exactly.
+        // 60 renders agreed), and the reference is a render that the next one repeats: to the
+        // bit, or within one step of its 16-bit samples (a large kit's renders alternate between
+        // two outputs that differ so in a few samples, from run to run).
         let reference = dir.appendingPathComponent("sfizz.wav").path
-        var previous: Data?
+        var previous: Sound?
         for attempt in 1...5 {
             let s = try runTool(URL(fileURLWithPath: sfizz), ["--sfz", sfz, "--midi", mid, "--wav", reference, "-s", String(Self.rate)], timeout: 120)
             #expect(s.status == 0, "sfizz_render: \(s.stderr.suffix(300))")
-            let bytes = try Data(contentsOf: URL(fileURLWithPath: reference))
-            if bytes == previous { break }
+            let render = try SoundFileLoader().load(path: reference)
+            if let p = previous, p.frameCount == render.frameCount, p.channelCount == render.channelCount,
+               (0..<render.channelCount).allSatisfy({ c in
+                   zip(p.samples(channel: c), render.samples(channel: c)).allSatisfy { abs($0 - $1) <= 1.5 / 32768 }
+               }) { break }
             if previous != nil { print("sfizz_render gave another output on attempt \(attempt)") }
             #expect(attempt < 5, "sfizz_render gave five different outputs")
-            previous = bytes
+            previous = render
         }
         let ours = dir.appendingPathComponent("sampler.wav").path
-        let seconds = Double(notes.count * spacing + 36_000) / Double(Self.rate)
+        let seconds = Double(lead + notes.count * spacing + 36_000) / Double(Self.rate)
         let r = try runSampler(["render", "--patch", sfz, "--midi", mid, "--duration", String(seconds), "--out", ours], timeout: 120)
         #expect(r.status == 0, "sampler render: \(r.stderr)")
         let a = try SoundFileLoader().load(path: ours), b = try SoundFileLoader().load(path: reference)
         let n = min(a.frameCount, b.frameCount)
         // sfizz_render stops once everything is silent: the last note's window may be shorter.
-        #expect(n >= (notes.count - 1) * spacing + lastWindow)
-        func window(_ k: Int) -> Range<Int> { k * spacing..<min((k + 1) * spacing, n) }
+        #expect(n >= lead + (notes.count - 1) * spacing + lastWindow)
+        func window(_ k: Int) -> Range<Int> { (lead + k * spacing)..<min(lead + (k + 1) * spacing, n) }
         // The constant: the median over the notes of sfizz's peak over ours.
         func peak(_ s: Sound, _ range: Range<Int>) -> Float {
             var p: Float = 0
@@ -356,10 +391,10 @@ import Testing
             let range = window(k)
             let peakDb = 20 * log10(Double(peak(b, range)) / (gain * Double(peak(a, range))))
             worstPeak = max(worstPeak, abs(peakDb))
-            #expect(abs(peakDb) <= 1, "note \(k) (MIDI \(note.note), velocity \(note.velocity)): peak differs by \(peakDb) dB")
+            #expect(abs(peakDb) <= peakTolerance, "note \(k) (MIDI \(note.note), velocity \(note.velocity)): peak differs by \(peakDb) dB")
             // Onset: the lag (−4…4 frames) at which the note's first 10 ms here (after the
             // constant) differ least from sfizz's must be within a frame.
-            let start = k * spacing
+            let start = lead + k * spacing
             var bestLag = 0, bestError = Double.infinity
             for lag in -4...4 {
                 var error = 0.0
