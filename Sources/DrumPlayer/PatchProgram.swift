@@ -291,6 +291,9 @@ package struct PatchProgram: LiveProgram {
 /// A Standard MIDI File to play (`--midi`): at its own tempo map or scaled so that its first
 /// tempo is `tempo`, once or looped.
 package struct MIDIPlayback: Sendable {
+    /// The shortest file that loops, in seconds (at its tempo): a pass is at least longer than
+    /// any JACK period, so that a period never walks many passes.
+    package static let shortestLoop = 0.1
     package var file: MIDIFile
     package var tempo: Double?
     package var loops: Bool

@@ -48,6 +48,11 @@ struct PatchOptions: ParsableArguments {
         var playback: MIDIPlayback?
         if let midi {
             playback = MIDIPlayback(file: try MIDIFile.load(path: midi), tempo: tempo, loops: loop ?? false)
+            // A pass shorter than a period would be walked many times a period, to no end.
+            let pass = playback!.file.duration / (tempo.map { $0 / playback!.file.initialTempo } ?? 1)
+            if loop == true, pass < MIDIPlayback.shortestLoop {
+                throw SamplerError("\(midi): --loop: the file lasts \(formatNumber(pass * 1000)) ms\(tempo == nil ? "" : " at --tempo \(formatNumber(tempo!))"); a looped file lasts at least \(formatNumber(MIDIPlayback.shortestLoop * 1000)) ms")
+            }
             let unplayed = playback!.unplayedNotes(in: kit)
             if !unplayed.isEmpty {
                 warn("warning: \(midi): no instrument of \(patch) plays MIDI note\(unplayed.count == 1 ? "" : "s") \(unplayed.map(String.init).joined(separator: ", "))")

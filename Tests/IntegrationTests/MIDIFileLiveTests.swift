@@ -91,6 +91,24 @@ func standardMIDIFile(division: Int = 480, tempos: [(Int, Int)], notes: [(Int, I
         #expect(onsets == [0, 38400, 76800, 115_200, 153_600])
     }
 
+    /// A looped file shorter than 100 ms (here 32 ms with 2,000 notes) is refused in one
+    /// line at once: looped, each period would walk its passes.
+    @Test func aLoopedFileTooShortToLoopIsOneLine() throws {
+        let kit = try clickKit(bpm: 120, swing: 0, kickSteps: Array(repeating: 0, count: 8))
+        let mid = kit.deletingLastPathComponent().appendingPathComponent("tick.mid")
+        try standardMIDIFile(tempos: [(0, 500_000)], notes: (0..<2000).map { _ in (0, 36, 100) }, tail: 1).write(to: mid)
+        let out = kit.deletingLastPathComponent().appendingPathComponent("o.wav").path
+        let started = Date()
+        let r = try runSampler(["render", "--patch", kit.path, "--midi", mid.path, "--loop", "--duration", "60", "--out", out], timeout: 30)
+        #expect(r.status == 1)
+        #expect(r.stderr.hasPrefix("sampler: error: \(mid.path): --loop: the file lasts ") && r.stderr.hasSuffix("a looped file lasts at least 100 ms\n"),
+                "\(r.stderr)")
+        #expect(Date().timeIntervalSince(started) < 5)
+        // Once, it plays.
+        let once = try runSampler(["render", "--patch", kit.path, "--midi", mid.path, "--duration", "1", "--out", out], timeout: 30)
+        #expect(once.status == 0, "\(once.stderr)")
+    }
+
     @Test func badMIDIFilesAndOptionsSayWhatIsWrong() throws {
         let kit = try clickKit(bpm: 120, swing: 0, kickSteps: Array(repeating: 0, count: 8))
         let dir = kit.deletingLastPathComponent()
