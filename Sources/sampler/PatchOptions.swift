@@ -51,7 +51,7 @@ struct PatchOptions: ParsableArguments {
             // A pass shorter than a period would be walked many times a period, to no end.
             let pass = playback!.file.duration / (tempo.map { $0 / playback!.file.initialTempo } ?? 1)
             if loop == true, pass < MIDIPlayback.shortestLoop {
-                throw SamplerError("\(midi): --loop: the file lasts \(formatNumber(pass * 1000)) ms\(tempo == nil ? "" : " at --tempo \(formatNumber(tempo!))"); a looped file lasts at least \(formatNumber(MIDIPlayback.shortestLoop * 1000)) ms")
+                throw SamplerError("\(midi): --loop: the file lasts \(formatNumber((pass * 10_000).rounded() / 10)) ms\(tempo == nil ? "" : " at --tempo \(formatNumber(tempo!))"); a looped file lasts at least \(formatNumber(MIDIPlayback.shortestLoop * 1000)) ms")
             }
             let unplayed = playback!.unplayedNotes(in: kit)
             if !unplayed.isEmpty {
