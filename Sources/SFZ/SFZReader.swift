@@ -29,6 +29,8 @@ package struct SFZReader {
     package static let maximumIncludeDepth = 16
     package static let maximumIncludes = 4096
     package static let maximumOpcodes = 2_000_000
+    /// Headers over the whole read (a region is one: the import takes at most 100,000 regions).
+    package static let maximumHeaders = 400_000
     package static let maximumDefines = 4096
     /// The longest name or value after `$NAME`s are replaced (bytes).
     package static let maximumValueSize = 64 << 10
@@ -165,6 +167,9 @@ package struct SFZReader {
                 let name = String(s[s.index(after: s.startIndex)..<close])
                 guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
                     throw SFZError("\(file): line \(line): \"<\(name)>\" is not a header")
+                }
+                guard sections.count < Self.maximumHeaders else {
+                    throw SFZError("\(file): line \(line): more than \(Self.maximumHeaders) headers")
                 }
                 sections.append(SFZSection(header: name, opcodes: [], file: file, line: line))
                 s = s[s.index(after: close)...]
