@@ -146,6 +146,7 @@ package enum SFZImporter {
 
         var resolved: [Region] = []
         var missing: [String] = []
+        var listings: [String: [String: String]] = [:]
         for (opcodes, section, defaultPath, keyOffset) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
             for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
@@ -185,7 +186,7 @@ package enum SFZImporter {
             }
             let written = (defaultPath + sampleOpcode.value).replacingOccurrences(of: "\\", with: "/")
             let full = written.hasPrefix("/") ? written : directory + "/" + written
-            guard let found = findFile(full, exists: fileExists) else {
+            guard let found = findFile(full, exists: fileExists, listings: &listings) else {
                 // As sfizz: the region is left out, the rest plays.
                 missing.append("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
                 report("missing:\(written)", "\(place(sampleOpcode)): sample \"\(written)\": no such file: the region at line \(section.line) is left out")
@@ -653,8 +654,9 @@ package enum SFZImporter {
     }
 
     /// `path` itself if it exists, else the file whose path matches it ignoring letter case
-    /// (component by component), else nil.
-    static func findFile(_ path: String, exists: (String) -> Bool) -> String? {
+    /// (component by component), else nil. `listings` keeps each directory's entries, lowercased,
+    /// once read: a kit of many regions lists each directory once.
+    static func findFile(_ path: String, exists: (String) -> Bool, listings: inout [String: [String: String]]) -> String? {
         let standardized = URL(fileURLWithPath: path).standardizedFileURL.path
         if exists(standardized) { return standardized }
         var current = "/"
@@ -662,8 +664,14 @@ package enum SFZImporter {
             let candidate = current + (current.hasSuffix("/") ? "" : "/") + component
             var isDirectory: ObjCBool = false
             if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory) { current = candidate; continue }
-            guard let entries = try? FileManager.default.contentsOfDirectory(atPath: current),
-                  let match = entries.first(where: { $0.lowercased() == component.lowercased() }) else { return nil }
+            if listings[current] == nil {
+                var entries: [String: String] = [:]
+                for entry in (try? FileManager.default.contentsOfDirectory(atPath: current)) ?? [] where entries[entry.lowercased()] == nil {
+                    entries[entry.lowercased()] = entry
+                }
+                listings[current] = entries
+            }
+            guard let match = listings[current]?[component.lowercased()] else { return nil }
             current = current + (current.hasSuffix("/") ? "" : "/") + match
         }
         return exists(current) ? current : nil

@@ -126,6 +126,19 @@ import Testing
         #expect(back.instruments.map(\.keySwitch) == kit.instruments.map(\.keySwitch))
     }
 
+    /// Thousands of regions whose samples are found under another letter case list their
+    /// directory once, not once a region (issue 52: 99,000 such regions gave no answer in 60 s).
+    @Test func manyRegionsFoundUnderAnotherCaseListTheDirectoryOnce() throws {
+        let names = (0..<4000).map { "s\($0).wav" }
+        let text = "<global> loop_mode=one_shot\n" + names.enumerated().map { "<region> sample=Samples/\($0.element.uppercased()) key=\($0.offset % 128) seq_length=40 seq_position=\($0.offset / 128 % 40 + 1)" }.joined(separator: "\n")
+        let (path, _) = try kit(text, files: names.map { "samples/\($0)" })
+        let started = Date()
+        let result = try SFZImporter.importSFZ(path: path)
+        // About 1 s here; listing the directory once a region took over ten.
+        #expect(Date().timeIntervalSince(started) < 4)
+        #expect(result.kit.samplePaths.count == 4000)
+    }
+
     @Test func aMissingSampleLeavesItsRegionOutAndTheRestPlays() throws {
         let (path, _) = try kit("<region> sample=a.wav key=36\n<region>\nsample=gone.wav key=38", files: ["a.wav"])
         let result = try SFZImporter.importSFZ(path: path)
