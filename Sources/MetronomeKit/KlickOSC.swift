@@ -20,6 +20,11 @@ import Sync
 package final class KlickOSC {
     let server: OSCServer
     private var clients: [String] = []
+    /// The most clients that may register (`/klick/register_client`): every tempo change sends
+    /// each a datagram, so the list is never a way to multiply one message into many.
+    package static let maximumClients = 16
+    package var registeredClientCount: Int { clients.count }
+    private var clientsFullWarned = false
     private var type: String
     private var mapFile = ""
     private var loadedMap: TempoMap?
@@ -106,9 +111,17 @@ package final class KlickOSC {
         case ("/klick/check", ""), ("/klick/check", "s"):
             reply("/klick/ready")
         case ("/klick/register_client", ""), ("/klick/register_client", "s"):
-            if !clients.contains(replyTo) { clients.append(replyTo) }
+            if clients.contains(replyTo) { break }
+            guard clients.count < Self.maximumClients else {
+                // Said once per refusal burst: a flood of registrations is one line, not many.
+                if !clientsFullWarned { warn(m, "at most \(Self.maximumClients) clients register (unregister one first)") }
+                clientsFullWarned = true
+                break
+            }
+            clients.append(replyTo)
         case ("/klick/unregister_client", ""), ("/klick/unregister_client", "s"):
             clients.removeAll { $0 == replyTo }
+            clientsFullWarned = false
         case ("/klick/quit", _):
             ack("")
             return false

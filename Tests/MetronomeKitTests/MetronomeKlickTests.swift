@@ -116,3 +116,34 @@ let klickPath = "/usr/bin/klick"
         #expect(ours == scheduled)
     }
 }
+
+/// klick's client list is bounded: a flood of registrations from as many reply addresses as it
+/// likes leaves at most `KlickOSC.maximumClients`, so that one tempo change never multiplies into
+/// thousands of datagrams (issue 52: 367,200 registrations made one change send 40,712).
+@Suite struct KlickClientLimitTests {
+    @Test func registeredClientsAreBounded() throws {
+        var request = MetronomeRequest()
+        request.tempo = "120"
+        let controller = MetronomeController(settings: try request.makeSettings(), transportMode: .off, serverName: nil, clientName: "",
+                                             interactive: false)
+        let engine = Engine(configuration: .init(maxPlayers: Metronome.playerCount))
+        try controller.prepare(engine: engine, sampleRate: 48000)
+        let server = try OSCServer(port: "0", hostNow: { 1_000_000_000 })
+        var lines: [String] = []
+        let klick = KlickOSC(server: server, controller: controller, mapFile: nil) { lines.append($0) }
+        // Reply addresses on this machine's discard port range: nothing is sent by registering.
+        let messages = (0..<5000).map { k in
+            OSCMessage(path: "/klick/register_client", arguments: [.string("osc.udp://127.0.0.1:\(20_000 + k % 40_000)/")])
+        }
+        _ = klick.dispatch(messages, controller: controller, engine: engine, frame: 0, sampleRate: 48000, hostNow: 1_000_000_000,
+                           frameAt: { _ in 0 })
+        #expect(klick.registeredClientCount == KlickOSC.maximumClients)
+        // One address registers once.
+        let again = Array(repeating: OSCMessage(path: "/klick/unregister_client", arguments: [.string("osc.udp://127.0.0.1:20000/")]), count: 1)
+            + Array(repeating: OSCMessage(path: "/klick/register_client", arguments: [.string("osc.udp://127.0.0.1:20001/")]), count: 50)
+        _ = klick.dispatch(again, controller: controller, engine: engine, frame: 0, sampleRate: 48000, hostNow: 1_000_000_000,
+                           frameAt: { _ in 0 })
+        #expect(klick.registeredClientCount == KlickOSC.maximumClients - 1)
+        _ = lines
+    }
+}
