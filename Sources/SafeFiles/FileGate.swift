@@ -77,9 +77,34 @@ package enum FileGate {
 
     private static func checkUnder(_ root: String, _ path: String) throws(FileGateError) {
         guard let realRoot = resolved(root) else { throw .outsideRoot(root) }
-        guard let real = resolved(path) else { throw .unreadable(describe(errno)) }
         let prefix = realRoot.hasSuffix("/") ? realRoot : realRoot + "/"
+        guard let real = resolved(path) else {
+            // A path that names nothing: "no such file" only where it lies under the root as
+            // written, so that the answer never tells whether a file outside it exists.
+            let e = errno
+            let written = lexical(path), writtenRoot = lexical(root)
+            let under = written.hasPrefix(prefix) || written.hasPrefix(writtenRoot.hasSuffix("/") ? writtenRoot : writtenRoot + "/")
+            throw under ? .unreadable(describe(e)) : .outsideRoot(root)
+        }
         guard real.hasPrefix(prefix) else { throw .outsideRoot(root) }
+    }
+
+    /// `path` made absolute (against the working directory) with `.` and `..` taken out, without
+    /// asking the file system about any of its parts.
+    private static func lexical(_ path: String) -> String {
+        var absolute = path
+        if !path.hasPrefix("/") {
+            var buffer = [CChar](repeating: 0, count: 4096)
+            let cwd = getcwd(&buffer, buffer.count) != nil ? String(cString: buffer) : "/"
+            absolute = cwd + "/" + path
+        }
+        var parts: [Substring] = []
+        for part in absolute.split(separator: "/") {
+            if part == "." { continue }
+            if part == ".." { _ = parts.popLast(); continue }
+            parts.append(part)
+        }
+        return "/" + parts.joined(separator: "/")
     }
 
     private static func resolved(_ path: String) -> String? {

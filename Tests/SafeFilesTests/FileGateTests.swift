@@ -61,5 +61,12 @@ import Testing
         #expect(throws: FileGateError.outsideRoot(root.path)) {
             try FileGate.read(root.path + "/../out.txt", limit: 10, root: root.path)
         }
+        // A path outside the root gets the same answer whether its file exists or not (issue 52:
+        // "no such file" against "not under ROOT" told which files exist); under the root, a
+        // missing file is said to be missing.
+        for missing in [dir.appendingPathComponent("gone.txt").path, "/nonexistent-\(UUID().uuidString)/x", root.path + "/../gone.txt"] {
+            #expect(throws: FileGateError.outsideRoot(root.path)) { try FileGate.read(missing, limit: 10, root: root.path) }
+        }
+        #expect(throws: FileGateError.unreadable("no such file")) { try FileGate.read(root.path + "/gone.txt", limit: 10, root: root.path) }
     }
 }
