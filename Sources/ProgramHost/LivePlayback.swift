@@ -84,6 +84,8 @@ package final class LivePlayback {
         package var startsSent: Int
         /// MIDI note-ons on midi_in that played an instrument.
         package var midiNotes: Int
+        /// MIDI program changes received (a kit is one program: they select nothing).
+        package var programChanges: Int = 0
         package var lateStarts: Int
         /// MIDI messages sent on their frames, and those not sent (due in lost frames or late).
         package var midiMessages: Int
@@ -225,7 +227,7 @@ package final class LivePlayback {
             while engine.renderedFrame <= last && !client.isShutDown && Date() < deadline { usleep(2_000) }
         }
         if options.showStatus { FileHandle.standardOutput.write("\n".data(using: .utf8)!) }
-        return Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
+        var summary = Summary(renderedSeconds: Double(max(0, engine.renderedFrame - origin)) / rate,
                        startsSent: feeder.sentCount, midiNotes: engine.midiNoteCount, lateStarts: engine.lateStartCount,
                        midiMessages: engine.sentMIDICount, lateMIDIMessages: engine.lateMIDICount, deferredMIDIMessages: engine.deferredMIDICount,
                        unwrittenMIDIMessages: client.unwrittenMIDICount, xruns: client.xrunCount,
@@ -233,5 +235,7 @@ package final class LivePlayback {
                        repeatedFrames: engine.repeatedFrameCount,
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,
                        bufferSize: client.bufferSize)
+        summary.programChanges = engine.programChangeCount
+        return summary
     }
 }

@@ -98,6 +98,9 @@ struct Play: ParsableCommand {
         }
         print(String(format: "played %.2f s: %d starts, %d MIDI notes, %d late, %d xruns, ", summary.renderedSeconds,
                      summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription)
+        if summary.programChanges > 0 {
+            FileHandle.standardError.write(Data("sampler: warning: \(summary.programChanges) MIDI program change\(summary.programChanges == 1 ? "" : "s") ignored (a kit is one program)\n".utf8))
+        }
     }
 }
 
