@@ -17,6 +17,10 @@ package enum SFZImporter {
         /// One line per opcode (or feature) not carried, and per sample found under another
         /// spelling; each names its file and line.
         package var notes: [String]
+        /// The names the file gives its controllers (`label_ccN`) and key switches (`sw_label`
+        /// with its `sw_last`), one line each: "controller 4: Pedal (starts at 127)", "key switch
+        /// 12: Keyboard".
+        package var labels: [String] = []
     }
 
     /// Opcodes the import carries (with their header-level inheritance).
@@ -146,6 +150,7 @@ package enum SFZImporter {
 
         var resolved: [Region] = []
         var missing: [String] = []
+        var switchLabels: [Int: String] = [:]
         var listings: [String: [String: String]] = [:]
         for (opcodes, section, defaultPath, keyOffset) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
@@ -352,6 +357,10 @@ package enum SFZImporter {
                                 report: report)
             if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
             if let k = try note("sw_default") { setup.keySwitch = k }
+            if let k = resolved.last?.keySwitch, let label = value("sw_label")?.value.trimmingCharacters(in: .whitespaces), !label.isEmpty,
+               switchLabels[k] == nil {
+                switchLabels[k] = String(label.prefix(80))
+            }
         }
         guard !resolved.isEmpty else {
             throw SFZError(missing.first.map { "\(file): no region left to play: \($0)" } ?? "\(file): no region with a sample file")
@@ -497,7 +506,15 @@ package enum SFZImporter {
         let audition = DrumPattern(name: "audition", beatsPerBar: 4, stepsPerBeat: 2, bars: bars, tracks: tracks)
         var kit = Patch(tempo: 120, instruments: instruments, patterns: [audition], song: nil, file: file, panLaw: .constantPowerStereo)
         kit.controllers = setup
-        return Result(kit: kit, notes: notes)
+        var labels: [String] = []
+        let values = setup.values
+        for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
+            guard let (prefix, number) = numbered(name), prefix == "label_cc" else { continue }
+            let start = (Double(values[number]) * 127 * 10).rounded() / 10
+            labels.append("controller \(number): \(o.value.trimmingCharacters(in: .whitespaces).prefix(80)) (starts at \(start == start.rounded() ? String(Int(start)) : String(start)))")
+        }
+        labels += switchLabels.sorted { $0.key < $1.key }.map { "key switch \($0.key): \($0.value)" }
+        return Result(kit: kit, notes: notes, labels: labels)
     }
 
     /// A region, resolved.

@@ -15,6 +15,7 @@ struct Validate: ParsableCommand {
             // As `play` imports it: the opcodes it does not carry are listed after the summary.
             let imported = try SFZImporter.importSFZ(path: patch)
             try PatchFiles.validate(kit: imported.kit, from: patch).forEach { print($0) }
+            for label in imported.labels { print("  \(label)") }
             for note in imported.notes { print("  note: \(note)") }
         } else {
             try PatchFiles.validate(path: patch).forEach { print($0) }

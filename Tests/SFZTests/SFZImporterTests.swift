@@ -96,10 +96,10 @@ import Testing
 
     @Test func controllerOpcodesBecomeConditionsTriggersAndModulations() throws {
         let (path, _) = try kit("""
-        <control> set_cc20=127 set_hdcc201=0.5
+        <control> set_cc20=127 set_hdcc201=0.5 label_cc20=Room level
         <curve> curve_index=9 v000=0 v127=0.5
         <global> loop_mode=one_shot
-        <region> sample=a.wav key=36 lochan=2 hichan=3 locc4=10 hicc4=20 sw_last=24 volume_oncc20=-6 volume_curvecc20=9
+        <region> sample=a.wav key=36 lochan=2 hichan=3 locc4=10 hicc4=20 sw_last=24 sw_label=Brushes volume_oncc20=-6 volume_curvecc20=9
           tune_oncc21=100 bend_up=300 bend_down=-100 pan_oncc22=50
         <region> sample=a.wav key=37 on_locc64=0 on_hicc64=10
         <region> sample=a.wav key=38 on_locc130=127 on_hicc130=127
@@ -108,6 +108,7 @@ import Testing
         let result = try SFZImporter.importSFZ(path: path)
         let kit = result.kit
         #expect(kit.controllers.defaults == [20: 1, 201: 0.5])
+        #expect(result.labels == ["controller 20: Room level (starts at 127)", "key switch 24: Brushes"])
         #expect(kit.instruments.map(\.midiNote) == [36, nil, 39])
         let a = kit.instruments[0]
         #expect(a.channels == 2...3 && a.keySwitch == 24)
