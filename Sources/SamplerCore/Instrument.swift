@@ -164,7 +164,6 @@ struct InstrumentSlot {
     var level: Float
     var pan: PanGains
     var loops: Int32
-    var chokeGroup: Int
     var declickFrames: Int32
     var chokeFadeFrames: Int32
     var layerStart: Int
@@ -348,7 +347,7 @@ struct InstrumentTables {
         for (i, d) in definitions.enumerated() {
             (t.instruments + i).initialize(to: InstrumentSlot(
                 firstPlayer: d.firstPlayer, voiceCount: d.voiceCount, level: d.gain.linear, pan: PanGains(pan: d.pan, law: d.panLaw),
-                loops: Int32(clamping: d.loops), chokeGroup: d.chokeGroup, declickFrames: Int32(clamping: d.declickFrames),
+                loops: Int32(clamping: d.loops), declickFrames: Int32(clamping: d.declickFrames),
                 chokeFadeFrames: Int32(clamping: d.chokeFadeFrames), layerStart: layerIndex, layerCount: d.layers.count,
                 roundRobinAcrossLayers: d.roundRobinAcrossLayers, triggersOnNoteOff: d.triggersOnNoteOff))
             // An output the engine cannot have is the main mix (as one the render lacks).

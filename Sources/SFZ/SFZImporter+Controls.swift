@@ -1,0 +1,138 @@
+import Patches
+import SamplerCore
+
+// A region as the import resolves it, and its controller opcodes.
+
+extension SFZImporter {
+    /// A region, resolved.
+    struct Region {
+        var line: String
+        var sample: SampleFile
+        var keys: ClosedRange<Int>
+        var keycenter: Int
+        var velocities: ClosedRange<Int>
+        var seqLength: Int, seqPosition: Int
+        var rand: ClosedRange<Double>
+        var group: Int, offBy: Int
+        var polyphony: Int?
+        var gainDb: Double, pan: Double, semitones: Double, keytrack: Double
+        var velocityCurve: VelocityCurve
+        var envelope: Envelope?
+        var loops: Int
+        /// `trigger=release`: played by the note-off.
+        var onRelease: Bool
+        /// `output=N`: 0 the main mix, N the named output "outN".
+        var output: Int = 0
+        var conditions: [ControllerRange] = []
+        var keySwitch: Int?
+        var channels: ClosedRange<Int> = 1...16
+        var controllerTrigger: ControllerRange?
+        var modulations: [ControllerModulation] = []
+        var bendUp: Double = 200, bendDown: Double = -200
+        var silent = false
+        /// Triggered by something the sampler does not carry: not played at all.
+        var leftOut = false
+        /// What must be equal for regions to be one instrument's alternatives (set once the
+        /// region is resolved).
+        var controlKey = ""
+        /// Set for regions that sound beside others of overlapping velocities (crossfades).
+        var apart = ""
+        mutating func makeControlKey() {
+            controlKey = "\(apart)|\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
+        }
+    }
+
+    /// A region's controller opcodes: conditions (`locc`/`hicc`, `sw_last`, `lochan`/`hichan`),
+    /// a controller trigger (`on_locc`/`on_hicc`), modulations (`amplitude_oncc`,
+    /// `volume_oncc`, `pan_oncc`, `tune_oncc`/`pitch_oncc` with their `_curvecc`), the bend range.
+    static func resolveControls(_ opcodes: [String: SFZOpcode], into region: inout Region, curves: [Int: [Float]],
+                                        setDefaults: [Int: Float], place: (SFZOpcode) -> String, report: (String, String) -> Void) throws {
+        func value(_ o: SFZOpcode, _ range: ClosedRange<Double>) throws -> Double {
+            guard let x = Double(o.value.trimmingCharacters(in: .whitespaces)), x.isFinite else {
+                throw SFZError("\(place(o)): \(o.name): expected a number, got \"\(o.value.prefix(40))\"")
+            }
+            return min(range.upperBound, max(range.lowerBound, x))
+        }
+        var low: [Int: Double] = [:], high: [Int: Double] = [:], onLow: [Int: Double] = [:], onHigh: [Int: Double] = [:]
+        var depths: [String: [Int: Double]] = [:], curveIndex: [String: [Int: Int]] = [:]
+        for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
+            guard let (prefix, number) = numbered(name) else { continue }
+            switch prefix {
+            case let p where p.hasPrefix("set_"):
+                report("set_cc:\(name)", "\(place(o)): \(name) sets a controller only in <control>: here it is ignored")
+            case "locc": low[number] = try value(o, 0...127)
+            case "hicc": high[number] = try value(o, 0...127)
+            case "on_locc": onLow[number] = try value(o, 0...127)
+            case "on_hicc": onHigh[number] = try value(o, 0...127)
+            case let p where p.hasSuffix("_curvecc"):
+                curveIndex[String(p.dropLast("_curvecc".count)), default: [:]][number] = Int(try value(o, 0...255))
+            case let p where p.hasSuffix("_smoothcc"):
+                report("smoothcc", "\(place(o)): \(name) is not carried: a controller moves a sounding voice's level, pan or pitch on its frame, in one step")
+            case let p where p.hasSuffix("_oncc") || p.hasSuffix("_cc"):
+                let target = p.hasSuffix("_oncc") ? String(p.dropLast("_oncc".count)) : String(p.dropLast("_cc".count))
+                depths[target == "pitch" ? "tune" : target, default: [:]][number] = try value(o, -1e5...1e5)
+            default: break
+            }
+        }
+        for number in Set(low.keys).union(high.keys).sorted() {
+            let lo = low[number] ?? 0, hi = high[number] ?? 127
+            region.conditions.append(ControllerRange(controller: number, low: Float(lo) / 127, high: Float(hi) / 127))
+        }
+        for number in Set(onLow.keys).union(onHigh.keys).sorted() {
+            guard number < 128 else {
+                // sfizz never plays a region triggered by a controller from its notes.
+                report("on_cc\(number)", "on_locc\(number)/on_hicc\(number): extended controller \(number) (sfizz's aftertouch and the like) triggers nothing here: those regions are left out")
+                region.leftOut = true
+                continue
+            }
+            guard region.controllerTrigger == nil else {
+                report("on_cc_many", "a region triggered by two controllers: the first only")
+                continue
+            }
+            let lo = onLow[number] ?? 0, hi = onHigh[number] ?? 127
+            region.controllerTrigger = ControllerRange(controller: number, low: Float(lo) / 127, high: Float(hi) / 127)
+        }
+        for (target, perNumber) in depths.sorted(by: { $0.key < $1.key }) {
+            for (number, depth) in perNumber.sorted(by: { $0.key < $1.key }) {
+                // sfizz's own sources (128 and up: velocity, key, random, aftertouch…) change per
+                // note there; here only a kit's default sets them.
+                if number >= 128, setDefaults[number] == nil {
+                    report("source\(number)", "\(target)_oncc\(number): sfizz's controller \(number) (set per note there, as velocity, key or random) is not carried: the modulation is left out")
+                    continue
+                }
+                if abs(depth) > 9600 {
+                    report("depth\(number)", "\(target)_oncc\(number)=\(depth): held to ±9600")
+                }
+                let kind: ModulationTarget
+                var scaled = depth
+                switch target {
+                case "amplitude": kind = .amplitude; scaled = depth / 100
+                case "volume": kind = .volume
+                case "pan": kind = .pan; scaled = depth / 100
+                case "tune": kind = .pitch
+                default: continue
+                }
+                var curve: [Float]?
+                if let k = curveIndex[target == "tune" ? "tune" : target]?[number] ?? curveIndex[target == "tune" ? "pitch" : target]?[number] {
+                    if let c = curves[k] ?? ControllerModulation.sfzCurve(k) {
+                        curve = c
+                    } else {
+                        report("curve\(k)", "curve \(k) is defined nowhere: the controller's value is used as it is")
+                    }
+                }
+                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(9600, max(-9600, scaled))), curve: curve))
+            }
+        }
+        if let o = opcodes["sw_last"] {
+            guard let k = noteNumber(o.value) else {
+                throw SFZError("\(place(o)): sw_last: expected a MIDI note (0 to 127, or a name like c4 or f#2), got \"\(o.value.prefix(40))\"")
+            }
+            region.keySwitch = k
+        }
+        let lochan = Int(try opcodes["lochan"].map { try value($0, 1...16) } ?? 1)
+        let hichan = Int(try opcodes["hichan"].map { try value($0, 1...16) } ?? 16)
+        if lochan <= hichan { region.channels = lochan...hichan }
+        region.bendUp = try opcodes["bend_up"].map { try value($0, -9600...9600) } ?? 200
+        region.bendDown = try opcodes["bend_down"].map { try value($0, -9600...9600) } ?? -200
+    }
+}
