@@ -6,7 +6,8 @@ import PackageDescription
 //   sampler (CLI) → DrumPlayer, MetronomeKit, Hydrogen, SFZ, NSM, ProgramHost, Patches, Scheduling, SamplerCore
 //   DrumPlayer, MetronomeKit → ProgramHost, Sync → JACKBackend, SoundFiles, Patches, Scheduling → SamplerCore
 //   Hydrogen, SFZ → Patches, SafeFiles; NSM → Sync, SafeFiles
-//   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore
+//   SamplerKit (the AVAudioPlayer-style API) → JACKBackend, SoundFiles → SamplerCore; its SamplerNode (a kit
+//   played by MIDI) → DrumPlayer, SFZ, Patches
 // The command line does not use SamplerKit: that library is for other programs (its example,
 // sampler-soak and the benchmarks use it). It names SamplerCore for the one error type every
 // module throws (SamplerError).
@@ -50,7 +51,7 @@ let package = Package(
         .systemLibrary(name: "CLiblo", path: "Sources/CLiblo", pkgConfig: "liblo", providers: [.apt(["liblo-dev"])]),
 
         // The AVAudioPlayer-style API: session, players, node, files, buffers, devices.
-        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "JACKBackend", "Locking"]),
+        .target(name: "SamplerKit", dependencies: ["SamplerCore", "SoundFiles", "JACKBackend", "Locking", "DrumPlayer", "Patches", "SFZ"]),
 
         // Sync plumbing both programs share: the OSC server and timetags, the Link session and grid.
         .target(name: "Sync", dependencies: ["SamplerCore", "JACKBackend", "CLiblo", "Locking"]),

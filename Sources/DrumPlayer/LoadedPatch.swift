@@ -31,8 +31,10 @@ package final class LoadedPatch {
     /// `outputs` are the outputs the engine renders besides the main mix (nil: the patch's own,
     /// `Patch.outputNames`): an instrument whose output is the k-th of them goes to engine
     /// output k + 1, one whose output is not among them to the main mix (`unroutedOutputs`).
+    ///
+    /// Its instruments' voices are the engine's players from `firstPlayer` on.
     package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
-                 outputs: [String]? = nil) throws {
+                 outputs: [String]? = nil, firstPlayer: Int = 0) throws {
         let outputs = outputs ?? kit.outputNames
         func outputIndex(_ instrument: DrumInstrument) -> Int {
             guard let name = instrument.output, let k = outputs.firstIndex(of: name), k + 1 < Engine.maxOutputCount else { return 0 }
@@ -57,7 +59,7 @@ package final class LoadedPatch {
         var untuned: [String: Sound] = [:]
         var definitions: [InstrumentDefinition] = []
         var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)] = [:]
-        var nextPlayer = 0
+        var nextPlayer = firstPlayer
         let notes = kit.resolvedMIDINotes
         let declick = Int((sampleRate * 0.002).rounded())
         let panLaw = kit.panLaw.kind
@@ -122,7 +124,7 @@ package final class LoadedPatch {
                 nextPlayer += instrument.voices
             }
             guard nextPlayer <= engine.configuration.maxPlayers else {
-                throw SamplerError("\(kit.file): instruments: \(nextPlayer) voices in all; the engine has \(engine.configuration.maxPlayers) players")
+                throw SamplerError("\(kit.file): instruments: \(nextPlayer - firstPlayer) voices in all; the engine has \(engine.configuration.maxPlayers - firstPlayer) players for them")
             }
         } catch {
             // Nothing of a patch that cannot be loaded stays registered.
@@ -176,6 +178,28 @@ package final class LoadedPatch {
         return .start(player: start.player, sound: sound, at: trigger.frame, loops: 0,
                       gain: Gain(linear: start.curve.map { start.level * $0[velocity] } ?? start.level * Float(velocity) / 127), pan: start.pan,
                       declickFrames: continues ? 0 : start.declick, tag: UInt32(trigger.player))
+    }
+
+    /// The commands a MIDI note-on (velocity > 0) or note-off of `note` on `channel` (1…16)
+    /// sends, as a note on `midi_in` or in a MIDI file plays the kit: a key switch, the
+    /// instruments on the note (triggered, or released by a note-off; those played by
+    /// note-offs at the velocity 64). `kit` is the patch this was loaded from.
+    package func noteCommands(note: Int, velocity: Int, channel: Int, kit: Patch, at: Frame) -> [Command] {
+        var commands: [Command] = []
+        let notes = kit.resolvedMIDINotes
+        if velocity > 0, kit.instruments.contains(where: { $0.keySwitch == note }) {
+            commands.append(.channelMessage(Command.ChannelMessage.noteOn, channel: channel, value: 0, note: note, at: at))
+        }
+        for (i, instrument) in kit.instruments.enumerated() where notes[i] == note {
+            if velocity > 0, !instrument.triggersOnNoteOff {
+                commands.append(command(for: Trigger(frame: at, player: i, velocity: Float(velocity) / 127, channel: channel)))
+            } else if velocity == 0, instrument.triggersOnNoteOff {
+                commands.append(command(for: Trigger(frame: at, player: i, velocity: 64 / 127, channel: channel)))
+            } else if velocity == 0, instrument.envelope?.noteOff ?? false, !streams(instrument: i) {
+                commands.append(command(for: Trigger(frame: at, player: i, velocity: 0, isRelease: true, channel: channel)))
+            }
+        }
+        return commands
     }
 
     /// `source` as the feeder should use it: when instruments stream, each window first retires

@@ -137,7 +137,7 @@ package final class PatchOSC {
                     warn(m, "expected a note (0 to 127), a velocity (0 to 127; 0 is a note-off) and a channel (1 to 16)")
                     continue
                 }
-                for command in Self.noteCommands(note: Int(note), velocity: Int(velocity), channel: channel, kit: kit, loaded: loaded, at: at) {
+                for command in loaded.noteCommands(note: Int(note), velocity: Int(velocity), channel: channel, kit: kit, at: at) {
                     _ = engine.send(command)
                 }
                 log("osc: /sampler/note \(Int(note)) \(Int(velocity)) \(when): at frame \(at)")
@@ -193,28 +193,6 @@ package final class PatchOSC {
         guard raw.isFinite else { return nil }
         if case .int = argument { return (0...127).contains(raw) ? Float(raw) / 127 : nil }
         return (0...1).contains(raw) ? Float(raw) : nil
-    }
-
-    /// The commands a MIDI note-on (velocity > 0) or note-off of `note` on `channel` sends, as
-    /// a note on `midi_in` or in a MIDI file plays the kit: a key switch, the instruments on the
-    /// note (triggered, or released by a note-off; those played by note-offs at the velocity
-    /// 64).
-    static func noteCommands(note: Int, velocity: Int, channel: Int, kit: Patch, loaded: LoadedPatch, at: Frame) -> [Command] {
-        var commands: [Command] = []
-        let notes = kit.resolvedMIDINotes
-        if velocity > 0, kit.instruments.contains(where: { $0.keySwitch == note }) {
-            commands.append(.channelMessage(Command.ChannelMessage.noteOn, channel: channel, value: 0, note: note, at: at))
-        }
-        for (i, instrument) in kit.instruments.enumerated() where notes[i] == note {
-            if velocity > 0, !instrument.triggersOnNoteOff {
-                commands.append(loaded.command(for: Trigger(frame: at, player: i, velocity: Float(velocity) / 127, channel: channel)))
-            } else if velocity == 0, instrument.triggersOnNoteOff {
-                commands.append(loaded.command(for: Trigger(frame: at, player: i, velocity: 64 / 127, channel: channel)))
-            } else if velocity == 0, instrument.envelope?.noteOff ?? false, !loaded.streams(instrument: i) {
-                commands.append(loaded.command(for: Trigger(frame: at, player: i, velocity: 0, isRelease: true, channel: channel)))
-            }
-        }
-        return commands
     }
 
     /// `load` before the engine renders (its instruments swapped in on the first frame).

@@ -70,8 +70,14 @@ public final class AudioSession: @unchecked Sendable {
     fileprivate struct WeakMember { weak var value: SessionMember? }
     /// Held weakly: a player that goes away frees its slot in its deinit.
     fileprivate var members: [Int: WeakMember] = [:]
-    fileprivate var liveMembers: [SessionMember] { members.values.compactMap(\.value) }
+    /// Each member once (a `SamplerNode` holds many slots).
+    fileprivate var liveMembers: [SessionMember] {
+        var seen = Set<ObjectIdentifier>()
+        return members.keys.sorted().compactMap { members[$0]?.value }.filter { seen.insert(ObjectIdentifier($0)).inserted }
+    }
     fileprivate var freePlayers: [Int]
+    /// The member whose instruments the engine plays (one `SamplerNode` at a time). Under `lock`.
+    fileprivate var instrumentHolder: ObjectIdentifier?
     /// Each player's named output (`route(player:to:)`); absent: the main mix. Under `lock`.
     fileprivate var playerOutputs: [Int: String] = [:]
     /// Work queued by `releasePlayer`.
@@ -276,6 +282,36 @@ public final class AudioSession: @unchecked Sendable {
         }
     }
 
+    /// `count` consecutive player slots for `member`, which holds the session's instruments (their
+    /// voices): the first of them. Throws when another member holds the instruments, or no run
+    /// of `count` slots is free.
+    func allocateInstrumentPlayers(_ count: Int, for member: SessionMember) throws -> Int {
+        try lock.withLock {
+            doDeferredWork()
+            if instrumentHolder != nil {
+                throw SamplerError("the session already has a SamplerNode (an engine plays one set of instruments; load one kit)")
+            }
+            let free = Set(freePlayers)
+            var first = 0
+            var found: Int?
+            while first + count <= configuration.maxPlayers {
+                if let taken = (first..<(first + count)).first(where: { !free.contains($0) }) {
+                    first = taken + 1
+                } else {
+                    found = first
+                    break
+                }
+            }
+            guard let first = found else {
+                throw SamplerError("the session has no \(count) free players in a row for the kit's voices (it holds \(configuration.maxPlayers); raise maxPlayers)")
+            }
+            freePlayers.removeAll { $0 >= first && $0 < first + count }
+            for p in first..<(first + count) { members[p] = WeakMember(value: member) }
+            instrumentHolder = ObjectIdentifier(member)
+            return first
+        }
+    }
+
     /// Gives slot `p` back, then runs `work` (giving back what its owner held), both with the
     /// lock held. For a member's deinit, which may run with the lock already held (when the last
     /// reference to a member is dropped under it, e.g. an array of members built under the lock):
@@ -286,6 +322,12 @@ public final class AudioSession: @unchecked Sendable {
             held.releaseSlot(p)
             work?(held)
         } }
+    }
+
+    /// Queues `work` for the next time the event thread (or an allocation) holds the lock: for a
+    /// deinit, as `releasePlayer`.
+    func deferWork(_ work: @escaping (Held) -> Void) {
+        deferred.withLock { $0.append(work) }
     }
 
     /// Does the work deinits queued. Lock held.
@@ -348,6 +390,9 @@ public final class AudioSession: @unchecked Sendable {
         func replaceMember(_ p: Int, with member: SessionMember) {
             session.members[p] = WeakMember(value: member)
         }
+
+        /// The instruments are no longer held (their holder swapped its own out).
+        func releaseInstruments() { session.instrumentHolder = nil }
 
         /// Frees slot `p`: nothing its old owner queued may play on its next owner.
         func releaseSlot(_ p: Int) {
