@@ -111,6 +111,10 @@ package final class LoadedPatch {
                     triggersOnNoteOff: instrument.triggersOnNoteOff, output: outputIndex(instrument)))
                 definitions[definitions.count - 1].conditions = instrument.conditions
                 definitions[definitions.count - 1].keySwitch = instrument.keySwitch
+                definitions[definitions.count - 1].keyDown = instrument.keyDown
+                definitions[definitions.count - 1].keyUp = instrument.keyUp
+                definitions[definitions.count - 1].previousKey = instrument.previousKey
+                definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].channels = instrument.channels
                 definitions[definitions.count - 1].controllerTrigger = instrument.controllerTrigger
                 definitions[definitions.count - 1].modulations = instrument.modulations
@@ -181,14 +185,16 @@ package final class LoadedPatch {
     }
 
     /// The commands a MIDI note-on (velocity > 0) or note-off of `note` on `channel` (1…16)
-    /// sends, as a note on `midi_in` or in a MIDI file plays the kit: a key switch, the
+    /// sends, as a note on `midi_in` or in a MIDI file plays the kit: the key's state (a key
+    /// switch; see `Patch.stateNotes`), the
     /// instruments on the note (triggered, or released by a note-off; those played by
     /// note-offs at the velocity 64). `kit` is the patch this was loaded from.
     package func noteCommands(note: Int, velocity: Int, channel: Int, kit: Patch, at: Frame) -> [Command] {
         var commands: [Command] = []
         let notes = kit.resolvedMIDINotes
-        if velocity > 0, kit.instruments.contains(where: { $0.keySwitch == note }) {
-            commands.append(.channelMessage(Command.ChannelMessage.noteOn, channel: channel, value: 0, note: note, at: at))
+        if kit.stateNotes.contains(note) {
+            commands.append(.channelMessage(velocity > 0 ? Command.ChannelMessage.noteOn : Command.ChannelMessage.noteOff,
+                                            channel: channel, value: 0, note: note, at: at))
         }
         for (i, instrument) in kit.instruments.enumerated() where notes[i] == note {
             if velocity > 0, !instrument.triggersOnNoteOff {

@@ -213,11 +213,10 @@ package struct PatchProgram: LiveProgram {
                     && !(session.loaded?.streams(instrument: $0) ?? false)
             }
         }
-        let keySwitches = Set(kit.instruments.compactMap(\.keySwitch))
         return MIDIFileSource(file: midi.file, instruments: { onNoteOn[$0] ?? [] }, releasing: { releasing[$0] ?? [] },
                               noteOffTriggers: { onNoteOff[$0] ?? [] }, sampleRate: session.sampleRate, origin: origin,
                               speed: midi.tempo.map { $0 / midi.file.initialTempo } ?? 1, loops: midi.loops,
-                              keySwitches: keySwitches, controllerDefaults: kit.controllers.values)
+                              stateNotes: kit.stateNotes, controllerDefaults: kit.controllers.values)
     }
 
     /// The commands from `origin` on: the loaded instruments' (after `prepare`; before it,
@@ -307,7 +306,7 @@ package struct MIDIPlayback: Sendable {
     /// The notes of `file` no instrument of `kit` plays, for a warning.
     package func unplayedNotes(in kit: Patch) -> [Int] {
         // Key switches play nothing, and are not unplayed either.
-        let mapped = Set(kit.resolvedMIDINotes.compactMap { $0 }).union(kit.instruments.compactMap(\.keySwitch))
+        let mapped = Set(kit.resolvedMIDINotes.compactMap { $0 }).union(kit.instruments.flatMap { [$0.keySwitch, $0.keyDown, $0.keyUp].compactMap { $0 } })
         return Set(file.events.filter { $0.isNoteOn && !mapped.contains($0.note) }.map(\.note)).sorted()
     }
 }

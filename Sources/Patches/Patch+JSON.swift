@@ -9,11 +9,25 @@ extension Patch {
     private static func controlFields(_ instrument: DrumInstrument) -> [String] {
         var fields: [String] = []
         var conditions: [String] = []
-        if !instrument.conditions.isEmpty {
-            let list = instrument.conditions.map { #""\#($0.controller)": [\#(controllerValue($0.low)), \#(controllerValue($0.high))]"# }
+        let ranges = instrument.conditions.filter { $0.controller < Controller.count }
+        if !ranges.isEmpty {
+            let list = ranges.map { #""\#($0.controller)": [\#(controllerValue($0.low)), \#(controllerValue($0.high))]"# }
             conditions.append(#""controllers": { \#(list.joined(separator: ", ")) }"#)
         }
         if let k = instrument.keySwitch { conditions.append(#""keySwitch": \#(k)"#) }
+        if let k = instrument.keyDown { conditions.append(#""keyDown": \#(k)"#) }
+        if let k = instrument.keyUp { conditions.append(#""keyUp": \#(k)"#) }
+        if let k = instrument.previousKey { conditions.append(#""previousKey": \#(k)"#) }
+        func bendValue(_ v: Float) -> String { number((Double(v) * (v >= 0 ? 8191 : 8192)).rounded()) }
+        for c in instrument.conditions {
+            if c.controller == Controller.pitchBend { conditions.append(#""bend": [\#(bendValue(c.low)), \#(bendValue(c.high))]"#) }
+            if c.controller == Controller.channelPressure {
+                conditions.append(#""channelPressure": [\#(controllerValue(c.low)), \#(controllerValue(c.high))]"#)
+            }
+            if c.controller == Controller.polyPressure {
+                conditions.append(#""polyPressure": [\#(controllerValue(c.low)), \#(controllerValue(c.high))]"#)
+            }
+        }
         if instrument.channels != 1...16 { conditions.append(#""channels": [\#(instrument.channels.lowerBound), \#(instrument.channels.upperBound)]"#) }
         if !conditions.isEmpty { fields.append(#""conditions": { \#(conditions.joined(separator: ", ")) }"#) }
         if let t = instrument.controllerTrigger {
@@ -46,6 +60,9 @@ extension Patch {
         if let g = instrument.group { fields.append(#""group": \#(g)"#) }
         if let o = instrument.offBy { fields.append(#""offBy": \#(o)"#) }
         if instrument.isSilent { fields.append(#""silent": true"#) }
+        if instrument.sustainController != 64 {
+            fields.append(#""sustain": \#(instrument.sustainController.map(String.init) ?? "false")"#)
+        }
         return fields
     }
 
@@ -189,7 +206,7 @@ extension Patch {
     }
 
     /// `1` rather than `1.0`; otherwise the shortest text that reads back as the same number.
-    private static func number(_ value: Double) -> String {
+    static func number(_ value: Double) -> String {
         if value == value.rounded(), abs(value) < 1e15 { return String(Int(value)) }
         return "\(value)"
     }

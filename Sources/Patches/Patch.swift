@@ -249,7 +249,16 @@ package struct DrumInstrument: Equatable, Sendable {
     /// `InstrumentDefinition.conditions`).
     package var conditions: [ControllerRange] = []
     package var keySwitch: Int?
+    /// Plays only while this key is down, only while it is up, only after this key's note-on
+    /// (`"keyDown"`, `"keyUp"`, `"previousKey"` in `"conditions"`; SFZ's `sw_down`, `sw_up`,
+    /// `sw_previous`).
+    package var keyDown: Int?
+    package var keyUp: Int?
+    package var previousKey: Int?
     package var channels: ClosedRange<Int> = 1...16
+    /// The controller whose pedal holds its note-offs (`"sustain"`: a controller number, or
+    /// false for none; SFZ's `sustain_cc`, `sustain_sw`).
+    package var sustainController: Int? = 64
     /// Triggered by a controller entering a range (`"controllerTrigger"`).
     package var controllerTrigger: ControllerRange?
     /// Controllers steering level, pan and pitch (`"modulations"`).
@@ -281,6 +290,17 @@ package struct DrumInstrument: Equatable, Sendable {
         self.midiNote = midiNote
         self.chokeGroup = chokeGroup
         self.voices = voices
+    }
+}
+
+extension Patch {
+    /// The notes whose note-ons and note-offs change what instruments' conditions read (key
+    /// switches, `keyDown`/`keyUp` keys; every note when some instrument has a `previousKey`):
+    /// each is sent to the engine as `Command.ChannelMessage.noteOn`/`noteOff` besides its
+    /// triggers.
+    package var stateNotes: Set<Int> {
+        if instruments.contains(where: { $0.previousKey != nil }) { return Set(0..<128) }
+        return Set(instruments.flatMap { [$0.keySwitch, $0.keyDown, $0.keyUp].compactMap { $0 } })
     }
 }
 

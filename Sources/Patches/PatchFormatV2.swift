@@ -18,8 +18,9 @@ enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
-                                 "bend", "channelControllers", "group", "offBy", "silent"]
-    static let conditionKeys = ["controllers", "keySwitch", "channels"]
+                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain"]
+    static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "bend", "channelPressure",
+                                "polyPressure"]
     static let controllerTriggerKeys = ["controller", "range"]
     static let modulationKeys = ["controller", "target", "depth", "curve"]
     static let controllerNumberRange = NumberRange.between(0, Double(Controller.count - 1))
@@ -92,7 +93,7 @@ enum PatchFormatV2 {
         let bounds = try node.array()
         guard bounds.count == 2 else { throw node.mismatch(expected: "[low, high] with 0 ≤ low ≤ high ≤ 127") }
         let low = try bounds[0].number(in: controllerValueRange), high = try bounds[1].number(in: controllerValueRange)
-        guard low <= high else { throw node.error("the range's low end (\(low)) is above its high end (\(high))") }
+        guard low <= high else { throw node.error("the range's low end (\(Patch.number(low))) is above its high end (\(Patch.number(high)))") }
         return ControllerRange(controller: controller, low: Float(low) / 127, high: Float(high) / 127)
     }
 
@@ -112,6 +113,23 @@ enum PatchFormatV2 {
                 }
             }
             instrument.keySwitch = try c.optional("keySwitch")?.integer(in: noteRange)
+            instrument.keyDown = try c.optional("keyDown")?.integer(in: noteRange)
+            instrument.keyUp = try c.optional("keyUp")?.integer(in: noteRange)
+            instrument.previousKey = try c.optional("previousKey")?.integer(in: noteRange)
+            if let bendNode = c.optional("bend") {
+                let bounds = try bendNode.array()
+                guard bounds.count == 2 else { throw bendNode.mismatch(expected: "[low, high] with -8192 ≤ low ≤ high ≤ 8191") }
+                let low = try bounds[0].number(in: .between(-8192, 8191)), high = try bounds[1].number(in: .between(-8192, 8191))
+                guard low <= high else { throw bendNode.error("the range's low end (\(Patch.number(low))) is above its high end (\(Patch.number(high)))") }
+                func normalized(_ v: Double) -> Float { Float(v >= 0 ? v / 8191 : v / 8192) }
+                instrument.conditions.append(ControllerRange(controller: Controller.pitchBend, low: normalized(low), high: normalized(high)))
+            }
+            if let node = c.optional("channelPressure") {
+                instrument.conditions.append(try controllerRange(node, controller: Controller.channelPressure))
+            }
+            if let node = c.optional("polyPressure") {
+                instrument.conditions.append(try controllerRange(node, controller: Controller.polyPressure))
+            }
             if let channelsNode = c.optional("channels") {
                 let bounds = try channelsNode.array()
                 guard bounds.count == 2 else { throw channelsNode.mismatch(expected: "[first, last] with 1 ≤ first ≤ last ≤ 16") }
@@ -167,6 +185,14 @@ enum PatchFormatV2 {
         instrument.group = try object.optional("group")?.integer(in: groupRange)
         instrument.offBy = try object.optional("offBy")?.integer(in: groupRange)
         instrument.isSilent = try object.optional("silent")?.bool() ?? false
+        if let node = object.optional("sustain") {
+            if case .bool = node.value {
+                guard try !node.bool() else { throw node.mismatch(expected: "a controller number (0 to 127), or false for none") }
+                instrument.sustainController = nil
+            } else {
+                instrument.sustainController = try node.integer(in: .between(0, 127))
+            }
+        }
     }
 
     private static func decodeInstruments(_ node: JSONNode, baseDirectory: URL) throws(PatchError) -> [DrumInstrument] {

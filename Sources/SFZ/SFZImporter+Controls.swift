@@ -25,6 +25,8 @@ extension SFZImporter {
         var output: Int = 0
         var conditions: [ControllerRange] = []
         var keySwitch: Int?
+        var keyDown: Int?, keyUp: Int?, previousKey: Int?
+        var sustainController: Int? = 64
         var channels: ClosedRange<Int> = 1...16
         var controllerTrigger: ControllerRange?
         var modulations: [ControllerModulation] = []
@@ -38,7 +40,7 @@ extension SFZImporter {
         /// Set for regions that sound beside others of overlapping velocities (crossfades).
         var apart = ""
         mutating func makeControlKey() {
-            controlKey = "\(apart)|\(conditions)|\(String(describing: keySwitch))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
+            controlKey = "\(apart)|\(conditions)|\(String(describing: keySwitch))|\(String(describing: keyDown))|\(String(describing: keyUp))|\(String(describing: previousKey))|\(String(describing: sustainController))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
         }
     }
 
@@ -123,11 +125,46 @@ extension SFZImporter {
                 region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(9600, max(-9600, scaled))), curve: curve))
             }
         }
-        if let o = opcodes["sw_last"] {
+        func key(_ name: String) throws -> Int? {
+            guard let o = opcodes[name] else { return nil }
             guard let k = noteNumber(o.value) else {
-                throw SFZError("\(place(o)): sw_last: expected a MIDI note (0 to 127, or a name like c4 or f#2), got \"\(o.value.prefix(40))\"")
+                throw SFZError("\(place(o)): \(name): expected a MIDI note (0 to 127, or a name like c4 or f#2), got \"\(o.value.prefix(40))\"")
             }
-            region.keySwitch = k
+            return k
+        }
+        region.keySwitch = try key("sw_last")
+        region.keyDown = try key("sw_down")
+        region.keyUp = try key("sw_up")
+        region.previousKey = try key("sw_previous")
+        // Bend and pressure ranges (sfizz's defaults: the whole range, which needs no condition).
+        if opcodes["lobend"] != nil || opcodes["hibend"] != nil {
+            let lo = try opcodes["lobend"].map { try value($0, -8192...8191) } ?? -8192
+            let hi = try opcodes["hibend"].map { try value($0, -8192...8191) } ?? 8191
+            func normalized(_ v: Double) -> Float { Float(v >= 0 ? v / 8191 : v / 8192) }
+            region.conditions.append(ControllerRange(controller: Controller.pitchBend, low: normalized(lo), high: normalized(hi)))
+        }
+        for (name, controller) in [("chanaft", Controller.channelPressure), ("polyaft", Controller.polyPressure)] {
+            guard opcodes["lo" + name] != nil || opcodes["hi" + name] != nil else { continue }
+            let lo = try opcodes["lo" + name].map { try value($0, 0...127) } ?? 0
+            let hi = try opcodes["hi" + name].map { try value($0, 0...127) } ?? 127
+            region.conditions.append(ControllerRange(controller: controller, low: Float(lo) / 127, high: Float(hi) / 127))
+        }
+        // The pedals: which controller sustains, or none.
+        if let o = opcodes["sustain_cc"] { region.sustainController = Int(try value(o, 0...127)) }
+        if let o = opcodes["sustain_sw"] {
+            switch o.value.trimmingCharacters(in: .whitespaces).lowercased() {
+            case "off", "0", "false": region.sustainController = nil
+            case "on", "1", "true": break
+            default: throw SFZError("\(place(o)): sustain_sw: expected on or off, got \"\(o.value.prefix(40))\"")
+            }
+        }
+        if let o = opcodes["sustain_lo"], try value(o, 0...127) != 64 {
+            report("sustain_lo", "\(place(o)): sustain_lo is not carried: a sustain pedal holds from 64 up (General MIDI's half), where sfizz holds from sustain_lo (1 unless set)")
+        }
+        for name in ["sostenuto_cc", "sostenuto_sw", "sostenuto_lo"] {
+            if let o = opcodes[name] {
+                report(name, "\(place(o)): \(name) is not carried: the sostenuto pedal is CC66, holding from 64 up, for every instrument")
+            }
         }
         let lochan = Int(try opcodes["lochan"].map { try value($0, 1...16) } ?? 1)
         let hichan = Int(try opcodes["hichan"].map { try value($0, 1...16) } ?? 16)

@@ -35,6 +35,8 @@ package enum SFZImporter {
         "output",
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
+        "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
+        "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo",
         "group_volume", "master_volume", "global_volume", "group_amplitude", "master_amplitude", "global_amplitude",
         // Names for people: read, shown nowhere yet.
         "sw_label", "region_label", "group_label", "master_label", "global_label",
@@ -463,6 +465,10 @@ package enum SFZImporter {
                 if first.output > 0 { instruments[instruments.count - 1].output = "out\(first.output)" }
                 instruments[instruments.count - 1].conditions = first.conditions
                 instruments[instruments.count - 1].keySwitch = first.keySwitch
+                instruments[instruments.count - 1].keyDown = first.keyDown
+                instruments[instruments.count - 1].keyUp = first.keyUp
+                instruments[instruments.count - 1].previousKey = first.previousKey
+                instruments[instruments.count - 1].sustainController = first.sustainController
                 instruments[instruments.count - 1].channels = first.channels
                 instruments[instruments.count - 1].modulations = first.modulations
                 instruments[instruments.count - 1].bendUp = first.bendUp

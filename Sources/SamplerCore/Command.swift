@@ -119,10 +119,13 @@ public struct Command: BitwiseCopyable, Sendable {
         public static var channelPressure: Int64 { @_noLocks @_noAllocation get { 513 } }
         /// Polyphonic pressure on note `sound`, `level` 0…1.
         public static var polyPressure: Int64 { @_noLocks @_noAllocation get { 514 } }
-        /// A note-on of note `sound` (a key switch takes effect).
+        /// A note-on of note `sound`, as conditions read it (a key switch takes effect; the key is
+        /// down; it is the last note played), sent before the note's triggers.
         public static var noteOn: Int64 { @_noLocks @_noAllocation get { 515 } }
         /// A program change to `sound` (counted: `Engine.programChangeCount`).
         public static var programChange: Int64 { @_noLocks @_noAllocation get { 516 } }
+        /// A note-off of note `sound`, as conditions read it (the key is up).
+        public static var noteOff: Int64 { @_noLocks @_noAllocation get { 517 } }
     }
 
     /// The frame meaning "as soon as possible": never reported as late.
@@ -359,7 +362,7 @@ extension Command {
         case .midi: return (1...3).contains(midiLength)
         case .setOutput: return outputIndex >= 0 && Int(outputIndex) < Engine.maxOutputCount
         case .controller:
-            return player >= 0 && player < 16 && level <= 1 && position <= Command.ChannelMessage.programChange && sound >= 0 && sound < 128
+            return player >= 0 && player < 16 && level <= 1 && position <= Command.ChannelMessage.noteOff && sound >= 0 && sound < 128
         case .trigger: return loops >= 0 && loops < 16
         default: return true
         }

@@ -13,14 +13,24 @@ public enum Controller {
     public static var volume: Int { @_noLocks @_noAllocation get { 7 } }
     public static var pan: Int { @_noLocks @_noAllocation get { 10 } }
     public static var expression: Int { @_noLocks @_noAllocation get { 11 } }
-    /// At or above 64 (0.5): note-offs wait until it goes below.
+    /// At or above 64 (0.5): note-offs wait until it goes below (an instrument may name another
+    /// pedal, or none: `InstrumentDefinition.sustainController`).
     public static var sustain: Int { @_noLocks @_noAllocation get { 64 } }
+    /// Pressed (at or above 64): the instruments whose notes are down then keep them until it
+    /// goes up, whatever their note-offs; notes played after are not held.
+    public static var sostenuto: Int { @_noLocks @_noAllocation get { 66 } }
     /// Immediate silence of every instrument voice, declicked.
     public static var allSoundOff: Int { @_noLocks @_noAllocation get { 120 } }
     /// Every controller of the channel back to its default, pitch bend and pressure to 0.
     public static var resetAll: Int { @_noLocks @_noAllocation get { 121 } }
     /// A note-off of every instrument.
     public static var allNotesOff: Int { @_noLocks @_noAllocation get { 123 } }
+    /// What a condition (`ControllerRange.controller`) may read besides controllers: the pitch
+    /// bend (−1…1), the channel pressure and the polyphonic pressure of the instrument's own
+    /// MIDI note (0…1).
+    public static var pitchBend: Int { @_noLocks @_noAllocation get { 512 } }
+    public static var channelPressure: Int { @_noLocks @_noAllocation get { 513 } }
+    public static var polyPressure: Int { @_noLocks @_noAllocation get { 514 } }
 }
 
 /// A controller's value within a range, both ends included; values are normalized to 0…1 (a
@@ -129,28 +139,35 @@ struct ControllerState {
     let bend: UnsafeMutablePointer<Float>
     let channelPressure: UnsafeMutablePointer<Float>
     let polyPressure: UnsafeMutablePointer<Float>
-    /// [0]: the key switch in force (−1: none).
+    /// [0]: the key switch in force (−1: none); [1]: the last note-on's key, [2]: the one before
+    /// it (−1: none; kept when some instrument has a `previousKey`).
     let keySwitch: UnsafeMutablePointer<Int32>
-    /// Per channel and controller (and the bend, at `Controller.count`), the latest frame a
-    /// message changed it on; [`channels` × (`Controller.count` + 1)], the key switch's last
-    /// (`Frame.min`: none yet).
+    /// Per key: held down (its note-on came, its note-off not yet; kept for the `keyDown`/`keyUp`
+    /// keys).
+    let keysDown: UnsafeMutablePointer<Bool>
+    /// Per channel and controller (and the bend, the channel pressure and the polyphonic
+    /// pressure of any key: `Controller.pitchBend` …), the latest frame a message changed it on;
+    /// [`channels` × `perChannel`], the key switch's last (`Frame.min`: none yet).
     let changedAt: UnsafeMutablePointer<Frame>
     /// [0]: the channels whose voices wait to be steered, a bit each (see `Engine.flushSteering`).
     let pendingSteer: UnsafeMutablePointer<UInt32>
     /// [0]: the number of the last steering (`SteerCache.stamp`).
     let steerStamp: UnsafeMutablePointer<UInt32>
-    static var changeSlots: Int { @_noLocks @_noAllocation get { channels * (Controller.count + 1) + 1 } }
+    static var perChannel: Int { @_noLocks @_noAllocation get { Controller.count + 3 } }
+    static var changeSlots: Int { @_noLocks @_noAllocation get { channels * perChannel + 1 } }
 
     static func allocate() -> ControllerState {
         let state = ControllerState(values: .allocate(capacity: channels * Controller.count), bend: .allocate(capacity: channels),
                                     channelPressure: .allocate(capacity: channels), polyPressure: .allocate(capacity: channels * 128),
-                                    keySwitch: .allocate(capacity: 1), changedAt: .allocate(capacity: changeSlots),
+                                    keySwitch: .allocate(capacity: 3), keysDown: .allocate(capacity: 128),
+                                    changedAt: .allocate(capacity: changeSlots),
                                     pendingSteer: .allocate(capacity: 1), steerStamp: .allocate(capacity: 1))
         state.values.initialize(repeating: 0, count: channels * Controller.count)
         state.bend.initialize(repeating: 0, count: channels)
         state.channelPressure.initialize(repeating: 0, count: channels)
         state.polyPressure.initialize(repeating: 0, count: channels * 128)
-        state.keySwitch.initialize(to: -1)
+        state.keySwitch.initialize(repeating: -1, count: 3)
+        state.keysDown.initialize(repeating: false, count: 128)
         state.changedAt.initialize(repeating: .min, count: changeSlots)
         state.pendingSteer.initialize(to: 0)
         state.steerStamp.initialize(to: 0)
@@ -163,6 +180,7 @@ struct ControllerState {
         channelPressure.deallocate()
         polyPressure.deallocate()
         keySwitch.deallocate()
+        keysDown.deallocate()
         changedAt.deallocate()
         pendingSteer.deallocate()
         steerStamp.deallocate()
@@ -179,23 +197,33 @@ struct ControllerState {
         for k in 0..<128 { polyPressure[channel * 128 + k] = 0 }
     }
 
-    /// Notes that controller `controller` (`Controller.count`: the bend; −1: the key switch) of
+    /// Notes that controller `controller` (or `Controller.pitchBend` …; −1: the key switch) of
     /// `channel` changed on frame `due`.
     @_noLocks @_noAllocation @inline(__always)
     func changed(_ controller: Int, channel: Int, at due: Frame) {
-        let slot = controller < 0 ? ControllerState.changeSlots - 1 : channel * (Controller.count + 1) + controller
+        let slot = controller < 0 ? ControllerState.changeSlots - 1 : channel * ControllerState.perChannel + controller
         if due > changedAt[slot] { changedAt[slot] = due }
     }
 
     /// The latest frame controller `controller` of `channel` changed on (as `changed`).
     @_noLocks @_noAllocation @inline(__always)
     func lastChange(_ controller: Int, channel: Int) -> Frame {
-        changedAt[controller < 0 ? ControllerState.changeSlots - 1 : channel * (Controller.count + 1) + controller]
+        changedAt[controller < 0 ? ControllerState.changeSlots - 1 : channel * ControllerState.perChannel + controller]
     }
 
     @_noLocks @_noAllocation @inline(__always)
     func value(_ controller: Int, channel: Int) -> Float {
         values[channel * Controller.count + controller]
+    }
+
+    /// What a condition reads: controller `controller`, or the bend or a pressure (see
+    /// `Controller.pitchBend`) of `channel`, the polyphonic one of key `note`.
+    @_noLocks @_noAllocation @inline(__always)
+    func conditionValue(_ controller: Int, channel: Int, note: Int) -> Float {
+        if controller < Controller.count { return values[channel * Controller.count + controller] }
+        if controller == Controller.pitchBend { return bend[channel] }
+        if controller == Controller.channelPressure { return channelPressure[channel] }
+        return note >= 0 ? polyPressure[channel * 128 + (note & 127)] : 0
     }
 }
 

@@ -31,6 +31,10 @@ extension Engine {
         let tables = instrumentTables.pointee
         for channel in 0..<ControllerState.channels { controllers.reset(channel: channel, to: tables.controllerDefaults) }
         controllers.keySwitch[0] = tables.keySwitchDefault
+        controllers.keySwitch[1] = -1
+        controllers.keySwitch[2] = -1
+        for k in 0..<128 { controllers.keysDown[k] = false }
+        for i in 0..<tables.instrumentCount { tables.instruments[i].sostenutoHeld = false }
     }
 
     /// Queues a MIDI channel message other than a note for `frame`. Render thread only;
@@ -86,15 +90,21 @@ extension Engine {
             steerVoices(controller: Controller.count, channel: channel, late: late)
         case Command.ChannelMessage.channelPressure:
             controllers.channelPressure[channel] = value
+            controllers.changed(Controller.channelPressure, channel: channel, at: due)
         case Command.ChannelMessage.polyPressure:
             controllers.polyPressure[channel * 128 + Int(command.sound & 127)] = value
+            controllers.changed(Controller.polyPressure, channel: channel, at: due)
         case Command.ChannelMessage.noteOn:
             let tables = instrumentTables.pointee
             let note = Int(command.sound & 127)
-            if tables.keySwitchNotes[note] {
-                controllers.keySwitch[0] = Int32(note)
-                controllers.changed(-1, channel: channel, at: due)
-            }
+            if tables.keySwitchNotes[note] { controllers.keySwitch[0] = Int32(note) }
+            controllers.keySwitch[2] = controllers.keySwitch[1]
+            controllers.keySwitch[1] = Int32(note)
+            controllers.keysDown[note] = true
+            controllers.changed(-1, channel: channel, at: due)
+        case Command.ChannelMessage.noteOff:
+            controllers.keysDown[Int(command.sound & 127)] = false
+            controllers.changed(-1, channel: channel, at: due)
         case Command.ChannelMessage.programChange:
             programChangeCounter.add(1, ordering: .relaxed)
         default:
@@ -104,27 +114,33 @@ extension Engine {
             let old = slot.pointee
             slot.pointee = value
             controllers.changed(number, channel: channel, at: due)
+            var isPedal = false
+            if number < 128 { isPedal = instrumentTables.pointee.sustainPedals[number] }
             if late {
                 let hasTriggers = instrumentTables.pointee.hasControllerTriggers
-                var acts = hasTriggers
+                var acts = hasTriggers || isPedal
                 switch number {
-                case Controller.sustain, Controller.allSoundOff, Controller.resetAll, Controller.allNotesOff: acts = true
+                case Controller.sostenuto, Controller.allSoundOff, Controller.resetAll, Controller.allNotesOff: acts = true
                 default: break
                 }
                 if acts { lateCommandCounter.add(1, ordering: .relaxed) }
             }
+            if isPedal, old >= 0.5, value < 0.5 { releaseHeldNotes(channel: channel, due: due, at: frame) }
             switch number {
-            case Controller.sustain:
-                if old >= 0.5, value < 0.5 { releaseHeldNotes(channel: channel, due: due, at: frame) }
+            case Controller.sostenuto:
+                if old < 0.5, value >= 0.5 { latchSostenuto(channel: channel) }
+                if old >= 0.5, value < 0.5 { unlatchSostenuto(channel: channel, due: due, at: frame) }
             case Controller.allSoundOff:
                 silenceInstruments(channel: channel, due: due, at: frame)
             case Controller.resetAll:
-                let wasHeld = controllers.value(Controller.sustain, channel: channel) >= 0.5
+                let sostenutoWasDown = controllers.value(Controller.sostenuto, channel: channel) >= 0.5
                 controllers.reset(channel: channel, to: instrumentTables.pointee.controllerDefaults)
-                for k in 0...Controller.count { controllers.changed(k, channel: channel, at: due) }
-                if wasHeld, controllers.value(Controller.sustain, channel: channel) < 0.5 {
-                    releaseHeldNotes(channel: channel, due: due, at: frame)
+                for k in 0...Controller.polyPressure { controllers.changed(k, channel: channel, at: due) }
+                if sostenutoWasDown, controllers.value(Controller.sostenuto, channel: channel) < 0.5 {
+                    unlatchSostenuto(channel: channel, due: due, at: frame)
                 }
+                // The pedals that went up let their held notes go.
+                releaseHeldNotes(channel: channel, due: due, at: frame)
                 steerAllVoices(channel: channel, late: late)
                 return
             case Controller.allNotesOff:
@@ -145,18 +161,15 @@ extension Engine {
     private func readersTriggered(since due: Frame, controller: Int, channel: Int) -> Bool {
         let tables = instrumentTables.pointee
         let isBend = Int64(controller) == Command.ChannelMessage.pitchBend
-        let isKeySwitch = Int64(controller) == Command.ChannelMessage.noteOn
+        let isKeySwitch = Int64(controller) == Command.ChannelMessage.noteOn || Int64(controller) == Command.ChannelMessage.noteOff
         for i in 0..<tables.instrumentCount {
             let inst = tables.instruments[i]
             if inst.lastTriggerDue <= due { continue }
             if isKeySwitch {
-                if inst.keySwitch >= 0 { return true }
+                if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0 { return true }
                 continue
             }
-            if isBend {
-                if inst.bendUp != 0 || inst.bendDown != 0 { return true }
-                continue
-            }
+            if isBend, inst.bendUp != 0 || inst.bendDown != 0 { return true }
             var k = inst.conditionStart
             while k < inst.conditionStart + inst.conditionCount {
                 if Int(tables.conditions[k].controller) == controller { return true }
@@ -175,7 +188,8 @@ extension Engine {
     /// `channel` (or the key switch, or the bend) changed after frame `due`.
     @_noLocks @_noAllocation
     func controllersChanged(since due: Frame, _ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> Bool {
-        if inst.keySwitch >= 0, controllers.lastChange(-1, channel: channel) > due { return true }
+        if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0,
+           controllers.lastChange(-1, channel: channel) > due { return true }
         var k = inst.conditionStart
         while k < inst.conditionStart + inst.conditionCount {
             if controllers.lastChange(Int(tables.conditions[k].controller), channel: channel) > due { return true }
@@ -191,15 +205,18 @@ extension Engine {
     }
 
     /// Whether instrument `inst`'s conditions hold for a trigger on `channel` now: its channels,
-    /// key switch and controller ranges.
+    /// key switch and keys, controller, bend and pressure ranges.
     @_noLocks @_noAllocation
     func conditionsHold(_ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> Bool {
         if channel < Int(inst.channelLow) || channel > Int(inst.channelHigh) { return false }
         if inst.keySwitch >= 0, controllers.keySwitch[0] != inst.keySwitch { return false }
+        if inst.keyDown >= 0, !controllers.keysDown[Int(inst.keyDown)] { return false }
+        if inst.keyUp >= 0, controllers.keysDown[Int(inst.keyUp)] { return false }
+        if inst.previousKey >= 0, controllers.keySwitch[2] != inst.previousKey { return false }
         var k = inst.conditionStart
         while k < inst.conditionStart + inst.conditionCount {
             let c = tables.conditions[k]
-            let v = controllers.value(Int(c.controller), channel: channel)
+            let v = controllers.conditionValue(Int(c.controller), channel: channel, note: Int(inst.note))
             if v < c.low || v > c.high { return false }
             k += 1
         }
@@ -383,18 +400,54 @@ extension Engine {
         v.pointee.envBase *= ratio
     }
 
-    /// The sustain pedal went up: the note-offs it held release their instruments now.
+    /// Whether instrument `inst`'s note-offs on `channel` wait: its sustain pedal down, or the
+    /// sostenuto pedal went down while its note was.
+    @_noLocks @_noAllocation @inline(__always)
+    func pedalHolds(_ inst: InstrumentSlot, channel: Int) -> Bool {
+        if inst.sostenutoHeld { return true }
+        if inst.sustainController < 0 { return false }
+        return controllers.value(Int(inst.sustainController), channel: channel) >= 0.5
+    }
+
+    /// A pedal went up: the note-offs held on `channel` whose pedals are all up now release their
+    /// instruments.
     @_noLocks @_noAllocation
     private func releaseHeldNotes(channel: Int, due: Frame, at frame: Frame) {
         let tables = instrumentTables.pointee
         for i in 0..<tables.instrumentCount {
             let inst = tables.instruments[i]
-            guard inst.heldReleaseDue != .min, Int(inst.heldReleaseChannel) == channel else { continue }
+            guard inst.heldReleaseDue != .min, Int(inst.heldReleaseChannel) == channel, !pedalHolds(inst, channel: channel) else { continue }
             tables.instruments[i].heldReleaseDue = .min
             // Pressed again since its note-off (and not let go): still held down.
             if inst.lastTriggerDue > inst.heldReleaseDue { continue }
             release(instrument: i, channel: channel, due: due, at: frame)
         }
+    }
+
+    /// The sostenuto pedal went down on `channel`: the instruments whose notes are down (pressed
+    /// and not released, nor held by the sustain pedal) keep them until it goes up.
+    @_noLocks @_noAllocation
+    private func latchSostenuto(channel: Int) {
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount {
+            let inst = tables.instruments[i]
+            guard inst.followsNoteOff, channel >= Int(inst.channelLow), channel <= Int(inst.channelHigh) else { continue }
+            if inst.lastTriggerDue != .min, inst.lastTriggerDue > inst.lastReleaseDue, inst.heldReleaseDue == .min {
+                tables.instruments[i].sostenutoHeld = true
+            }
+        }
+    }
+
+    /// The sostenuto pedal went up on `channel`: what it held is let go.
+    @_noLocks @_noAllocation
+    private func unlatchSostenuto(channel: Int, due: Frame, at frame: Frame) {
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount where tables.instruments[i].sostenutoHeld {
+            let inst = tables.instruments[i]
+            guard channel >= Int(inst.channelLow), channel <= Int(inst.channelHigh) else { continue }
+            tables.instruments[i].sostenutoHeld = false
+        }
+        releaseHeldNotes(channel: channel, due: due, at: frame)
     }
 
     /// All notes off: a note-off of every instrument on `channel` (the pedal still holds them).

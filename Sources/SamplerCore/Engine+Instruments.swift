@@ -35,6 +35,13 @@ extension Engine {
     public func receiveNoteOff(note: Int, channel: Int = 0, at frame: Frame) {
         guard note >= 0, note < 128, channel >= 0, channel < 16 else { return }
         let tables = instrumentTables.pointee
+        // The key's state first: a release trigger's conditions see it up.
+        if tables.stateNotes[note] {
+            var state = Command(kind: .controller, player: Int32(channel), frame: frame)
+            state.position = Command.ChannelMessage.noteOff
+            state.sound = Int32(note)
+            if !schedule.insert(state) { droppedCommandCounter.add(1, ordering: .relaxed) }
+        }
         var instrument = tables.noteMap[note]
         var remaining = tables.instrumentCount
         while instrument >= 0, remaining > 0 {
@@ -64,8 +71,8 @@ extension Engine {
         guard velocity > 0, note >= 0, note < 128, channel >= 0, channel < 16 else { return }
         let tables = instrumentTables.pointee
         noteOnVelocities[note] = UInt8(min(127, velocity))
-        // A key switch takes effect before the note's own triggers.
-        if tables.keySwitchNotes[note] {
+        // A key switch (and the key's state) takes effect before the note's own triggers.
+        if tables.stateNotes[note] {
             var state = Command(kind: .controller, player: Int32(channel), frame: frame)
             state.position = Command.ChannelMessage.noteOn
             state.sound = Int32(note)
@@ -300,11 +307,13 @@ extension Engine {
         let inst = tables.instruments[index]
         guard inst.hasEnvelope else { return }
         // Late, with the pedal moved since its frame: the pedal read now is not the one it met.
-        if frame > due, controllers.lastChange(Controller.sustain, channel: channel) > due {
-            lateCommandCounter.add(1, ordering: .relaxed)
+        if frame > due {
+            var moved = controllers.lastChange(Controller.sostenuto, channel: channel) > due
+            if inst.sustainController >= 0, controllers.lastChange(Int(inst.sustainController), channel: channel) > due { moved = true }
+            if moved { lateCommandCounter.add(1, ordering: .relaxed) }
         }
-        // The sustain pedal holds the note-off until it goes up.
-        if inst.followsNoteOff, controllers.value(Controller.sustain, channel: channel) >= 0.5 {
+        // The pedals hold the note-off until they go up.
+        if inst.followsNoteOff, pedalHolds(inst, channel: channel) {
             tables.instruments[index].heldReleaseDue = due
             tables.instruments[index].heldReleaseChannel = Int32(channel)
             return

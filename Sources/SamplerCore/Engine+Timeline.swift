@@ -85,6 +85,7 @@ extension Engine {
             tables.instruments[i].lastReleaseDue = .min
             tables.instruments[i].lastTriggerDue = .min
             tables.instruments[i].heldReleaseDue = .min
+            tables.instruments[i].sostenutoHeld = false
         }
         // Frames of the old clock mean nothing on the new one.
         for k in 0..<ControllerState.changeSlots { controllers.changedAt[k] = .min }

@@ -110,6 +110,15 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// Plays only while this key switch is in force (the last of the kit's key-switch notes
     /// pressed, or the kit's default; SFZ's `sw_last`); nil: whatever is.
     public var keySwitch: Int?
+    /// Plays only while this key is held down (SFZ's `sw_down`), only while it is not (`sw_up`),
+    /// only when the note-on before the one that plays it was this key (`sw_previous`).
+    public var keyDown: Int?
+    public var keyUp: Int?
+    public var previousKey: Int?
+    /// The controller that holds its note-offs while at or above 64 (SFZ's `sustain_cc`; nil:
+    /// none holds them, `sustain_sw=off`). Sostenuto (CC66) holds the notes down when it is
+    /// pressed, whatever this is.
+    public var sustainController: Int? = 64
     /// The MIDI channels (1…16) whose notes and controllers play it (SFZ's `lochan`/`hichan`);
     /// triggers that name no channel (patterns, OSC and SamplerKit triggers) are channel 1.
     public var channels: ClosedRange<Int> = 1...16
@@ -227,6 +236,16 @@ struct InstrumentSlot {
     var lastTriggerDue: Frame = .min
     var heldReleaseDue: Frame = .min
     var heldReleaseChannel: Int32 = 0
+    /// Its first MIDI note (−1: none): the key whose polyphonic pressure its conditions read.
+    var note: Int32 = -1
+    /// `InstrumentDefinition.keyDown`, `keyUp`, `previousKey` (−1: none).
+    var keyDown: Int32 = -1
+    var keyUp: Int32 = -1
+    var previousKey: Int32 = -1
+    /// `InstrumentDefinition.sustainController` (−1: none).
+    var sustainController: Int32 = 64
+    /// The sostenuto pedal went down while its note was down: its note-offs wait for the pedal.
+    var sostenutoHeld = false
 }
 
 /// What controllers give one instrument's voices at one steering (`Engine.steer`), computed
@@ -292,6 +311,12 @@ struct InstrumentTables {
     var steered: UnsafeMutablePointer<Bool>
     /// Per MIDI note: whether it is some instrument's key switch.
     var keySwitchNotes: UnsafeMutablePointer<Bool>
+    /// Per MIDI note: whether its note-ons and note-offs change what conditions read (key
+    /// switches, `keyDown`/`keyUp` keys, every note when some instrument has a `previousKey`), so
+    /// that they reach the render thread as `ChannelMessage.noteOn`/`noteOff` besides triggers.
+    var stateNotes: UnsafeMutablePointer<Bool>
+    /// Per controller number 0…127: some instrument's sustain controller.
+    var sustainPedals: UnsafeMutablePointer<Bool>
     /// The kit's controller values at the start and after a reset (`Controller.count`).
     var controllerDefaults: UnsafeMutablePointer<Float>
     var keySwitchDefault: Int32 = -1
@@ -332,6 +357,7 @@ struct InstrumentTables {
                                  conditions: .allocate(capacity: max(1, conditionCount)),
                                  modulations: .allocate(capacity: max(1, modulationCount)),
                                  steered: .allocate(capacity: Controller.count + 1), keySwitchNotes: .allocate(capacity: 128),
+                                 stateNotes: .allocate(capacity: 128), sustainPedals: .allocate(capacity: 128),
                                  controllerDefaults: .allocate(capacity: Controller.count),
                                  steerCache: .allocate(capacity: max(1, definitions.count)))
         t.steerCache.initialize(repeating: SteerCache(), count: max(1, definitions.count))
@@ -339,6 +365,8 @@ struct InstrumentTables {
         t.noteNext.initialize(repeating: -1, count: max(1, definitions.count))
         t.steered.initialize(repeating: false, count: Controller.count + 1)
         t.keySwitchNotes.initialize(repeating: false, count: 128)
+        t.stateNotes.initialize(repeating: definitions.contains { $0.previousKey != nil }, count: 128)
+        t.sustainPedals.initialize(repeating: false, count: 128)
         t.controllerDefaults.initialize(from: controllers.values, count: Controller.count)
         t.keySwitchDefault = controllers.keySwitch.map { (0..<128).contains($0) ? Int32($0) : -1 } ?? -1
         var conditionIndex = 0, modulationIndex = 0
@@ -355,7 +383,7 @@ struct InstrumentTables {
             t.instruments[i].panPosition = min(1, max(-1, d.pan.isFinite ? d.pan : 0))
             t.instruments[i].panLaw = d.panLaw
             t.instruments[i].conditionStart = conditionIndex
-            for c in d.conditions where (0..<Controller.count).contains(c.controller) {
+            for c in d.conditions where (0...Controller.polyPressure).contains(c.controller) {
                 (t.conditions + conditionIndex).initialize(to: (Int32(c.controller), c.low, c.high))
                 conditionIndex += 1
             }
@@ -363,6 +391,23 @@ struct InstrumentTables {
             if let k = d.keySwitch, (0..<128).contains(k) {
                 t.instruments[i].keySwitch = Int32(k)
                 t.keySwitchNotes[k] = true
+                t.stateNotes[k] = true
+            }
+            if let k = d.keyDown, (0..<128).contains(k) {
+                t.instruments[i].keyDown = Int32(k)
+                t.stateNotes[k] = true
+            }
+            if let k = d.keyUp, (0..<128).contains(k) {
+                t.instruments[i].keyUp = Int32(k)
+                t.stateNotes[k] = true
+            }
+            if let k = d.previousKey, (0..<128).contains(k) { t.instruments[i].previousKey = Int32(k) }
+            if let n = d.midiNotes.first(where: { (0..<128).contains($0) }) { t.instruments[i].note = Int32(n) }
+            if let c = d.sustainController, (0..<128).contains(c) {
+                t.instruments[i].sustainController = Int32(c)
+                t.sustainPedals[c] = true
+            } else {
+                t.instruments[i].sustainController = -1
             }
             t.instruments[i].channelLow = Int32(min(16, max(1, d.channels.lowerBound)) - 1)
             t.instruments[i].channelHigh = Int32(min(16, max(1, d.channels.upperBound)) - 1)
@@ -483,6 +528,8 @@ struct InstrumentTables {
         modulations.deallocate()
         steered.deallocate()
         keySwitchNotes.deallocate()
+        stateNotes.deallocate()
+        sustainPedals.deallocate()
         controllerDefaults.deallocate()
         steerCache.deallocate()
     }

@@ -40,9 +40,11 @@ package struct MIDIFileSource: TriggerSource {
     ///   - releasing: the instruments a note-off of a MIDI note releases (`Trigger.isRelease`).
     ///   - noteOffTriggers: the instruments a note-off plays (release triggers), at the velocity
     ///     of the note's last note-on on its channel.
+    ///   - stateNotes: the notes whose note-ons and note-offs also go as key state
+    ///     (`Command.ChannelMessage.noteOn`/`noteOff`: key switches, keys conditions read).
     package init(file: MIDIFile, instruments: (Int) -> [Int], releasing: (Int) -> [Int] = { _ in [] },
                  noteOffTriggers: (Int) -> [Int] = { _ in [] }, sampleRate: Double, origin: Frame,
-                 speed: Double = 1, loops: Bool = false, keySwitches: Set<Int> = [], controllerDefaults: [Float]? = nil) {
+                 speed: Double = 1, loops: Bool = false, stateNotes: Set<Int> = [], controllerDefaults: [Float]? = nil) {
         var lastVelocity = [Int](repeating: 64, count: 16 * 128)
         var notes: [Note] = []
         var moved: Set<Int64> = []
@@ -69,7 +71,7 @@ package struct MIDIFileSource: TriggerSource {
             }
             if e.isNoteOn {
                 lastVelocity[e.channel * 128 + e.note] = e.velocity
-                if keySwitches.contains(e.note) {
+                if stateNotes.contains(e.note) {
                     notes.append(Note(seconds: seconds, instruments: [], velocity: 0, channel: channel,
                                       channelMessage: Command.ChannelMessage.noteOn, note: e.note))
                 }
@@ -78,6 +80,10 @@ package struct MIDIFileSource: TriggerSource {
                     notes.append(Note(seconds: seconds, instruments: targets, velocity: Float(e.velocity) / 127, channel: channel))
                 }
             } else {
+                if stateNotes.contains(e.note) {
+                    notes.append(Note(seconds: seconds, instruments: [], velocity: 0, channel: channel,
+                                      channelMessage: Command.ChannelMessage.noteOff, note: e.note))
+                }
                 let released = releasing(e.note)
                 if !released.isEmpty { notes.append(Note(seconds: seconds, instruments: released, velocity: 0, isRelease: true, channel: channel)) }
                 let played = noteOffTriggers(e.note)

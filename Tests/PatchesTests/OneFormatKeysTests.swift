@@ -38,6 +38,23 @@ import Testing
         #expect(again.instruments[1].gainDb == -.infinity && again.instruments[0].layers[0].samples[0].loading == .stream)
     }
 
+    @Test func controllerKeysReadBackAsWritten() throws {
+        let instruments = #"[ { "id": "hat", "layers": [ { "samples": ["h.wav"] } ], "conditions": { "controllers": { "4": [0, 63.5] }, "keySwitch": 24, "keyDown": 25, "keyUp": 26, "previousKey": 27, "channels": [2, 3], "bend": [-8192, 4000], "channelPressure": [10, 20], "polyPressure": [0, 64] }, "controllerTrigger": { "controller": 4, "range": [0, 10] }, "modulations": [ { "controller": 1, "target": "volume", "depth": -6, "curve": 4 } ], "bend": [1200, -1200], "channelControllers": false, "group": 1, "offBy": 2, "silent": true, "sustain": false }, { "id": "pad", "layers": [ { "samples": ["p.wav"] } ], "sustain": 67 } ]"#
+        let kit = try decodeKit(kitJSON(instruments: instruments, pattern: #"{ "name": "p", "tracks": {} }"#, song: nil))
+        let hat = kit.instruments[0]
+        #expect(hat.keyDown == 25 && hat.keyUp == 26 && hat.previousKey == 27 && hat.sustainController == nil)
+        #expect(hat.conditions.map(\.controller) == [4, 512, 513, 514])
+        #expect(hat.conditions[1].low == -1 && abs(hat.conditions[1].high - 4000 / 8191) < 1e-7)
+        #expect(kit.instruments[1].sustainController == 67)
+        // A previous-key condition reads every note-on.
+        #expect(kit.stateNotes == Set(0..<128))
+        var plain = kit
+        plain.instruments[0].previousKey = nil
+        #expect(plain.stateNotes == [24, 25, 26])
+        let again = try decodeKit(kit.patchJSON())
+        #expect(again.instruments == kit.instruments)
+    }
+
     @Test func samplePathsAreRewrittenRelativeToWhereThePatchIsWritten() throws {
         let kit = try PatchLoader.decode(Data(kitJSON().utf8), file: "kit.json", baseDirectory: "/a/kits")
         let moved = kit.withSamplePaths(relativeTo: "/a/b/c")

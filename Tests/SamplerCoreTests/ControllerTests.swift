@@ -193,4 +193,71 @@ import Testing
         _ = renderBlocks(engine, periods: 1, blockSize: 64)
         #expect(engine.programChangeCount == 1)
     }
+
+    @Test func sostenutoHoldsTheNotesDownWhenPressedAndAnotherPedalMaySustain() throws {
+        let (engine, s) = try engineWithKit()
+        var a = instrument(0, s[0], note: 60), b = instrument(1, s[1], note: 62), c = instrument(2, s[3], note: 64)
+        a.envelope = AmplitudeEnvelope(releaseFrames: 1)
+        b.envelope = AmplitudeEnvelope(releaseFrames: 1)
+        c.envelope = AmplitudeEnvelope(releaseFrames: 1)
+        c.sustainController = 67                  // the soft pedal's number sustains it
+        engine.setInstruments([a, b, c])
+        midi(engine, [0x90, 60, 127], at: 0)
+        midi(engine, [0xB0, 66, 127], at: 10)     // sostenuto down while 60 is down
+        midi(engine, [0x90, 62, 127], at: 20)     // pressed after: not held
+        midi(engine, [0x80, 60, 0], at: 30)       // held by sostenuto
+        midi(engine, [0x80, 62, 0], at: 40)       // released at once
+        midi(engine, [0xB0, 66, 0], at: 70)       // 60 released here
+        midi(engine, [0xB0, 67, 127], at: 100)
+        midi(engine, [0x90, 64, 127], at: 110)
+        midi(engine, [0xB0, 64, 127], at: 115)    // CC64 does not hold it
+        midi(engine, [0x80, 64, 0], at: 120)      // held by CC67
+        midi(engine, [0xB0, 67, 0], at: 150)
+        let out = renderBlocks(engine, periods: 1, blockSize: 200).left
+        #expect(abs(out[25] - 0.3) < 1e-6 && abs(out[50] - 0.1) < 1e-6 && abs(out[69] - 0.1) < 1e-6)
+        #expect(out[80] == 0)
+        #expect(abs(out[140] - 0.4) < 1e-6 && out[160] == 0)
+    }
+
+    @Test func keysDownUpAndPreviousChooseOnTheNotesFrame() throws {
+        let (engine, s) = try engineWithKit()
+        var down = instrument(0, s[0], note: 60), up = instrument(1, s[1], note: 60), after = instrument(2, s[3], note: 62)
+        down.keyDown = 36
+        up.keyUp = 36
+        after.previousKey = 61
+        engine.setInstruments([down, up, after])
+        midi(engine, [0x90, 60, 127], at: 0)      // 36 up: `up`
+        midi(engine, [0x90, 36, 127], at: 10)
+        midi(engine, [0x90, 60, 127], at: 20)     // 36 down: `down`
+        midi(engine, [0x80, 36, 0], at: 30)
+        midi(engine, [0x90, 60, 127], at: 40)     // up again: `up`
+        midi(engine, [0x90, 62, 127], at: 50)     // previous note 60: nothing
+        midi(engine, [0x90, 61, 127], at: 60)
+        midi(engine, [0x90, 62, 127], at: 70)     // previous note 61: `after`
+        _ = renderBlocks(engine, periods: 1, blockSize: 100)
+        let started = events(engine).filter { $0.kind == .started }.map { ($0.player, $0.frame) }
+        #expect(started.map(\.0) == [1, 0, 1, 2])
+        #expect(started.map(\.1) == [0, 20, 40, 70])
+    }
+
+    @Test func bendAndPressureRangesAreConditions() throws {
+        let (engine, s) = try engineWithKit()
+        var bent = instrument(0, s[0], note: 60), pressed = instrument(1, s[1], note: 60), poly = instrument(2, s[2], note: 60)
+        bent.conditions = [ControllerRange(controller: Controller.pitchBend, low: 0.5, high: 1)]
+        pressed.conditions = [ControllerRange(controller: Controller.channelPressure, values: 64...127)]
+        poly.conditions = [ControllerRange(controller: Controller.polyPressure, values: 100...127)]
+        engine.setInstruments([bent, pressed, poly])
+        midi(engine, [0x90, 60, 127], at: 0)          // none
+        midi(engine, [0xE0, 0, 0x70], at: 10)         // bend well up
+        midi(engine, [0x90, 60, 127], at: 20)         // bent
+        midi(engine, [0xD0, 90], at: 30)
+        midi(engine, [0xA0, 61, 127], at: 30)         // another key's pressure
+        midi(engine, [0x90, 60, 127], at: 40)         // bent, pressed
+        midi(engine, [0xA0, 60, 110], at: 50)
+        midi(engine, [0x90, 60, 127], at: 60)         // all three
+        _ = renderBlocks(engine, periods: 1, blockSize: 100)
+        let started = events(engine).filter { $0.kind == .started }.map { ($0.player, $0.frame) }
+        #expect(started.map(\.0) == [0, 0, 1, 0, 1, 2])
+        #expect(started.map(\.1) == [20, 40, 40, 60, 60, 60])
+    }
 }
