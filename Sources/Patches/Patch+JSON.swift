@@ -49,6 +49,7 @@ extension Patch {
                         parts.append(#""curve": [\#(curve.map { number(Double($0)) }.joined(separator: ", "))]"#)
                     }
                 }
+                if m.smoothing > 0 { parts.append(#""smooth": \#(number(Double(m.smoothing)))"#) }
                 return "{ " + parts.joined(separator: ", ") + " }"
             }
             fields.append(#""modulations": [\#(list.joined(separator: ", "))]"#)

@@ -22,7 +22,7 @@ enum PatchFormatV2 {
     static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "bend", "channelPressure",
                                 "polyPressure"]
     static let controllerTriggerKeys = ["controller", "range"]
-    static let modulationKeys = ["controller", "target", "depth", "curve"]
+    static let modulationKeys = ["controller", "target", "depth", "curve", "smooth"]
     static let controllerNumberRange = NumberRange.between(0, Double(Controller.count - 1))
     static let controllerValueRange = NumberRange.between(0, 127)
     static let groupRange = NumberRange.between(-2_147_483_648, 2_147_483_647)
@@ -172,7 +172,9 @@ enum PatchFormatV2 {
                         curve = values
                     }
                 }
-                instrument.modulations.append(ControllerModulation(controller: number, target: target, depth: Float(depth), curve: curve))
+                let smooth = try m.optional("smooth")?.number(in: .between(0, 10_000)) ?? 0
+                instrument.modulations.append(ControllerModulation(controller: number, target: target, depth: Float(depth), curve: curve,
+                                                                   smoothing: Float(smooth)))
             }
         }
         if let node = object.optional("bend") {

@@ -56,7 +56,7 @@ extension SFZImporter {
             return min(range.upperBound, max(range.lowerBound, x))
         }
         var low: [Int: Double] = [:], high: [Int: Double] = [:], onLow: [Int: Double] = [:], onHigh: [Int: Double] = [:]
-        var depths: [String: [Int: Double]] = [:], curveIndex: [String: [Int: Int]] = [:]
+        var depths: [String: [Int: Double]] = [:], curveIndex: [String: [Int: Int]] = [:], smoothing: [String: [Int: Double]] = [:]
         for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
             guard let (prefix, number) = numbered(name) else { continue }
             switch prefix {
@@ -69,7 +69,8 @@ extension SFZImporter {
             case let p where p.hasSuffix("_curvecc"):
                 curveIndex[String(p.dropLast("_curvecc".count)), default: [:]][number] = Int(try value(o, 0...255))
             case let p where p.hasSuffix("_smoothcc"):
-                report("smoothcc", "\(place(o)): \(name) is not carried: a controller moves a sounding voice's level, pan or pitch on its frame, in one step")
+                let target = String(p.dropLast("_smoothcc".count))
+                smoothing[target == "pitch" ? "tune" : target, default: [:]][number] = try value(o, 0...10_000)
             case let p where p.hasSuffix("_oncc") || p.hasSuffix("_cc"):
                 let target = p.hasSuffix("_oncc") ? String(p.dropLast("_oncc".count)) : String(p.dropLast("_cc".count))
                 depths[target == "pitch" ? "tune" : target, default: [:]][number] = try value(o, -1e5...1e5)
@@ -122,7 +123,8 @@ extension SFZImporter {
                         report("curve\(k)", "curve \(k) is defined nowhere: the controller's value is used as it is")
                     }
                 }
-                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(9600, max(-9600, scaled))), curve: curve))
+                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(9600, max(-9600, scaled))), curve: curve,
+                                                               smoothing: Float(smoothing[target]?[number] ?? 0)))
             }
         }
         func key(_ name: String) throws -> Int? {

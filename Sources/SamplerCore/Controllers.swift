@@ -75,13 +75,18 @@ public struct ControllerModulation: Equatable, Sendable {
     /// 128 points over the values 0…1 (an SFZ curve), read with straight lines between them;
     /// nil: the value itself.
     public var curve: [Float]?
+    /// Milliseconds over which a sounding voice's level glides to what a change gives it (SFZ's
+    /// `*_smoothcc`); the instrument's voices glide over the longest of its modulations' and
+    /// at least 1 ms (`InstrumentDefinition.steerFrames`).
+    public var smoothing: Float
 
-    public init(controller: Int, target: ModulationTarget, depth: Float, curve: [Float]? = nil) {
+    public init(controller: Int, target: ModulationTarget, depth: Float, curve: [Float]? = nil, smoothing: Float = 0) {
         precondition(curve.map { $0.count == 128 } ?? true, "a controller curve has 128 points")
         self.controller = controller
         self.target = target
         self.depth = depth
         self.curve = curve
+        self.smoothing = smoothing
     }
 
     /// SFZ's predefined curves (`*_curveccN=K`): 0 the value, 1 bipolar (−1…1), 2 inverted, 3

@@ -369,7 +369,7 @@ extension Engine {
                 lateCommandCounter.add(1, ordering: .relaxed)
             }
             if m.factor != old.factor {
-                scaleLevel(v, by: m.factor / old.factor)
+                steerLevel(v, by: m.factor / old.factor, frames: tables.instruments[i].steerFrames)
                 control.pointee.factor = m.factor
             }
             if m.pan != old.panOffset {
@@ -387,6 +387,27 @@ extension Engine {
                 control.pointee.cents = m.cents
             }
         }
+    }
+
+    /// Voice `v`'s level to `ratio` times what it is (or is gliding to), in a straight line over
+    /// `frames` from this frame, when it is steady: without an envelope or at its sustain, and
+    /// not fading out. Otherwise in one step (`scaleLevel`), which keeps its envelope's shape.
+    @_noLocks @_noAllocation
+    func steerLevel(_ v: UnsafeMutablePointer<Voice>, by ratio: Float, frames: Int32) {
+        var steady = v.pointee.envStage.isSteady
+        if v.pointee.stopsAfterRamp { steady = false }
+        if frames <= 0 { steady = false }
+        if !steady {
+            scaleLevel(v, by: ratio)
+            return
+        }
+        let target = (v.pointee.rampFramesLeft > 0 ? v.pointee.levelTarget : v.pointee.level) * ratio
+        v.pointee.envBase *= ratio
+        v.pointee.levelTarget = target
+        v.pointee.levelStep = (target - v.pointee.level) / Float(frames)
+        v.pointee.rampOrigin = v.pointee.level
+        v.pointee.rampElapsed = 0
+        v.pointee.rampFramesLeft = frames
     }
 
     /// Scales voice `v`'s level by `ratio` wherever it is: its level, the ramp or envelope

@@ -142,6 +142,11 @@ public struct InstrumentDefinition: Equatable, Sendable {
     public var offBy: Int?
     /// Plays no sound: a trigger only chokes (SFZ's regions with `end=-1`).
     public var isSilent = false
+    /// Frames over which a sounding voice's level glides to what a controller change gives it
+    /// (a straight line from the change's frame; pan and pitch move in one step); nil: its
+    /// `declickFrames`. A voice in its envelope's attack, hold, decay or release, or fading out,
+    /// takes the change in one step.
+    public var steerFrames: Int?
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
@@ -246,6 +251,8 @@ struct InstrumentSlot {
     var sustainController: Int32 = 64
     /// The sostenuto pedal went down while its note was down: its note-offs wait for the pedal.
     var sostenutoHeld = false
+    /// `InstrumentDefinition.steerFrames`, resolved.
+    var steerFrames: Int32 = 0
 }
 
 /// What controllers give one instrument's voices at one steering (`Engine.steer`), computed
@@ -441,6 +448,7 @@ struct InstrumentTables {
             t.instruments[i].group = d.group ?? d.chokeGroup
             t.instruments[i].offBy = d.offBy ?? d.chokeGroup
             t.instruments[i].isSilent = d.isSilent
+            t.instruments[i].steerFrames = Int32(clamping: max(0, d.steerFrames ?? d.declickFrames))
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)

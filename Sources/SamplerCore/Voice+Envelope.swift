@@ -26,6 +26,13 @@ enum EnvelopeStage: UInt8, BitwiseCopyable {
         @_noLocks @_noAllocation @inline(__always) get { rawValue != EnvelopeStage.none.rawValue }
     }
 
+    /// At its sustain level, or no envelope: the level stays as it is.
+    var isSteady: Bool {
+        @_noLocks @_noAllocation @inline(__always) get {
+            rawValue == EnvelopeStage.none.rawValue || rawValue == EnvelopeStage.sustain.rawValue
+        }
+    }
+
     /// Released already (a note-off or a choke): a gain change or another release leaves it be.
     var isReleased: Bool {
         @_noLocks @_noAllocation @inline(__always) get { rawValue >= EnvelopeStage.release.rawValue }

@@ -260,4 +260,37 @@ import Testing
         #expect(started.map(\.0) == [0, 0, 1, 0, 1, 2])
         #expect(started.map(\.1) == [20, 40, 40, 60, 60, 60])
     }
+
+    @Test func aLevelChangeGlidesFromItsFrameWhateverTheSplit() throws {
+        /// Note 36 at frame 0 on an instrument of level 0.5 modulated by CC1 (starting at 127)
+        /// with `envelope`; `moves` of CC1.
+        func run(_ envelope: AmplitudeEnvelope?, _ moves: [(Frame, UInt8)], blockSize: Int) throws -> [Float] {
+            let (engine, s) = try engineWithKit()
+            var i = instrument(0, s[4], note: 36)
+            i.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1)]
+            i.steerFrames = 64
+            i.envelope = envelope
+            engine.setInstruments([i], controllers: ControllerSetup(defaults: [1: 1]))
+            midi(engine, [0x90, 36, 127], at: 0)
+            for (frame, value) in moves { midi(engine, [0xB0, 1, value], at: frame) }
+            return renderBlocks(engine, periods: 600 / blockSize, blockSize: blockSize).left
+        }
+        // No envelope: down to the floor over 64 frames, then back up from where the glide is.
+        let plain = try run(nil, [(100, 0), (130, 127)], blockSize: 600)
+        #expect(plain == (try run(nil, [(100, 0), (130, 127)], blockSize: 6)))
+        #expect(abs(plain[100] - 0.5) < 1e-6 && abs(plain[116] - 0.375) < 1e-5)
+        #expect(abs(plain[130] - 0.5 * (1 - 30.0 / 64)) < 1e-5 && abs(plain[162] - (plain[130] + 0.5) / 2) < 1e-5)
+        #expect(abs(plain[194] - 0.5) < 1e-6 && abs(plain[300] - 0.5) < 1e-6)
+        // At its sustain (0.5 of the level, reached at once): a glide, and the note-off's release
+        // from where it is.
+        let sustained = AmplitudeEnvelope(sustain: 0.5, releaseFrames: 1000)
+        let atSustain = try run(sustained, [(100, 0)], blockSize: 600)
+        #expect(atSustain == (try run(sustained, [(100, 0)], blockSize: 6)))
+        #expect(abs(atSustain[100] - 0.25) < 1e-6 && abs(atSustain[132] - 0.125) < 1e-5 && atSustain[200] < 1e-4)
+        // In its decay: one step on the frame, keeping the decay's shape.
+        let decaying = AmplitudeEnvelope(decayFrames: 400, sustain: 0.5, releaseFrames: 1)
+        let inDecay = try run(decaying, [(10, 64)], blockSize: 600)
+        #expect(inDecay == (try run(decaying, [(10, 64)], blockSize: 6)))
+        #expect(abs(inDecay[10] / inDecay[9] - 64.0 / 127) < 0.02)
+    }
 }

@@ -43,7 +43,7 @@ import Testing
         let t0 = device.nextFrame + 1024
         // CC1 below 64: the low sample, on its frame.
         #expect(node.startNote(60, withVelocity: 127, at: AudioTime(sampleTime: t0 + 100, atRate: 48000)))
-        // CC7 from 100 to 50 on its frame: the level × (50/100)².
+        // CC7 from 100 to 50 on its frame: the level glides to × (50/100)² over 1 ms.
         #expect(node.sendController(7, withValue: 50, at: AudioTime(sampleTime: t0 + 1000, atRate: 48000)))
         #expect(node.stopNote(60, at: AudioTime(sampleTime: t0 + 1500, atRate: 48000)))
         // CC1 up: the next note is the high sample; a bend of an octave plays it twice as fast.
@@ -59,7 +59,9 @@ import Testing
         let level = at(t0 + 100)
         #expect(level > 0.1)
         #expect(abs(at(t0 + 999) - level) < 1e-6)
-        #expect(abs(at(t0 + 1000) / level - 0.25) < 1e-4)
+        #expect(abs(at(t0 + 1000) - level) < 1e-6)
+        #expect(abs(at(t0 + 1024) / level - 0.625) < 1e-4)
+        #expect(abs(at(t0 + 1048) / level - 0.25) < 1e-4)
         // The high sample is a ramp of period 100: its slope doubles with the bend.
         let slope = at(t0 + 3101) - at(t0 + 3100)
         let bent = at(t0 + 3251) - at(t0 + 3250)
