@@ -76,7 +76,8 @@ if arguments.contains("--fixed") {
 if let n = option("--profile").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
     let streamed = arguments.contains("streamed")
-    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), streamed: streamed, frameCount: 128)
+    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), streamed: streamed,
+                        controlled: arguments.contains("cc"), frameCount: 128)
     let seconds = option("--seconds").flatMap(Double.init) ?? 10
     let periods = max(1000, Int(seconds * 1e9) / (n * 128))
     let t0 = nowNanoseconds()

@@ -3,7 +3,56 @@ import SamplerCore
 
 // A region as the import resolves it, and its controller opcodes.
 
+/// One header's opcodes (or a region's own), with the subsets the import reads per region.
+struct OpcodeLayer {
+    /// The header's section order (−1: a region's own).
+    var id: Int
+    var all: [String: SFZOpcode]
+    /// Those `resolveControls` reads, and the velocity curve's points.
+    var controls: [String: SFZOpcode]
+    var velocityCurve: [String: SFZOpcode]
+
+    static let empty = OpcodeLayer(id: -2, [:])
+
+    init(id: Int, _ all: [String: SFZOpcode]) {
+        self.id = id
+        self.all = all
+        controls = all.filter { SFZImporter.isControl($0.key) }
+        velocityCurve = all.filter { $0.key.hasPrefix("amp_velcurve_") }
+    }
+}
+
+/// A region's opcodes: its own over its group's, master's and global's, looked up layer by
+/// layer (the headers' dictionaries are shared by every region under them, never copied).
+struct InheritedOpcodes {
+    var own: OpcodeLayer, group: OpcodeLayer, master: OpcodeLayer, global: OpcodeLayer
+
+    var layers: [OpcodeLayer] { [own, group, master, global] }
+
+    subscript(name: String) -> SFZOpcode? { own.all[name] ?? group.all[name] ?? master.all[name] ?? global.all[name] }
+
+    /// The headers this region inherits from, as a key.
+    var contextKey: String { "\(global.id)|\(master.id)|\(group.id)" }
+
+    /// One subset of every layer, the nearest layer's opcode for each name.
+    func merged(_ subset: KeyPath<OpcodeLayer, [String: SFZOpcode]>) -> [String: SFZOpcode] {
+        var all = global[keyPath: subset]
+        all.merge(master[keyPath: subset]) { $1 }
+        all.merge(group[keyPath: subset]) { $1 }
+        all.merge(own[keyPath: subset]) { $1 }
+        return all
+    }
+}
+
 extension SFZImporter {
+    /// The opcodes `resolveControls` reads.
+    static let controlNames: Set<String> = [
+        "sw_last", "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
+        "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo", "lochan", "hichan", "bend_up", "bend_down",
+    ]
+
+    static func isControl(_ name: String) -> Bool { controlNames.contains(name) || numbered(name) != nil }
+
     /// A region, resolved.
     struct Region {
         var line: String
@@ -39,8 +88,33 @@ extension SFZImporter {
         var controlKey = ""
         /// Set for regions that sound beside others of overlapping velocities (crossfades).
         var apart = ""
+        /// The fields `resolveControls` sets, from `other`.
+        mutating func takeControls(of other: Region) {
+            conditions = other.conditions
+            keySwitch = other.keySwitch
+            keyDown = other.keyDown
+            keyUp = other.keyUp
+            previousKey = other.previousKey
+            sustainController = other.sustainController
+            channels = other.channels
+            controllerTrigger = other.controllerTrigger
+            modulations = other.modulations
+            bendUp = other.bendUp
+            bendDown = other.bendDown
+            leftOut = other.leftOut
+            controlsKey = other.controlsKey
+        }
+
+        /// What the controller opcodes made of the region, as a key (computed once for the
+        /// regions that share their headers').
+        var controlsKey = ""
+
+        mutating func makeControlsKey() {
+            controlsKey = "\(conditions)|\(String(describing: keySwitch))|\(String(describing: keyDown))|\(String(describing: keyUp))|\(String(describing: previousKey))|\(String(describing: sustainController))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)"
+        }
+
         mutating func makeControlKey() {
-            controlKey = "\(apart)|\(conditions)|\(String(describing: keySwitch))|\(String(describing: keyDown))|\(String(describing: keyUp))|\(String(describing: previousKey))|\(String(describing: sustainController))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)|\(silent)|\(group)|\(offBy)"
+            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|" + controlsKey
         }
     }
 

@@ -63,6 +63,10 @@ package enum SFZImporter {
     /// The most regions that sound together on one key (instruments sharing its note).
     static let maximumStacks = 64
 
+    /// The most controller opcodes and velocity points the regions take from their headers and
+    /// their own, counted once per header combination (bounded work, whatever the file's shape).
+    static let maximumInheritedWork = 2_000_000
+
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).
     package static func importSFZ(path: String) throws -> Result {
@@ -87,9 +91,10 @@ package enum SFZImporter {
         func place(_ o: SFZOpcode) -> String { "\(o.file): line \(o.line)" }
 
         // Header inheritance: control < global < master < group < region.
-        var control: [String: SFZOpcode] = [:], global: [String: SFZOpcode] = [:]
-        var master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
-        var regions: [(opcodes: [String: SFZOpcode], section: SFZSection, defaultPath: String, keyOffset: Int)] = []
+        var control: [String: SFZOpcode] = [:]
+        var layerCount = 0
+        var globalLayer = OpcodeLayer.empty, masterLayer = OpcodeLayer.empty, groupLayer = OpcodeLayer.empty
+        var regions: [(opcodes: InheritedOpcodes, section: SFZSection, defaultPath: String, keyOffset: Int)] = []
         var curves: [Int: [Float]] = [:]
         for section in sections {
             var own: [String: SFZOpcode] = [:]
@@ -120,14 +125,18 @@ package enum SFZImporter {
                     let a = points[after - 1], b = points[after]
                     return a.1 + (b.1 - a.1) * Float(x - a.0) / Float(b.0 - a.0)
                 }
-            case "global": global = own; master = [:]; group = [:]
-            case "master": master = own; group = [:]
-            case "group": group = own
+            case "global":
+                globalLayer = OpcodeLayer(id: layerCount, own); masterLayer = .empty; groupLayer = .empty
+                layerCount += 1
+            case "master":
+                masterLayer = OpcodeLayer(id: layerCount, own); groupLayer = .empty
+                layerCount += 1
+            case "group":
+                groupLayer = OpcodeLayer(id: layerCount, own)
+                layerCount += 1
             case "region":
-                var all = global
-                all.merge(master) { $1 }
-                all.merge(group) { $1 }
-                all.merge(own) { $1 }
+                // The inherited layers are shared by every region under them, never copied.
+                let all = InheritedOpcodes(own: OpcodeLayer(id: -1, own), group: groupLayer, master: masterLayer, global: globalLayer)
                 // <control>'s note_offset and octave_offset move the keys of the regions after it.
                 func offset(_ name: String, _ range: ClosedRange<Int>) -> Int {
                     control[name].flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }.map { min(range.upperBound, max(range.lowerBound, $0)) } ?? 0
@@ -154,11 +163,17 @@ package enum SFZImporter {
         var missing: [String] = []
         var switchLabels: [Int: String] = [:]
         var listings: [String: [String: String]] = [:]
+        var reportedLayers: Set<Int> = []
+        var controlsByContext: [String: Region] = [:]
+        var inheritedWork = 0
         for (opcodes, section, defaultPath, keyOffset) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
-            for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
-                if isCarried(name) { continue }
-                report(name, "\(place(o)): \(name) is not carried")
+            // Each header's opcodes are looked at once, each region's own once.
+            for layer in opcodes.layers where layer.id < 0 || reportedLayers.insert(layer.id).inserted {
+                for (name, o) in layer.all.sorted(by: { $0.value.line < $1.value.line }) {
+                    if isCarried(name) { continue }
+                    report(name, "\(place(o)): \(name) is not carried")
+                }
             }
             func value(_ name: String) -> SFZOpcode? { opcodes[name] }
             func number(_ name: String, _ range: ClosedRange<Double>, default d: Double) throws -> Double {
@@ -290,7 +305,9 @@ package enum SFZImporter {
             }
             // The velocity curve: amp_velcurve_N points, else sfizz's (v/127)²; then amp_veltrack.
             var points: [VelocityCurve.Point] = []
-            for (name, o) in opcodes where name.hasPrefix("amp_velcurve_") {
+            let velocityPoints = opcodes.merged(\.velocityCurve)
+            inheritedWork += velocityPoints.count
+            for (name, o) in velocityPoints {
                 guard let n = Int(name.dropFirst("amp_velcurve_".count)), (0...127).contains(n),
                       let g = Double(o.value.trimmingCharacters(in: .whitespaces)), g.isFinite else {
                     throw SFZError("\(place(o)): \(name)=\(o.value.prefix(40)): expected amp_velcurve_0 … amp_velcurve_127 with a number from 0 to 1")
@@ -355,8 +372,21 @@ package enum SFZImporter {
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
                 resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"
             }
-            try resolveControls(opcodes, into: &resolved[resolved.count - 1], curves: curves, setDefaults: setup.defaults, place: place,
-                                report: report)
+            // A region without controller opcodes of its own takes its headers' resolved once.
+            let context = opcodes.own.controls.isEmpty ? opcodes.contextKey : nil
+            if let context, let done = controlsByContext[context] {
+                resolved[resolved.count - 1].takeControls(of: done)
+            } else {
+                let controls = opcodes.merged(\.controls)
+                inheritedWork += controls.count
+                guard inheritedWork <= Self.maximumInheritedWork else {
+                    throw SFZError("\(file): its regions inherit more than \(Self.maximumInheritedWork) controller opcodes and velocity points in all (each region counts its headers' again where it adds its own)")
+                }
+                try resolveControls(controls, into: &resolved[resolved.count - 1], curves: curves, setDefaults: setup.defaults, place: place,
+                                    report: report)
+                resolved[resolved.count - 1].makeControlsKey()
+                if let context { controlsByContext[context] = resolved[resolved.count - 1] }
+            }
             if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
             if let k = try note("sw_default") { setup.keySwitch = k }
             if let k = resolved.last?.keySwitch, let label = value("sw_label")?.value.trimmingCharacters(in: .whitespaces), !label.isEmpty,

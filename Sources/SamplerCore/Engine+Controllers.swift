@@ -320,10 +320,12 @@ extension Engine {
 
     @_noLocks @_noAllocation
     private func flushPendingSteering() {
-        let channels = controllers.pendingSteer[0]
+        var channels = controllers.pendingSteer[0]
         controllers.pendingSteer[0] = 0
         let tables = instrumentTables.pointee
-        for channel in 0..<ControllerState.channels where channels & (1 << UInt32(channel)) != 0 {
+        while channels != 0 {
+            let channel = channels.trailingZeroBitCount
+            channels &= channels - 1
             steer(tables, channel: channel, late: false)
         }
     }
