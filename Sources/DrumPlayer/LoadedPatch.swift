@@ -48,10 +48,18 @@ package final class LoadedPatch {
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
         }
-        let paths = kit.instruments.indices.filter { streamFiles[$0] == nil }
-            .flatMap { kit.instruments[$0].layers.flatMap { $0.samples.map(\.resolvedPath) } }
+        // Every distinct copy counts: a trimmed or tuned sample is a copy of its own, and a tuned
+        // whole file keeps its untuned decode while the kit loads.
+        var copies: [DecodeBudget.Copy] = []
+        for i in kit.instruments.indices where streamFiles[i] == nil {
+            let scale = Double.pow(2, -kit.instruments[i].tune / 12)
+            for sample in kit.instruments[i].layers.flatMap(\.samples) {
+                copies.append(DecodeBudget.Copy(path: sample.resolvedPath, offset: sample.offset, end: sample.end, scale: scale))
+                if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
+            }
+        }
         let what = kit.version == 1 ? "its sounds" : "its samples"
-        do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: paths, sampleRate: sampleRate), what: "\(kit.file): \(what)") } catch {
+        do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate), what: "\(kit.file): \(what)") } catch {
             throw SamplerError("\(error)")
         }
         let loader = SoundFileLoader(targetSampleRate: sampleRate)

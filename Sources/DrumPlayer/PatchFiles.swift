@@ -65,6 +65,8 @@ package enum PatchFiles {
 
     private static func report(_ kit: Patch, patch: String) throws -> [String] {
         let loader = SoundFileLoader()
+        // Each file is decoded once, however many layers name it.
+        var described: [String: String] = [:]
         var lines: [String] = []
         let notes = kit.resolvedMIDINotes
         for (i, instrument) in kit.instruments.enumerated() {
@@ -72,8 +74,10 @@ package enum PatchFiles {
             for (l, layer) in instrument.layers.enumerated() {
                 for (s, sample) in layer.samples.enumerated() {
                     do {
-                        let sound = try loader.load(path: sample.resolvedPath)
-                        samples.append("\(sample.path) (\(describe(sound)))")
+                        if described[sample.resolvedPath] == nil {
+                            described[sample.resolvedPath] = describe(try loader.load(path: sample.resolvedPath))
+                        }
+                        samples.append("\(sample.path) (\(described[sample.resolvedPath]!))")
                     } catch {
                         throw SamplerError("\(LoadedPatch.place(kit, i, l, s)): \(error)")
                     }

@@ -51,7 +51,9 @@ extension SFZImporter {
         "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo", "lochan", "hichan", "bend_up", "bend_down",
     ]
 
-    static func isControl(_ name: String) -> Bool { controlNames.contains(name) || numbered(name) != nil }
+    static func isControl(_ name: String) -> Bool {
+        controlNames.contains(name) || numbered(name).map { $0.prefix != "label_cc" } ?? false
+    }
 
     /// A region, resolved.
     struct Region {
@@ -134,6 +136,7 @@ extension SFZImporter {
         for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
             guard let (prefix, number) = numbered(name) else { continue }
             switch prefix {
+            case "label_cc": break
             case let p where p.hasPrefix("set_"):
                 report("set_cc:\(name)", "\(place(o)): \(name) sets a controller only in <control>: here it is ignored")
             case "locc": low[number] = try value(o, 0...127)

@@ -65,7 +65,7 @@ package enum SFZImporter {
 
     /// The most controller opcodes and velocity points the regions take from their headers and
     /// their own, counted once per header combination (bounded work, whatever the file's shape).
-    static let maximumInheritedWork = 2_000_000
+    static let maximumInheritedWork = 300_000
 
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).

@@ -7,7 +7,8 @@ import Foundation
 package enum DecodeBudget {
     /// The budget in bytes.
     package static var bytes: Int {
-        if let text = ProcessInfo.processInfo.environment["SAMPLER_MEMORY_BUDGET_MB"], let mb = Int(text), mb > 0 {
+        // getenv, not ProcessInfo's environment (a dictionary built anew at each call).
+        if let raw = getenv("SAMPLER_MEMORY_BUDGET_MB"), let mb = Int(String(cString: raw)), mb > 0 {
             return min(mb, 1 << 30) << 20
         }
         return 4096 << 20
@@ -16,15 +17,44 @@ package enum DecodeBudget {
     /// The budget in whole megabytes, for messages.
     package static var megabytes: Int { bytes >> 20 }
 
+    /// One decoded copy of a file, as a kit holds it: its frames `offset … end` (nil: to the
+    /// end), at the kit's rate, then stretched by `scale` (a tuning: 2^(−semitones/12)).
+    package struct Copy: Hashable, Sendable {
+        package var path: String
+        package var offset: Int
+        package var end: Int?
+        package var scale: Double
+
+        package init(path: String, offset: Int = 0, end: Int? = nil, scale: Double = 1) {
+            self.path = path
+            self.offset = offset
+            self.end = end
+            self.scale = scale
+        }
+    }
+
     /// What `paths` will take decoded at `sampleRate` (nil: each file's own rate), from their
     /// headers; files that cannot be opened count 0 (loading them reports the error).
     package static func decodedBytes(of paths: [String], sampleRate: Double?) -> Int {
+        decodedBytes(of: paths.map { Copy(path: $0) }, sampleRate: sampleRate)
+    }
+
+    /// What `copies` will take decoded at `sampleRate` (nil: each file's own rate): each
+    /// distinct copy counts, every file's header read once.
+    package static func decodedBytes(of copies: [Copy], sampleRate: Double?) -> Int {
+        var headers: [String: (frames: Int, channels: Int, rate: Double)?] = [:]
         var total = 0
-        for path in Set(paths) {
-            guard let file = try? StreamFile(path: path), file.sampleRate > 0 else { continue }
-            let ratio = sampleRate.map { $0 / file.sampleRate } ?? 1
-            let frames = Double(file.frameCount) * ratio
-            total = total.addingReportingOverflow(Int(min(frames * Double(file.channelCount) * 4, 1e15))).partialValue
+        for copy in Set(copies) {
+            if headers[copy.path] == nil {
+                headers[copy.path] = (try? StreamFile(path: copy.path)).map { (Int($0.frameCount), $0.channelCount, $0.sampleRate) }
+            }
+            guard let header = headers[copy.path]!, header.rate > 0 else { continue }
+            let start = min(max(0, copy.offset), header.frames)
+            let stop = min((copy.end ?? (header.frames - 1)) + 1, header.frames)
+            let ratio = sampleRate.map { $0 / header.rate } ?? 1
+            let scale = copy.scale.isFinite && copy.scale > 0 ? copy.scale : 1
+            let frames = Double(max(0, stop - start)) * ratio * scale
+            total = total.addingReportingOverflow(Int(min(frames * Double(header.channels) * 4, 1e15))).partialValue
         }
         return total
     }

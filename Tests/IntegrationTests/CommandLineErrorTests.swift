@@ -30,6 +30,27 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
     }
 
+    /// Every decoded copy counts against the budget: a sample cut at 128 offsets, or tuned to
+    /// 128 keys, is 128 copies (issue 52: 128 offsets of one file loaded 508 MB under a 16 MB
+    /// budget, 128 tunings took 165 s and 1 GB).
+    @Test func everyDecodedCopyCountsAgainstTheBudget() throws {
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("long.wav").path,
+                                channels: [[Float](repeating: 0.1, count: 48000 * 2)], sampleRate: 48000, format: .pcm16)
+        let offsets = dir.appendingPathComponent("offsets.sfz")
+        try (0..<128).map { "<region> sample=long.wav key=\($0) offset=\($0)" }.joined(separator: "\n")
+            .write(to: offsets, atomically: true, encoding: .utf8)
+        try expectError(["render", "--patch", offsets.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path], status: 1,
+                        "\(offsets.path): its samples need 47 MB decoded in memory, more than the budget of 16 MB",
+                        environment: ["SAMPLER_MEMORY_BUDGET_MB": "16"])
+        let tunes = dir.appendingPathComponent("tunes.sfz")
+        try (0..<48).map { "<region> sample=long.wav key=\($0 + 12) pitch_keycenter=60" }.joined(separator: "\n")
+            .write(to: tunes, atomically: true, encoding: .utf8)
+        try expectError(["render", "--patch", tunes.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path], status: 1,
+                        "\(tunes.path): its samples need",
+                        environment: ["SAMPLER_MEMORY_BUDGET_MB": "16"])
+    }
+
     @Test func filesOverTheirSizeLimitAreRefusedBeforeTheyAreRead() throws {
         let dir = try temporaryDirectory()
         let map = dir.appendingPathComponent("long.map")

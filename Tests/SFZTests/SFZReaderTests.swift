@@ -98,7 +98,8 @@ import Testing
         #expect(throws: SFZError("kit.sfz: line 1: more than \(SFZReader.maximumHeaders) headers")) {
             try read(String(repeating: "<group>", count: SFZReader.maximumHeaders + 10))
         }
-        #expect(Date().timeIntervalSince(started) < 5)
+        // About 3 s in a debug build beside other tests; 26 s before the count.
+        #expect(Date().timeIntervalSince(started) < 15)
         #expect(try read(String(repeating: "<group>", count: 1000)).sections.count == 1000)
     }
 
