@@ -2,6 +2,7 @@ import Foundation
 import JACKBackend
 import Patches
 import ProgramHost
+import SafeFiles
 import SamplerCore
 import Scheduling
 import Sync
@@ -213,6 +214,15 @@ package final class PatchOSC {
                 throw SamplerError("\(error)")
             }
             throw SamplerError("\(path): not a valid patch (`sampler validate \(path)` says where and why)")
+        }
+        // Every sample it names is held to the root as the patch is: one answer for a sample
+        // outside it, whether a file is there or not.
+        if let root {
+            for sample in kit.instruments.flatMap({ $0.layers.flatMap(\.samples) }) {
+                do { try FileGate.checkUnderRoot(root, sample.resolvedPath) } catch {
+                    throw SamplerError("\(path): a sample it names is not under \(root)")
+                }
+            }
         }
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         guard voices <= engine.configuration.maxPlayers else {

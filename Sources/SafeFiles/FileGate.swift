@@ -55,6 +55,15 @@ package enum FileGate {
         if let root { try checkUnder(root, path) }
         let fd = Glibc.open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY)
         guard fd >= 0 else { throw .unreadable(describe(errno)) }
+        // What was opened is checked too: a symbolic link swapped in between the check and the
+        // open cannot lead out of the root.
+        if let root {
+            guard let opened = openedPath(fd), let realRoot = resolved(root),
+                  opened.hasPrefix(realRoot.hasSuffix("/") ? realRoot : realRoot + "/") else {
+                close(fd)
+                throw .outsideRoot(root)
+            }
+        }
         var info = stat()
         guard fstat(fd, &info) == 0 else {
             let e = errno
@@ -73,6 +82,22 @@ package enum FileGate {
         // A regular file never blocks; clear the flag anyway for whoever reads it next.
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
         return fd
+    }
+
+    /// Throws `.outsideRoot` unless `path` (its symbolic links resolved) lies under `root`; for a
+    /// path that names nothing, the same answer as for one outside, unless it lies under the root
+    /// as written. For files another library opens by path (a loaded patch's samples).
+    package static func checkUnderRoot(_ root: String, _ path: String) throws(FileGateError) {
+        try checkUnder(root, path)
+    }
+
+    /// The file descriptor `fd` names, as the kernel resolved it (`/proc/self/fd`).
+    private static func openedPath(_ fd: Int32) -> String? {
+        var buffer = [CChar](repeating: 0, count: 4097)
+        let n = readlink("/proc/self/fd/\(fd)", &buffer, 4096)
+        guard n > 0 else { return nil }
+        buffer[n] = 0
+        return String(cString: buffer)
     }
 
     private static func checkUnder(_ root: String, _ path: String) throws(FileGateError) {

@@ -104,6 +104,36 @@ import Testing
         }
     }
 
+    /// A patch under --osc-root whose samples lie outside it (`../x.wav`, an absolute path) is
+    /// refused with one text whether the sample exists or not (issue 52: it loaded); one whose
+    /// samples are under the root loads.
+    @Test func aLoadedPatchsSamplesAreHeldToTheRoot() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let dir = try temporaryDirectory()
+        let root = dir.appendingPathComponent("patches")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        try WAVFileWriter.write(path: dir.appendingPathComponent("outside.wav").path, channels: [[0.5, 0.25]], sampleRate: 48000)
+        try WAVFileWriter.write(path: root.appendingPathComponent("inside.wav").path, channels: [[0.5, 0.25]], sampleRate: 48000)
+        func patch(_ name: String, _ sample: String) throws -> String {
+            let path = root.appendingPathComponent(name).path
+            try #"{"version": 2, "tempo": 120, "instruments": [{"id": "k", "layers": [{"samples": ["\#(sample)"]}]}]}"#
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        let up = try patch("up.json", "../outside.wav"), absolute = try patch("abs.json", dir.appendingPathComponent("outside.wav").path)
+        let missing = try patch("missing.json", "../gone.wav"), good = try patch("good.json", "inside.wav")
+        let (process, _, port) = try osc.startWithOSC(["play", "--patch", good, "--osc-port", "0", "--osc-root", root.path, "--duration", "20",
+                                                       "--server", server.name, "--name", "oscsamples", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        for path in [up, absolute, missing] {
+            let reply = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(path)"])
+            #expect(reply.contains("reply /sampler/error ,ss \(path) \(path): a sample it names is not under \(root.path)"), "\(reply)")
+        }
+        let loaded = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(good)"])
+        #expect(loaded.contains("reply /sampler/loaded ,si \(good) 1"), "\(loaded)")
+    }
+
     /// A timetag 13 hours ahead is refused with an error reply, not run at once; the program plays on.
     @Test func aTimetag13HoursAheadIsRefusedWithAnErrorReply() throws {
         let server = try JACKServer(period: 256)

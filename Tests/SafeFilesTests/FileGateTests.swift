@@ -1,6 +1,7 @@
 import Foundation
 import Glibc
 import SafeFiles
+import Synchronization
 import Testing
 
 /// `FileGate`: what a message or a patch may make the program read.
@@ -68,5 +69,41 @@ import Testing
             #expect(throws: FileGateError.outsideRoot(root.path)) { try FileGate.read(missing, limit: 10, root: root.path) }
         }
         #expect(throws: FileGateError.unreadable("no such file")) { try FileGate.read(root.path + "/gone.txt", limit: 10, root: root.path) }
+    }
+
+    /// A symbolic link swapped between the root check and the open (issue 52: the check resolved
+    /// the path, then the unresolved one was opened) never leads out: what was opened is
+    /// checked. A thread flips the link between a file inside and one outside while reads go on.
+    @Test func aLinkSwappedWhileReadingNeverLeadsOutOfTheRoot() throws {
+        let root = dir.appendingPathComponent("swap")
+        try FileManager.default.createDirectory(at: root, withIntermediateDirectories: true)
+        let inside = root.appendingPathComponent("in.txt").path
+        let outside = dir.appendingPathComponent("secret.txt").path
+        try "in".write(toFile: inside, atomically: true, encoding: .utf8)
+        try "secret".write(toFile: outside, atomically: true, encoding: .utf8)
+        let link = root.appendingPathComponent("link.txt").path, spare = root.appendingPathComponent("spare.txt").path
+        #expect(symlink(inside, link) == 0)
+        let stop = Atomic<Bool>(false)
+        let flipper = Thread {
+            var out = false
+            while !stop.load(ordering: .relaxed) {
+                unlink(spare)
+                _ = symlink(out ? outside : inside, spare)
+                rename(spare, link)
+                out.toggle()
+            }
+        }
+        flipper.start()
+        defer { stop.store(true, ordering: .relaxed) }
+        var leaked = 0, read = 0
+        let deadline = Date().addingTimeInterval(2)
+        while Date() < deadline {
+            if let bytes = try? FileGate.read(link, limit: 100, root: root.path) {
+                read += 1
+                if bytes == Array("secret".utf8) { leaked += 1 }
+            }
+        }
+        #expect(leaked == 0, "\(leaked) of \(read) reads returned the file outside the root")
+        #expect(read > 0)
     }
 }
