@@ -72,7 +72,7 @@ package final class PatchOSC {
         defer { if refused > 3 { log("osc: \(refused - 3) more messages refused") } }
         for m in messages {
             let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
-            let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
+            let replyTo = m.arguments.first?.text.flatMap { OSCServer.replyURL($0, source: m.source) } ?? m.source
             let at: Frame, when: String
             switch m.placement(engine: engine, sampleRate: sampleRate, hostNow: hostNow, frameAt: frameAt, limit: timed) {
             case .at(let frame, let how): (at, when) = (frame, how)
@@ -123,7 +123,7 @@ package final class PatchOSC {
                 log("osc: \(m.path) \(kit.instruments[index].id) \(formatNumber(value)) \(when): at frame \(at)")
             case ("/sampler/load", "s"), ("/sampler/load", "ss"):
                 guard case .string(let path) = m.arguments[0] else { continue }
-                let replyTo = m.arguments.count == 2 ? (m.arguments[1].text.flatMap(OSCServer.replyURL) ?? m.source) : m.source
+                let replyTo = m.arguments.count == 2 ? (m.arguments[1].text.flatMap { OSCServer.replyURL($0, source: m.source) } ?? m.source) : m.source
                 do {
                     let count = try load(path, replacing: loaded, engine: engine, sampleRate: sampleRate, at: at)
                     server.send("/sampler/loaded", [.string(path), .int(Int32(count))], to: replyTo)

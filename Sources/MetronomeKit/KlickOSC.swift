@@ -82,7 +82,7 @@ package final class KlickOSC {
                 // A flood of refusals is counted, not printed line by line.
                 refused += 1
                 if refused <= 3 { warn(message, why) }
-                let replyTo = message.arguments.first?.text.flatMap(OSCServer.replyURL) ?? message.source
+                let replyTo = message.arguments.first?.text.flatMap { OSCServer.replyURL($0, source: message.source) } ?? message.source
                 server.send("/klick/error", [.string(message.path), .string(why)], to: replyTo)
                 continue
             }
@@ -101,7 +101,7 @@ package final class KlickOSC {
 
     private func handle(_ m: OSCMessage, at: Frame, when: String, controller: MetronomeController, engine: Engine,
                         frame: Frame, sampleRate: Double) -> Bool {
-        let replyTo = m.arguments.first?.text.flatMap(OSCServer.replyURL) ?? m.source
+        let replyTo = m.arguments.first?.text.flatMap { OSCServer.replyURL($0, source: m.source) } ?? m.source
         func reply(_ path: String, _ args: [OSCArgument] = []) { server.send(path, args, to: replyTo) }
         func ack(_ what: String) { log("osc: \(m.path) \(what)") }
         switch (m.path, m.types) {

@@ -19,6 +19,8 @@ package struct NSMError: Error, Equatable, Sendable, CustomStringConvertible {
 package final class NSMClient {
     /// The server's URL, from NSM_URL.
     package let url: String
+    /// The URL messages go to: NSM_URL's host resolved once, when the client starts.
+    private let sendURL: String
     private let server: OSCServer
     private let serverPort: UInt16
     /// The server's numeric addresses, and whether it is on this machine (then any loopback
@@ -43,10 +45,17 @@ package final class NSMClient {
         // naming the host name may resolve to a LAN address): the client then listens on
         // loopback only.
         let own = Self.ownAddresses()
-        serverIsLocal = addresses.allSatisfy { Self.isLoopback($0) || own.contains($0) }
+        let isLocal = addresses.allSatisfy { Self.isLoopback($0) || own.contains($0) }
+        serverIsLocal = isLocal
+        let first = addresses.sorted()[0]
+        sendURL = "osc.udp://\(first.contains(":") ? "[\(first)]" : first):\(port)/"
+        // Only the server's datagrams are queued: a flood from anywhere else is dropped on the
+        // receiving thread and never delays the server's messages.
+        let hosts = Set(addresses)
         do {
-            server = try OSCServer(host: serverIsLocal ? "127.0.0.1" : "0.0.0.0", port: "0",
-                                   hostNow: { DispatchTime.now().uptimeNanoseconds / 1000 })
+            server = try OSCServer(host: isLocal ? "127.0.0.1" : "0.0.0.0", port: "0",
+                                   hostNow: { DispatchTime.now().uptimeNanoseconds / 1000 },
+                                   accepts: { Self.isServer($0, port: number, hosts: hosts, local: isLocal) }, onlyPort: number)
         } catch {
             throw NSMError("NSM_URL \(url): \(error)")
         }
@@ -62,7 +71,7 @@ package final class NSMClient {
     package func announce(applicationName: String, capabilities: [String], executable: String, pid: Int32) -> Bool {
         let (path, arguments) = NSMProtocol.announce(applicationName: applicationName, capabilities: capabilities,
                                                      executable: executable, pid: pid)
-        return server.send(path, arguments, to: url)
+        return server.send(path, arguments, to: sendURL)
     }
 
     /// The server's messages received since the last call, in order. Messages from any other
@@ -74,13 +83,13 @@ package final class NSMClient {
     /// `/reply path message`.
     package func reply(to path: String, _ message: String) {
         let (p, a) = NSMProtocol.reply(to: path, message)
-        server.send(p, a, to: url)
+        server.send(p, a, to: sendURL)
     }
 
     /// `/error path code message`.
     package func error(to path: String, code: NSMProtocol.Code, _ message: String) {
         let (p, a) = NSMProtocol.error(to: path, code: code, message)
-        server.send(p, a, to: url)
+        server.send(p, a, to: sendURL)
     }
 
     /// Tells the server whether there are unsaved changes, when that differs from what it was
@@ -89,13 +98,17 @@ package final class NSMClient {
         guard dirty != reportedDirty else { return }
         reportedDirty = dirty
         let (p, a) = NSMProtocol.dirty(dirty)
-        server.send(p, a, to: url)
+        server.send(p, a, to: sendURL)
     }
 
     /// Whether `source` ("osc.udp://127.0.0.1:PORT/", as `OSCServer` names senders) is the server.
     private func isFromServer(_ source: String) -> Bool {
+        Self.isServer(source, port: serverPort, hosts: serverHosts, local: serverIsLocal)
+    }
+
+    private static func isServer(_ source: String, port serverPort: UInt16, hosts: Set<String>, local: Bool) -> Bool {
         guard let (host, port) = OSCServer.udpEndpoint(source), UInt16(port) == serverPort else { return false }
-        return serverHosts.contains(host) || (serverIsLocal && Self.isLoopback(host))
+        return hosts.contains(host) || (local && isLoopback(host))
     }
 
     private static func isLoopback(_ host: String) -> Bool {

@@ -46,28 +46,46 @@ package final class OSCServer: @unchecked Sendable {
     private let closed = Locked(false)
     private let finished = DispatchSemaphore(value: 0)
 
-    /// `@unchecked Sendable` by contract: `hostNow` is fixed; `queue` and `droppedCount` are `Locked`.
+    /// `@unchecked Sendable` by contract: `hostNow` and `accepts` are fixed; `queue` and
+    /// `droppedCount` are `Locked`.
     private final class Inbox: @unchecked Sendable {
         let hostNow: @Sendable () -> UInt64
+        let accepts: (@Sendable (String) -> Bool)?
+        let onlyPort: UInt16?
         let queue = Locked<[OSCMessage]>([])
         let droppedCount = Locked(0)
-        init(hostNow: @escaping @Sendable () -> UInt64) { self.hostNow = hostNow }
+        init(hostNow: @escaping @Sendable () -> UInt64, accepts: (@Sendable (String) -> Bool)?, onlyPort: UInt16?) {
+            self.hostNow = hostNow
+            self.accepts = accepts
+            self.onlyPort = onlyPort
+        }
     }
 
     /// Listens on UDP `port` ("0" or nil: a free port, see `port`) at `host` (an IPv4 or IPv6
     /// address; "0.0.0.0" or "::" for every interface). `hostNow` reads the device's host clock in
     /// microseconds (JACK's `jack_get_time`). Control thread.
-    package init(host: String = "127.0.0.1", port: String?, hostNow: @escaping @Sendable () -> UInt64) throws(OSCError) {
+    ///
+    /// `accepts`, when given, decides on the receiving thread which senders' datagrams are kept
+    /// (by their source, "osc.udp://HOST:PORT/"): the others are dropped and counted before they
+    /// are parsed or queued, so that a flood from elsewhere never crowds out the one sender a
+    /// client listens to (NSM's server).
+    /// `onlyPort`, when given, drops every datagram from another source port first, before its
+    /// address is even formatted (the cheapest test, for a flood).
+    package init(host: String = "127.0.0.1", port: String?, hostNow: @escaping @Sendable () -> UInt64,
+                 accepts: (@Sendable (String) -> Bool)? = nil, onlyPort: UInt16? = nil) throws(OSCError) {
         let requested = port ?? "0"
         let first = try Self.bind(host: host, port: requested)
         var sockets = [first.socket]
         // "127.0.0.1" means this machine: IPv6's loopback too (where "localhost" may resolve to
         // ::1 first), on the same port, when the machine has it.
         if host == "127.0.0.1", let six = try? Self.bind(host: "::1", port: String(first.port)) { sockets.append(six.socket) }
+        // Datagrams from another port are dropped by the kernel, before they reach the socket's
+        // buffer: a flood from elsewhere cannot fill it and push the one sender out.
+        if let onlyPort { for socket in sockets { Self.attachPortFilter(socket, port: onlyPort) } }
         self.sockets = sockets
         self.host = host
         self.port = Int(first.port)
-        inbox = Inbox(hostNow: hostNow)
+        inbox = Inbox(hostNow: hostNow, accepts: accepts, onlyPort: onlyPort)
         let thread = Thread { [sockets, inbox, closed, finished] in
             Self.receiveLoop(sockets: sockets, inbox: inbox, closed: closed)
             finished.signal()
@@ -139,8 +157,9 @@ package final class OSCServer: @unchecked Sendable {
         }
     }
 
-    /// Sends a plain message to `url` ("osc.udp://host:port/") from this server's socket.
-    /// Returns false when the address is not valid or the send failed.
+    /// Sends a plain message to `url` ("osc.udp://host:port/", the host numeric: a name is never
+    /// looked up here, where a slow resolver would stall the control thread) from this server's
+    /// socket. Returns false when the address is not valid or the send failed.
     @discardableResult
     package func send(_ path: String, _ arguments: [OSCArgument], to url: String) -> Bool {
         // The URL is read here, not by liblo: lo_address_new_from_url reads past the end of a
@@ -162,7 +181,7 @@ package final class OSCServer: @unchecked Sendable {
         guard let bytes = lo_message_serialise(message, path, nil, &size) else { return false }
         defer { free(bytes) }
         var hints = addrinfo()
-        hints.ai_flags = AI_NUMERICSERV
+        hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV
         hints.ai_socktype = Int32(SOCK_DGRAM.rawValue)
         var found: UnsafeMutablePointer<addrinfo>?
         guard getaddrinfo(hostName, service, &hints, &found) == 0 else { return false }
@@ -178,15 +197,32 @@ package final class OSCServer: @unchecked Sendable {
         return false
     }
 
-    /// The URL replies go to when a message names a return address: an OSC UDP URL
-    /// ("osc.udp://host:port/") as it is, or a bare port number for this machine (klick's rule);
-    /// nil for anything else.
-    package static func replyURL(_ address: String) -> String? {
+    /// The URL replies go to when a message from `source` names a return address, in one form
+    /// per endpoint ("osc.udp://HOST:PORT/"): an OSC UDP URL with a numeric host as it is; one
+    /// naming a host (liblo's servers name their machine so) at that port on the sender's own
+    /// numeric address, since names are never looked up (a slow resolver would stall the control
+    /// thread, and a reply never goes where a lookup would lead); a bare port number on this
+    /// machine (klick's rule). Nil for anything else.
+    package static func replyURL(_ address: String, source: String = "") -> String? {
         if !address.isEmpty && address.utf8.count <= 5 && address.allSatisfy(\.isASCII) && address.allSatisfy(\.isNumber),
            let port = Int(address), (1...65535).contains(port) {
             return "osc.udp://127.0.0.1:\(port)/"
         }
-        return udpEndpoint(address) == nil ? nil : address
+        guard let (host, port) = udpEndpoint(address) else { return nil }
+        if isNumeric(host) { return url(host: host, port: port) }
+        guard let (sender, _) = udpEndpoint(source), isNumeric(sender) else { return nil }
+        return url(host: sender, port: port)
+    }
+
+    /// "osc.udp://HOST:PORT/", an IPv6 host in brackets.
+    static func url(host: String, port: String) -> String {
+        "osc.udp://\(host.contains(":") ? "[\(host)]" : host):\(port)/"
+    }
+
+    /// Whether `host` is a numeric IPv4 or IPv6 address.
+    package static func isNumeric(_ host: String) -> Bool {
+        var v4 = in_addr(), v6 = in6_addr()
+        return inet_pton(AF_INET, host, &v4) == 1 || inet_pton(AF_INET6, host, &v6) == 1
     }
 
     /// The host and port of "osc.udp://host:port/" (an IPv6 host in brackets; anything after the
@@ -220,14 +256,17 @@ package final class OSCServer: @unchecked Sendable {
         var pollers = sockets.map { pollfd(fd: $0, events: Int16(POLLIN), revents: 0) }
         while !closed.withLock({ $0 }) {
             guard poll(&pollers, nfds_t(pollers.count), 100) > 0 else { continue }
+            // Each socket drained (up to 256 datagrams a turn, so that one cannot starve the
+            // other): one poll per burst, not per datagram.
             for p in pollers where p.revents & Int16(POLLIN) != 0 {
-                receiveOne(socket: p.fd, buffer: buffer, inbox: inbox)
+                var n = 0
+                while n < 256, receiveOne(socket: p.fd, buffer: buffer, inbox: inbox) { n += 1 }
             }
         }
     }
 
-    /// Reads one datagram from `socket` and queues its messages.
-    private static func receiveOne(socket: Int32, buffer: UnsafeMutableRawBufferPointer, inbox: Inbox) {
+    /// Reads one datagram from `socket` and queues its messages; false when none was waiting.
+    private static func receiveOne(socket: Int32, buffer: UnsafeMutableRawBufferPointer, inbox: Inbox) -> Bool {
         var from = sockaddr_storage()
         var length = socklen_t(MemoryLayout<sockaddr_storage>.size)
         let n = withUnsafeMutablePointer(to: &from) {
@@ -235,8 +274,17 @@ package final class OSCServer: @unchecked Sendable {
                 recvfrom(socket, buffer.baseAddress, buffer.count, Int32(MSG_DONTWAIT), $0, &length)
             }
         }
-        guard n > 0 else { return }
+        guard n >= 0 else { return false }
+        guard n > 0 else { return true }
+        if let only = inbox.onlyPort, sourcePort(from) != only {
+            inbox.droppedCount.withLock { $0 += 1 }
+            return true
+        }
         let source = endpoint(of: from).map { "osc.udp://\($0.host.contains(":") ? "[\($0.host)]" : $0.host):\($0.port)/" } ?? ""
+        if let accepts = inbox.accepts, !accepts(source) {
+            inbox.droppedCount.withLock { $0 += 1 }
+            return true
+        }
         let messages = received(UnsafeRawBufferPointer(rebasing: buffer[0..<n]), source: source, hostNow: inbox.hostNow)
         let refused = inbox.queue.withLock { q -> Int in
             let room = max(0, maximumQueued - q.count)
@@ -245,6 +293,35 @@ package final class OSCServer: @unchecked Sendable {
         }
         let lost = refused + (messages.dropped == nil ? 0 : 1)
         if lost > 0 { inbox.droppedCount.withLock { $0 += lost } }
+        return true
+    }
+
+    /// A classic BPF instruction and program (linux/filter.h's `sock_filter`, `sock_fprog`).
+    private struct SocketFilter { var code: UInt16; var jt: UInt8; var jf: UInt8; var k: UInt32 }
+    private struct SocketFilterProgram { var length: UInt16; var filter: UnsafeMutablePointer<SocketFilter> }
+
+    /// Attaches a socket filter that keeps only UDP datagrams whose source port is `port` (a UDP
+    /// socket's filter sees the datagram from its UDP header on: the source port is its first two
+    /// bytes). Best effort: where it cannot be attached, the receiving thread's own test drops them.
+    private static func attachPortFilter(_ socket: Int32, port: UInt16) {
+        let load: UInt16 = 0x28 /* BPF_LD | BPF_H | BPF_ABS */, jumpIfEqual: UInt16 = 0x15 /* BPF_JMP | BPF_JEQ | BPF_K */
+        let ret: UInt16 = 0x06 /* BPF_RET | BPF_K */
+        var program = [SocketFilter(code: load, jt: 0, jf: 0, k: 0),
+                       SocketFilter(code: jumpIfEqual, jt: 0, jf: 1, k: UInt32(port)),
+                       SocketFilter(code: ret, jt: 0, jf: 0, k: 0xFFFF_FFFF),
+                       SocketFilter(code: ret, jt: 0, jf: 0, k: 0)]
+        program.withUnsafeMutableBufferPointer { instructions in
+            var fprog = SocketFilterProgram(length: UInt16(instructions.count), filter: instructions.baseAddress!)
+            _ = setsockopt(socket, SOL_SOCKET, SO_ATTACH_FILTER, &fprog, socklen_t(MemoryLayout<SocketFilterProgram>.size))
+        }
+    }
+
+    /// The source port of an IPv4 or IPv6 address, read from the address itself.
+    private static func sourcePort(_ storage: sockaddr_storage) -> UInt16 {
+        var storage = storage
+        return withUnsafePointer(to: &storage) { p in
+            p.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { UInt16(bigEndian: $0.pointee.sin_port) }
+        }
     }
 
     /// The messages of one datagram, with their timetags as host times, and why part of it was

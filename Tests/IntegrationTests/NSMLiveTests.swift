@@ -2,6 +2,7 @@ import Foundation
 import Glibc
 import JACKTestSupport
 import Sync
+import Synchronization
 import Testing
 
 /// A session manager played by the test (NSM API 1.1 over the project's OSC server, on
@@ -270,6 +271,51 @@ final class SessionClientProcess {
         try save(manager, client: again)
         #expect(try options(path)["tempo"] as? Double == 100)
         #expect(second.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
+    }
+
+    /// A flood on the client's port from another sender (here spoofed saves) never crowds out
+    /// the server's messages (issue 52: 0 of 5 saves were answered): the client drops what does
+    /// not come from the server as it arrives, and answers every save.
+    @Test func aFloodFromElsewhereNeverCrowdsOutTheServer() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let manager = try FakeSessionManager()
+        let path = try temporaryDirectory().appendingPathComponent("sampler.nFLOOD").path
+        let patch = packageRoot.appendingPathComponent("Patches/drums.json").path
+        let client = try SessionClientProcess(["play", "--patch", patch, "--no-connect", "--quiet"], manager: manager, server: server)
+        let address = try announceAndOpen(client, manager: manager, name: "sampler play", path: path, id: "sampler.nFLOOD")
+        #expect(manager.next("/reply", first: "/nsm/client/open") != nil, "open not answered: \(client.lines)")
+        let (_, port) = try #require(OSCServer.udpEndpoint(address))
+        // The flood: /nsm/client/save datagrams from a socket of its own, as fast as it can send.
+        let flooding = Atomic<Bool>(true)
+        let done = DispatchSemaphore(value: 0)
+        let flooder = Thread {
+            let fd = socket(AF_INET, Int32(SOCK_DGRAM.rawValue), 0)
+            var to = sockaddr_in()
+            to.sin_family = sa_family_t(AF_INET)
+            to.sin_port = in_port_t(UInt16(port)!).bigEndian
+            to.sin_addr.s_addr = inet_addr("127.0.0.1")
+            var datagram = Array("/nsm/client/save".utf8) + [0, 0, 0, 0] + Array(",".utf8) + [0, 0, 0]
+            datagram.removeLast(datagram.count - 24)
+            while flooding.load(ordering: .relaxed) {
+                _ = withUnsafePointer(to: &to) { p in
+                    p.withMemoryRebound(to: sockaddr.self, capacity: 1) { sendto(fd, datagram, datagram.count, 0, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+                }
+            }
+            close(fd)
+            done.signal()
+        }
+        flooder.start()
+        var answered = 0
+        for _ in 0..<5 {
+            manager.send("/nsm/client/save", to: address)
+            if manager.next("/reply", first: "/nsm/client/save", timeout: 5) != nil { answered += 1 }
+        }
+        flooding.store(false, ordering: .relaxed)
+        done.wait()
+        #expect(answered == 5, "\(answered) of 5 saves answered under the flood")
+        #expect(try options(path)["patch"] as? String == patch)
+        #expect(client.terminate(timeout: 3) != nil, "still running 3 s after SIGTERM")
     }
 
     /// A patch loaded over OSC (`/sampler/load`) is what a save keeps.

@@ -28,4 +28,22 @@ import Testing
         #expect(!server.send("/x", [], to: "osc."))
         #expect(!server.send("/x", [], to: "osc.udp://nohost"))
     }
+
+    /// Replies go only to numeric addresses (issue 52: a name was resolved with getaddrinfo on
+    /// the control thread, where a slow resolver stalls it): a name is refused before any lookup
+    /// (these names would never resolve, so no query leaves the machine either way).
+    @Test func replyAddressesNamingAHostAreRefusedBeforeAnyLookup() throws {
+        #expect(OSCServer.replyURL("osc.udp://[::1]:9000") == "osc.udp://[::1]:9000/")
+        for address in ["osc.udp://localhost:9000/", "osc.udp://studio-mac.local:9000/", "osc.udp://reply.invalid:9000/"] {
+            #expect(OSCServer.replyURL(address) == nil, "\(address)")
+            // A name (as liblo's servers give their URLs) means the sender's own address.
+            #expect(OSCServer.replyURL(address, source: "osc.udp://127.0.0.1:41000/") == "osc.udp://127.0.0.1:9000/")
+        }
+        let server = try OSCServer(port: "0", hostNow: { 0 })
+        defer { server.close() }
+        let started = Date()
+        #expect(!server.send("/x", [], to: "osc.udp://reply.invalid:9000/"))
+        #expect(Date().timeIntervalSince(started) < 1)
+        #expect(server.send("/x", [], to: "osc.udp://127.0.0.1:9/"))
+    }
 }
