@@ -32,6 +32,8 @@ import Sync
 package final class PatchOSC {
     let server: OSCServer
     private let log: (String) -> Void
+    /// Refusals on standard error, at most ten lines a second.
+    private let warnings = OSCWarnings()
     /// Whether `/sampler/load` may replace the instruments (a program playing only what OSC
     /// triggers: patterns would name instruments of the old patch).
     let canLoad: Bool
@@ -70,6 +72,7 @@ package final class PatchOSC {
                           sampleRate: Double, hostNow: UInt64, frameAt: (UInt64) -> Frame) {
         var refused = 0
         defer { if refused > 3 { log("osc: \(refused - 3) more messages refused") } }
+        var loadedThisTick = false
         for m in messages {
             let kit = replaced?.kit ?? programKit, loaded = replaced?.loaded ?? programLoaded
             let replyTo = m.arguments.first?.text.flatMap { OSCServer.replyURL($0, source: m.source) } ?? m.source
@@ -124,6 +127,14 @@ package final class PatchOSC {
             case ("/sampler/load", "s"), ("/sampler/load", "ss"):
                 guard case .string(let path) = m.arguments[0] else { continue }
                 let replyTo = m.arguments.count == 2 ? (m.arguments[1].text.flatMap { OSCServer.replyURL($0, source: m.source) } ?? m.source) : m.source
+                // One load a tick: a bundle of loads cannot hold the control thread (and the
+                // replies to everyone else) for as long as all of them would take.
+                guard !loadedThisTick else {
+                    warn(m, "one load at a time: send it again")
+                    server.send("/sampler/error", [.string(path), .string("one load at a time: send it again")], to: replyTo)
+                    continue
+                }
+                loadedThisTick = true
                 do {
                     let count = try load(path, replacing: loaded, engine: engine, sampleRate: sampleRate, at: at)
                     server.send("/sampler/loaded", [.string(path), .int(Int32(count))], to: replyTo)
@@ -207,10 +218,13 @@ package final class PatchOSC {
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
         guard canLoad else { throw SamplerError("load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)") }
         let kit: Patch
-        do { kit = try PatchLoader.load(path: path, root: root) } catch {
+        // Checked before it is read whole: under the root, a regular file within a patch's size,
+        // beginning as a JSON object does.
+        do { kit = try PatchLoader.load(path: path, root: root, objectsOnly: true) } catch {
             // A message's sender may not be able to read the file: say what kind of problem it
             // is, never what the file holds (`sampler validate` shows that to whoever may read it).
-            if error.path.isEmpty && error.message.hasPrefix("cannot read the file") || error.message.hasPrefix("the file is") {
+            if error.path.isEmpty && error.message.hasPrefix("cannot read the file") || error.message.hasPrefix("the file is")
+                || error.message.hasPrefix("not a patch") {
                 throw SamplerError("\(error)")
             }
             throw SamplerError("\(path): not a valid patch (`sampler validate \(path)` says where and why)")
@@ -265,6 +279,6 @@ package final class PatchOSC {
     }
 
     private func warn(_ m: OSCMessage, _ what: String) {
-        FileHandle.standardError.write("osc: \(m.path) ,\(m.types): \(what)\n".data(using: .utf8)!)
+        warnings.refused(m, what)
     }
 }

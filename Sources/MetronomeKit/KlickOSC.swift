@@ -39,6 +39,8 @@ package final class KlickOSC {
     /// The directory `/klick/map/load_file` may read from (nil: anywhere the process may read).
     private let root: String?
     private let timed = OSCTimedQueue()
+    /// Refusals on standard error, at most ten lines a second.
+    private let warnings = OSCWarnings()
 
     package init(server: OSCServer, controller: MetronomeController, mapFile: String?, root: String? = nil, log: @escaping (String) -> Void) {
         self.root = root
@@ -260,6 +262,6 @@ package final class KlickOSC {
     }
 
     private func warn(_ m: OSCMessage, _ what: String) {
-        FileHandle.standardError.write("osc: \(m.path) ,\(m.types): \(what)\n".data(using: .utf8)!)
+        warnings.refused(m, what)
     }
 }

@@ -11,10 +11,16 @@ package enum PatchLoader {
     /// file as `path` is written. Only a regular file is read (through `FileGate`: a FIFO or a
     /// device is refused without blocking), at most `maximumFileSize` bytes; with `root`, only
     /// one under that directory.
-    package static func load(path: String, root: String? = nil) throws(PatchError) -> Patch {
+    ///
+    /// With `objectsOnly`, a file whose first bytes are not a JSON object's opening brace (after
+    /// white space) is refused before the rest of it is read (for loads a message asks for).
+    package static func load(path: String, root: String? = nil, objectsOnly: Bool = false) throws(PatchError) -> Patch {
         let bytes: [UInt8]
+        let begins: (([UInt8]) -> Bool)? = objectsOnly ? { Self.beginsAsAnObject($0) } : nil
         do {
-            bytes = try FileGate.read(path, limit: maximumFileSize, root: root)
+            bytes = try FileGate.read(path, limit: maximumFileSize, root: root, begins: begins)
+        } catch .notThisKind {
+            throw PatchError(file: path, message: "not a patch (a patch is a JSON object)")
         } catch .tooLarge(let size) {
             throw PatchError(file: path, message: "the file is \(size >> 20) MB; a patch is at most \(maximumFileSize >> 20) MB")
         } catch {
@@ -22,6 +28,15 @@ package enum PatchLoader {
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         return try decode(Data(bytes), file: path, baseDirectory: directory)
+    }
+
+    /// Whether `bytes` (a file's first) begin as a JSON object: white space (and a UTF-8 byte
+    /// order mark), then `{`.
+    static func beginsAsAnObject(_ bytes: [UInt8]) -> Bool {
+        var rest = bytes[...]
+        if rest.starts(with: [0xEF, 0xBB, 0xBF]) { rest = rest.dropFirst(3) }
+        // (64 KB of white space is not a patch either.)
+        return rest.first(where: { ![0x20, 0x09, 0x0A, 0x0D].contains($0) }) == UInt8(ascii: "{")
     }
 
     /// Decodes a patch of any supported version from `data`. `file` names it in errors; relative

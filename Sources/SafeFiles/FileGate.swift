@@ -11,6 +11,8 @@ package enum FileGateError: Error, Equatable, Sendable {
     case tooLarge(size: Int)
     /// Outside the directory files may be read from (its symbolic links resolved): the root.
     case outsideRoot(String)
+    /// Its first bytes are not what a file of the kind asked for begins with (nothing more was read).
+    case notThisKind
 
     /// The reason in a few words, for messages of the form "FILE: cannot read the file (REASON)".
     package var reason: String {
@@ -19,6 +21,7 @@ package enum FileGateError: Error, Equatable, Sendable {
         case .notRegular(let what): what == "a directory" ? "it is a directory" : "it is \(what), not a regular file"
         case .tooLarge(let size): "it is \(size) bytes, too large"
         case .outsideRoot(let root): "it is not under \(root)"
+        case .notThisKind: "it does not begin as such a file does"
         }
     }
 }
@@ -31,7 +34,10 @@ package enum FileGateError: Error, Equatable, Sendable {
 package enum FileGate {
     /// The whole contents of the regular file at `path`, at most `limit` bytes.
     /// - Parameter root: when set, `path` (its symbolic links resolved) must lie under this directory.
-    package static func read(_ path: String, limit: Int, root: String? = nil) throws(FileGateError) -> [UInt8] {
+    /// - Parameter begins: when set, the first bytes read (up to 64 KB) must satisfy it, or the
+    ///   read stops there (`.notThisKind`): a large file of another kind is not read whole.
+    package static func read(_ path: String, limit: Int, root: String? = nil,
+                             begins: (([UInt8]) -> Bool)? = nil) throws(FileGateError) -> [UInt8] {
         let fd = try open(path, limit: limit, root: root)
         defer { close(fd) }
         var bytes: [UInt8] = []
@@ -43,6 +49,7 @@ package enum FileGate {
                 throw .unreadable(describe(errno))
             }
             if n == 0 { return bytes }
+            if bytes.isEmpty, let begins, !begins(Array(chunk[0..<n])) { throw .notThisKind }
             bytes.append(contentsOf: chunk[0..<n])
             if bytes.count > limit { throw .tooLarge(size: bytes.count) }
         }

@@ -134,6 +134,45 @@ import Testing
         #expect(loaded.contains("reply /sampler/loaded ,si \(good) 1"), "\(loaded)")
     }
 
+    /// Loads of a 15 MB file that is not a patch, flooded: each is refused after its first
+    /// bytes, one load a tick, and pings are answered within 100 ms meanwhile (issue 52: each
+    /// was read whole on the control thread, and a ping waited 120 s).
+    @Test func aFloodOfLoadsOfANonPatchLeavesPingsAnswered() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let dir = try temporaryDirectory()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("k.wav").path, channels: [[0.5, 0.25]], sampleRate: 48000)
+        let patch = dir.appendingPathComponent("p.json").path
+        try #"{"version": 2, "tempo": 120, "instruments": [{"id": "k", "layers": [{"samples": ["k.wav"]}]}]}"#
+            .write(toFile: patch, atomically: true, encoding: .utf8)
+        let junk = dir.appendingPathComponent("junk.json").path
+        try Data(repeating: UInt8(ascii: "x"), count: 15 << 20).write(to: URL(fileURLWithPath: junk))
+        let (process, _, port) = try osc.startWithOSC(["play", "--patch", patch, "--osc-port", "0", "--osc-root", dir.path, "--duration", "30",
+                                                       "--server", server.name, "--name", "oscflood", "--no-connect", "--quiet"])
+        defer { if process.isRunning { process.terminate() } }
+        let me = try OSCServer(port: "0", hostNow: { 0 })
+        defer { me.close() }
+        let player = "osc.udp://127.0.0.1:\(port)/"
+        let one = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(junk)"])
+        #expect(one.contains("reply /sampler/error ,ss \(junk) \(junk): not a patch (a patch is a JSON object)"), "\(one)")
+        var latencies: [Double] = []
+        for _ in 0..<5 {
+            for _ in 0..<200 { me.send("/sampler/load", [.string(junk)], to: player) }
+            let sent = Date()
+            me.send("/sampler/ping", [], to: player)
+            var answered = false
+            while !answered, Date().timeIntervalSince(sent) < 10 {
+                answered = me.take().contains { $0.path == "/sampler/pong" }
+                if !answered { usleep(1_000) }
+            }
+            #expect(answered, "no pong within 10 s")
+            latencies.append(Date().timeIntervalSince(sent))
+        }
+        let median = latencies.sorted()[2]
+        print(String(format: "pong after a flood of loads: median %.1f ms, slowest %.1f ms", median * 1000, latencies.max()! * 1000))
+        #expect(median < 0.1, "\(latencies)")
+    }
+
     /// A timetag 13 hours ahead is refused with an error reply, not run at once; the program plays on.
     @Test func aTimetag13HoursAheadIsRefusedWithAnErrorReply() throws {
         let server = try JACKServer(period: 256)
