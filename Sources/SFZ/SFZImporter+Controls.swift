@@ -104,19 +104,19 @@ extension SFZImporter {
             bendUp = other.bendUp
             bendDown = other.bendDown
             leftOut = other.leftOut
-            controlsKey = other.controlsKey
+            controlsID = other.controlsID
         }
 
         /// What the controller opcodes made of the region, as a key (computed once for the
         /// regions that share their headers').
-        var controlsKey = ""
-
-        mutating func makeControlsKey() {
-            controlsKey = "\(conditions)|\(String(describing: keySwitch))|\(String(describing: keyDown))|\(String(describing: keyUp))|\(String(describing: previousKey))|\(String(describing: sustainController))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)"
+        var controlsKey: String {
+            "\(conditions)|\(String(describing: keySwitch))|\(String(describing: keyDown))|\(String(describing: keyUp))|\(String(describing: previousKey))|\(String(describing: sustainController))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)"
         }
+        /// `controlsKey` as a number, the same for equal keys (`SFZImporter.convert` numbers them).
+        var controlsID = 0
 
         mutating func makeControlKey() {
-            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|" + controlsKey
+            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)"
         }
     }
 

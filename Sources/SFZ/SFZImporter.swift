@@ -165,6 +165,7 @@ package enum SFZImporter {
         var listings: [String: [String: String]] = [:]
         var reportedLayers: Set<Int> = []
         var controlsByContext: [String: Region] = [:]
+        var controlIDs: [String: Int] = [:]
         var inheritedWork = 0
         for (opcodes, section, defaultPath, keyOffset) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
@@ -384,7 +385,9 @@ package enum SFZImporter {
                 }
                 try resolveControls(controls, into: &resolved[resolved.count - 1], curves: curves, setDefaults: setup.defaults, place: place,
                                     report: report)
-                resolved[resolved.count - 1].makeControlsKey()
+                let key = resolved[resolved.count - 1].controlsKey
+                if controlIDs[key] == nil { controlIDs[key] = controlIDs.count }
+                resolved[resolved.count - 1].controlsID = controlIDs[key]!
                 if let context { controlsByContext[context] = resolved[resolved.count - 1] }
             }
             if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
