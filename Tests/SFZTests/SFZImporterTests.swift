@@ -171,6 +171,18 @@ import Testing
         }
     }
 
+    /// 4,096 regions chained by their chokes (each choked by the next) import as a kit that fits
+    /// the patch format, in bounded work (issue 52: 50 s, then "the patch is 49 MB").
+    @Test func aLongChainOfChokesImportsInBoundedWork() throws {
+        let regions = (0..<4096).map { "<region> sample=a.wav key=\($0 % 128) lovel=\($0 / 128 + 1) hivel=\($0 / 128 + 1) group=\($0 + 1) off_by=\($0 + 2)" }
+        let (path, _) = try kit(regions.joined(separator: "\n"), files: ["a.wav"])
+        let started = Date()
+        let result = try SFZImporter.importSFZ(path: path)
+        #expect(Date().timeIntervalSince(started) < 20)
+        #expect(result.kit.instruments.count > 128)
+        #expect(result.kit.patterns.first?.tracks.count == SFZImporter.auditionLimit)
+    }
+
     @Test func aMissingSampleLeavesItsRegionOutAndTheRestPlays() throws {
         let (path, _) = try kit("<region> sample=a.wav key=36\n<region>\nsample=gone.wav key=38", files: ["a.wav"])
         let result = try SFZImporter.importSFZ(path: path)
