@@ -40,8 +40,8 @@ package struct SFZReader {
 
     package private(set) var sections: [SFZSection] = []
     private var defines: [String: String] = [:]
-    /// The lengths of the defined names (with their `$`), longest first: the only ones a `$`
-    /// in a value is looked up at.
+    /// The lengths of the defined names (with their `$`, in UTF-8 bytes), longest first: the
+    /// only ones a `$` in a value is looked up at.
     private var defineLengths: [Int] = []
     /// Bytes `$NAME`s added to values so far (`maximumExpansion`).
     private var expandedBytes = 0
@@ -89,57 +89,90 @@ package struct SFZReader {
         guard totalBytes <= Self.maximumTotalSize else {
             throw SFZError("\(file): the SFZ files together exceed \(Self.maximumTotalSize >> 20) MB")
         }
-        // SFZ files are mostly ASCII; Latin-1 paths in old kits are read as such.
-        let text = String(validating: bytes, as: UTF8.self) ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
+        // SFZ files are mostly ASCII; Latin-1 paths in old kits are read as such. The text is
+        // read as bytes (every character the syntax gives meaning is ASCII), and only names and
+        // values become strings.
+        let isUTF8 = String(validating: bytes, as: UTF8.self) != nil
+        let decode: (ArraySlice<UInt8>) -> String = isUTF8
+            ? { String(decoding: $0, as: UTF8.self) }
+            : { String(String.UnicodeScalarView($0.map { Unicode.Scalar($0) })) }
         var inBlockComment = false
         var lineNumber = 0
-        // "\r\n" is one Character in Swift: split on every kind of line end (Windows files).
-        for rawLine in text.split(omittingEmptySubsequences: false, whereSeparator: \.isNewline) {
+        var cleaned: [UInt8] = []
+        let count = bytes.count
+        var lineStart = 0
+        while true {
+            // A line ends at "\n", "\r\n", "\r", vertical tab or form feed (as Swift's newlines).
+            var lineEnd = lineStart
+            while lineEnd < count, !Self.isLineEnd(bytes[lineEnd]) { lineEnd += 1 }
             lineNumber += 1
-            let line = Substring(rawLine)
+            // A line without a comment (the most) is parsed where it lies.
+            if !inBlockComment, !bytes[lineStart..<lineEnd].contains(UInt8(ascii: "/")) {
+                try parseLine(bytes[lineStart..<lineEnd], decode: decode, file: file, line: lineNumber, depth: depth)
+                if lineEnd >= count { break }
+                lineStart = bytes[lineEnd] == 13 && lineEnd + 1 < count && bytes[lineEnd + 1] == 10 ? lineEnd + 2 : lineEnd + 1
+                continue
+            }
             // Comments.
-            var cleaned = ""
-            var i = line.startIndex
-            while i < line.endIndex {
+            cleaned.removeAll(keepingCapacity: true)
+            var i = lineStart
+            while i < lineEnd {
+                let c = bytes[i]
                 if inBlockComment {
-                    if line[i...].hasPrefix("*/") { inBlockComment = false; i = line.index(i, offsetBy: 2) } else { i = line.index(after: i) }
+                    if c == UInt8(ascii: "*"), i + 1 < lineEnd, bytes[i + 1] == UInt8(ascii: "/") { inBlockComment = false; i += 2 } else { i += 1 }
                     continue
                 }
-                if line[i...].hasPrefix("//") { break }
-                if line[i...].hasPrefix("/*") { inBlockComment = true; i = line.index(i, offsetBy: 2); continue }
-                cleaned.append(line[i])
-                i = line.index(after: i)
+                if c == UInt8(ascii: "/"), i + 1 < lineEnd {
+                    if bytes[i + 1] == UInt8(ascii: "/") { break }
+                    if bytes[i + 1] == UInt8(ascii: "*") { inBlockComment = true; i += 2; continue }
+                }
+                cleaned.append(c)
+                i += 1
             }
-            try parseLine(cleaned, file: file, line: lineNumber, depth: depth)
+            try parseLine(cleaned[...], decode: decode, file: file, line: lineNumber, depth: depth)
+            if lineEnd >= count { break }
+            lineStart = bytes[lineEnd] == 13 && lineEnd + 1 < count && bytes[lineEnd + 1] == 10 ? lineEnd + 2 : lineEnd + 1
         }
     }
+
+    private static func isLineEnd(_ c: UInt8) -> Bool { c >= 10 && c <= 13 }
+
+    private static func isBlank(_ c: UInt8) -> Bool { c == 32 || c == 9 }
 
     private static func isNameCharacter(_ c: Character) -> Bool {
         c.isASCII && (c.isLetter || c.isNumber || c == "_" || c == "$")
     }
 
-    private mutating func parseLine(_ text: String, file: String, line: Int, depth: Int) throws {
-        var s = Substring(text).drop { $0 == " " || $0 == "\t" }
-        if s.hasPrefix("#define") {
-            let parts = s.dropFirst(7).split(maxSplits: 1, whereSeparator: { $0 == " " || $0 == "\t" })
-            guard parts.count == 2, parts[0].hasPrefix("$") else {
+    private static func isNameByte(_ c: UInt8) -> Bool {
+        (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c == 95 || c == 36
+    }
+
+    private mutating func parseLine(_ text: ArraySlice<UInt8>, decode: (ArraySlice<UInt8>) -> String, file: String, line: Int,
+                                    depth: Int) throws {
+        var p = text.startIndex
+        let end = text.endIndex
+        while p < end, Self.isBlank(text[p]) { p += 1 }
+        let s = text[p...]
+        if s.starts(with: Array("#define".utf8)) {
+            let parts = s.dropFirst(7).split(maxSplits: 1, whereSeparator: Self.isBlank)
+            guard parts.count == 2, parts[0].first == UInt8(ascii: "$") else {
                 throw SFZError("\(file): line \(line): expected #define $NAME value")
             }
-            guard defines.count < Self.maximumDefines || defines[String(parts[0])] != nil else {
+            let defineName = decode(parts[0])
+            guard defines.count < Self.maximumDefines || defines[defineName] != nil else {
                 throw SFZError("\(file): line \(line): more than \(Self.maximumDefines) #define names")
             }
             // A define's value is expanded when it is defined ($B defined as $A is $A's value).
-            let defineName = String(parts[0])
-            defines[defineName] = try substitute(String(parts[1]).trimmingCharacters(in: .whitespaces), file: file, line: line)
-            let length = defineName.unicodeScalars.count
+            defines[defineName] = try substitute(decode(parts[1]).trimmingCharacters(in: .whitespaces), file: file, line: line)
+            let length = defineName.utf8.count
             if !defineLengths.contains(length) {
                 defineLengths.append(length)
                 defineLengths.sort(by: >)
             }
             return
         }
-        if s.hasPrefix("#include") {
-            let rest = s.dropFirst(8).trimmingCharacters(in: .whitespaces)
+        if s.starts(with: Array("#include".utf8)) {
+            let rest = decode(s.dropFirst(8)).trimmingCharacters(in: .whitespaces)
             guard rest.count >= 2, rest.first == "\"", rest.last == "\"" else {
                 throw SFZError("\(file): line \(line): expected #include \"file\"")
             }
@@ -159,49 +192,52 @@ package struct SFZReader {
             try parse(bytes, file: path, depth: depth + 1)
             return
         }
+        func prefix40(_ from: Int, _ to: Int) -> String { decode(text[from..<min(to, from + 40)]) }
         while true {
-            s = s.drop { $0 == " " || $0 == "\t" }
-            if s.isEmpty { return }
-            if s.first == "<" {
-                guard let close = s.firstIndex(of: ">") else { throw SFZError("\(file): line \(line): a header without its closing >") }
-                let name = String(s[s.index(after: s.startIndex)..<close])
-                guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
-                    throw SFZError("\(file): line \(line): \"<\(name)>\" is not a header")
+            while p < end, Self.isBlank(text[p]) { p += 1 }
+            if p == end { return }
+            if text[p] == UInt8(ascii: "<") {
+                guard let close = text[p...].firstIndex(of: UInt8(ascii: ">")) else {
+                    throw SFZError("\(file): line \(line): a header without its closing >")
+                }
+                let nameBytes = text[(p + 1)..<close]
+                guard !nameBytes.isEmpty, nameBytes.allSatisfy(Self.isNameByte) else {
+                    throw SFZError("\(file): line \(line): \"<\(decode(nameBytes))>\" is not a header")
                 }
                 guard sections.count < Self.maximumHeaders else {
                     throw SFZError("\(file): line \(line): more than \(Self.maximumHeaders) headers")
                 }
-                sections.append(SFZSection(header: name, opcodes: [], file: file, line: line))
-                s = s[s.index(after: close)...]
+                sections.append(SFZSection(header: decode(nameBytes), opcodes: [], file: file, line: line))
+                p = close + 1
                 continue
             }
             // name=value; the value runs to the next " name=" or "<" or the end of the line.
-            guard let equals = s.firstIndex(of: "=") else {
-                throw SFZError("\(file): line \(line): expected an opcode (name=value) or a header, got \"\(s.prefix(40))\"")
+            guard let equals = text[p...].firstIndex(of: UInt8(ascii: "=")) else {
+                throw SFZError("\(file): line \(line): expected an opcode (name=value) or a header, got \"\(prefix40(p, end))\"")
             }
-            let name = try substitute(String(s[..<equals]), file: file, line: line)
+            let name = try substitute(decode(text[p..<equals]), file: file, line: line)
             guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
-                throw SFZError("\(file): line \(line): \"\(s[..<equals].prefix(40))\" is not an opcode name")
+                throw SFZError("\(file): line \(line): \"\(prefix40(p, equals))\" is not an opcode name")
             }
-            var end = s.index(after: equals)
-            var valueEnd = end
-            scan: while end < s.endIndex {
-                let c = s[end]
-                if c == "<" { break scan }
-                if c == " " || c == "\t" {
+            var e = equals + 1
+            var valueEnd = e
+            scan: while e < end {
+                let c = text[e]
+                if c == UInt8(ascii: "<") { break scan }
+                if Self.isBlank(c) {
                     // Does another opcode start after this blank?
-                    var j = end
-                    while j < s.endIndex, s[j] == " " || s[j] == "\t" { j = s.index(after: j) }
+                    var j = e
+                    while j < end, Self.isBlank(text[j]) { j += 1 }
                     var k = j
-                    while k < s.endIndex, Self.isNameCharacter(s[k]) { k = s.index(after: k) }
-                    if j == s.endIndex || (k > j && k < s.endIndex && s[k] == "=") || s[j] == "<" { break scan }
-                    end = j
+                    while k < end, Self.isNameByte(text[k]) { k += 1 }
+                    if j == end || (k > j && k < end && text[k] == UInt8(ascii: "=")) || text[j] == UInt8(ascii: "<") { break scan }
+                    e = j
                     continue
                 }
-                end = s.index(after: end)
-                valueEnd = end
+                e += 1
+                valueEnd = e
             }
-            let value = try substitute(String(s[s.index(after: equals)..<valueEnd]), file: file, line: line)
+            let value = try substitute(decode(text[(equals + 1)..<valueEnd]), file: file, line: line)
             opcodeCount += 1
             guard opcodeCount <= Self.maximumOpcodes else {
                 throw SFZError("\(file): line \(line): more than \(Self.maximumOpcodes) opcodes")
@@ -211,53 +247,59 @@ package struct SFZReader {
                 throw SFZError("\(file): line \(line): \(name)= before any header (<region>, <group>, …)")
             }
             sections[sections.count - 1].opcodes.append(opcode)
-            s = s[end...]
+            p = e
         }
     }
 
-    /// `text` with each `$NAME` replaced by its define, in one pass: at each `$`, the longest
-    /// defined name that the following letters, digits and underscores start with (only the
-    /// lengths some name has are looked up). Linear in the text; a result over `maximumValueSize`
-    /// bytes, or more than `maximumExpansion` bytes added over the whole read, is an error.
+    /// `text` with each `$NAME` replaced by its define, in one pass over its UTF-8: at each `$`,
+    /// the longest defined name that the following letters, digits and underscores start with
+    /// (only the lengths some name has are looked up). Linear in the text; a result over
+    /// `maximumValueSize` bytes, or more than `maximumExpansion` bytes added over the whole read,
+    /// is an error.
     private mutating func substitute(_ text: String, file: String, line: Int) throws -> String {
         guard !defines.isEmpty, text.utf8.contains(UInt8(ascii: "$")) else { return text }
-        let chars = Array(text.unicodeScalars)
-        var out = String.UnicodeScalarView()
-        var size = 0
+        var text = text
+        text.makeContiguousUTF8()
+        return try text.utf8.withContiguousStorageIfAvailable { try substitute(bytes: $0, file: file, line: line) }!
+    }
+
+    private mutating func substitute(bytes: UnsafeBufferPointer<UInt8>, file: String, line: Int) throws -> String {
+        var out: [UInt8] = []
+        out.reserveCapacity(bytes.count)
         var i = 0
-        while i < chars.count {
-            if chars[i] == "$" {
+        while i < bytes.count {
+            if bytes[i] == UInt8(ascii: "$") {
+                // A name's letters: ASCII letters, digits and underscores, and any non-ASCII
+                // character (a defined name may hold letters of any script).
                 var j = i + 1
-                while j < chars.count, j - i <= 64, chars[j].properties.isAlphabetic || ("0"..."9").contains(chars[j]) || chars[j] == "_" { j += 1 }
+                while j < bytes.count, j - i <= 256, Self.isNameByte(bytes[j]) && bytes[j] != UInt8(ascii: "$") || bytes[j] >= 0x80 { j += 1 }
                 var k = i + 1
                 for length in defineLengths where length >= 2 && i + length <= j {
-                    if let value = defines[String(String.UnicodeScalarView(chars[i..<(i + length)]))] {
-                        out.append(contentsOf: value.unicodeScalars)
-                        size += value.utf8.count
+                    if let value = defines[String(decoding: UnsafeBufferPointer(rebasing: bytes[i..<(i + length)]), as: UTF8.self)] {
+                        out.append(contentsOf: value.utf8)
                         k = i + length
                         break
                     }
                 }
                 if k > i + 1 {
                     i = k
-                    guard size <= Self.maximumValueSize else {
+                    guard out.count <= Self.maximumValueSize else {
                         throw SFZError("\(file): line \(line): a value over \(Self.maximumValueSize >> 10) kB after #define names are replaced")
                     }
                     continue
                 }
             }
-            out.append(chars[i])
-            size += 1
+            out.append(bytes[i])
             i += 1
         }
-        let added = size - text.utf8.count
+        let added = out.count - bytes.count
         if added > 0 {
             expandedBytes += added
             guard expandedBytes <= Self.maximumExpansion else {
                 throw SFZError("\(file): line \(line): #define names add more than \(Self.maximumExpansion >> 20) MB to the values in all")
             }
         }
-        return String(out)
+        return String(decoding: out, as: UTF8.self)
     }
 }
 
