@@ -39,6 +39,12 @@ struct JSONPath: Hashable, Sendable, CustomStringConvertible {
     }
 
     private static func isPlainKey(_ key: String) -> Bool {
+        // ASCII keys (nearly all) without the Unicode property tables.
+        if key.utf8.allSatisfy({ $0 < 0x80 }) {
+            func letter(_ c: UInt8) -> Bool { (c >= 0x61 && c <= 0x7A) || (c >= 0x41 && c <= 0x5A) || c == 0x5F }
+            guard let first = key.utf8.first, letter(first) else { return false }
+            return key.utf8.allSatisfy { letter($0) || $0 == 0x2D || ($0 >= 0x30 && $0 <= 0x39) }
+        }
         guard let first = key.unicodeScalars.first, first == "_" || first.properties.isAlphabetic else {
             return false
         }

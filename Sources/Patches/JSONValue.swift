@@ -40,6 +40,8 @@ extension JSONValue {
 
     /// `text` as a JSON string literal, cut to `limit` characters with an ellipsis.
     static func quoted(_ text: String, limit: Int = .max) -> String {
+        // Most text needs no escape: quoted whole.
+        if limit == .max, !text.utf8.contains(where: { $0 == 0x22 || $0 == 0x5C || $0 < 0x20 }) { return "\"" + text + "\"" }
         var result = "\""
         var count = 0
         for scalar in text.unicodeScalars {

@@ -17,30 +17,36 @@ struct OpcodeLayer {
     init(id: Int, _ all: [String: SFZOpcode]) {
         self.id = id
         self.all = all
-        controls = all.filter { SFZImporter.isControl($0.key) }
-        velocityCurve = all.filter { $0.key.hasPrefix("amp_velcurve_") }
+        var controls: [String: SFZOpcode] = [:], velocityCurve: [String: SFZOpcode] = [:]
+        for (name, opcode) in all {
+            if name.hasPrefix("amp_velcurve_") {
+                velocityCurve[name] = opcode
+            } else if SFZImporter.isControl(name) {
+                controls[name] = opcode
+            }
+        }
+        self.controls = controls
+        self.velocityCurve = velocityCurve
     }
 }
 
-/// A region's opcodes: its own over its group's, master's and global's, looked up layer by
-/// layer (the headers' dictionaries are shared by every region under them, never copied).
+/// A region's opcodes: its own over its headers' (global, master and group merged once for
+/// every region under them, shared, never copied).
 struct InheritedOpcodes {
-    var own: OpcodeLayer, group: OpcodeLayer, master: OpcodeLayer, global: OpcodeLayer
+    var own: OpcodeLayer, context: OpcodeLayer
 
-    var layers: [OpcodeLayer] { [own, group, master, global] }
+    var layers: [OpcodeLayer] { [own, context] }
 
-    subscript(name: String) -> SFZOpcode? { own.all[name] ?? group.all[name] ?? master.all[name] ?? global.all[name] }
+    subscript(name: String) -> SFZOpcode? { own.all[name] ?? context.all[name] }
 
     /// The headers this region inherits from, as a key.
-    var contextKey: String { "\(global.id)|\(master.id)|\(group.id)" }
+    var contextKey: String { String(context.id) }
 
-    /// One subset of every layer, the nearest layer's opcode for each name.
+    /// One subset of both layers, the region's own opcode for each name it has.
     func merged(_ subset: KeyPath<OpcodeLayer, [String: SFZOpcode]>) -> [String: SFZOpcode] {
-        var all = global[keyPath: subset]
-        all.merge(master[keyPath: subset]) { $1 }
-        all.merge(group[keyPath: subset]) { $1 }
-        all.merge(own[keyPath: subset]) { $1 }
-        return all
+        let mine = own[keyPath: subset]
+        if mine.isEmpty { return context[keyPath: subset] }
+        return context[keyPath: subset].merging(mine) { $1 }
     }
 }
 
@@ -52,7 +58,10 @@ extension SFZImporter {
     ]
 
     static func isControl(_ name: String) -> Bool {
-        controlNames.contains(name) || numbered(name).map { $0.prefix != "label_cc" } ?? false
+        // A numbered opcode ends in a digit.
+        guard let last = name.utf8.last else { return false }
+        if last < 0x30 || last > 0x39 { return controlNames.contains(name) }
+        return numbered(name).map { $0.prefix != "label_cc" } ?? false
     }
 
     /// A region, resolved.
@@ -126,7 +135,7 @@ extension SFZImporter {
     static func resolveControls(_ opcodes: [String: SFZOpcode], into region: inout Region, curves: [Int: [Float]],
                                         setDefaults: [Int: Float], place: (SFZOpcode) -> String, report: (String, String) -> Void) throws {
         func value(_ o: SFZOpcode, _ range: ClosedRange<Double>) throws -> Double {
-            guard let x = Double(o.value.trimmingCharacters(in: .whitespaces)), x.isFinite else {
+            guard let x = Double(o.value.trimmedBlanks), x.isFinite else {
                 throw SFZError("\(place(o)): \(o.name): expected a number, got \"\(o.value.prefix(40))\"")
             }
             return min(range.upperBound, max(range.lowerBound, x))
@@ -231,7 +240,7 @@ extension SFZImporter {
         // The pedals: which controller sustains, or none.
         if let o = opcodes["sustain_cc"] { region.sustainController = Int(try value(o, 0...127)) }
         if let o = opcodes["sustain_sw"] {
-            switch o.value.trimmingCharacters(in: .whitespaces).lowercased() {
+            switch o.value.trimmedBlanks.lowercased() {
             case "off", "0", "false": region.sustainController = nil
             case "on", "1", "true": break
             default: throw SFZError("\(place(o)): sustain_sw: expected on or off, got \"\(o.value.prefix(40))\"")

@@ -67,6 +67,10 @@ package enum SFZImporter {
     /// their own, counted once per header combination (bounded work, whatever the file's shape).
     static let maximumInheritedWork = 300_000
 
+    /// The most opcodes the headers' merges hand to the regions under them (each merge counts
+    /// the opcodes of its global, master and group headers).
+    static let maximumMergedWork = 4_000_000
+
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).
     package static func importSFZ(path: String) throws -> Result {
@@ -93,7 +97,10 @@ package enum SFZImporter {
         // Header inheritance: control < global < master < group < region.
         var control: [String: SFZOpcode] = [:]
         var layerCount = 0
-        var globalLayer = OpcodeLayer.empty, masterLayer = OpcodeLayer.empty, groupLayer = OpcodeLayer.empty
+        var global: [String: SFZOpcode] = [:], master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
+        // The headers' opcodes merged once for the regions under them (a new header, a new
+        // merge), counted: a header's opcodes are shared by its regions, never copied into each.
+        var context = OpcodeLayer.empty, contextIsCurrent = false, mergedWork = 0
         var regions: [(opcodes: InheritedOpcodes, section: SFZSection, defaultPath: String, keyOffset: Int)] = []
         var curves: [Int: [Float]] = [:]
         for section in sections {
@@ -105,14 +112,14 @@ package enum SFZImporter {
                 control["default_path"] = nil
                 control.merge(own) { $1 }
             case "curve":
-                guard let indexText = own["curve_index"]?.value, let index = Int(indexText.trimmingCharacters(in: .whitespaces)),
+                guard let indexText = own["curve_index"]?.value, let index = Int(indexText.trimmedBlanks),
                       (0...255).contains(index) else {
                     report("curve:\(section.line)", "\(section.file): line \(section.line): a <curve> without a curve_index from 0 to 255 is left out")
                     continue
                 }
                 var points: [(Int, Float)] = []
                 for (name, o) in own where name.hasPrefix("v") {
-                    if let k = Int(name.dropFirst()), (0...127).contains(k), let v = Float(o.value.trimmingCharacters(in: .whitespaces)), v.isFinite {
+                    if let k = Int(name.dropFirst()), (0...127).contains(k), let v = Float(o.value.trimmedBlanks), v.isFinite {
                         points.append((k, v))
                     }
                 }
@@ -125,21 +132,26 @@ package enum SFZImporter {
                     let a = points[after - 1], b = points[after]
                     return a.1 + (b.1 - a.1) * Float(x - a.0) / Float(b.0 - a.0)
                 }
-            case "global":
-                globalLayer = OpcodeLayer(id: layerCount, own); masterLayer = .empty; groupLayer = .empty
-                layerCount += 1
-            case "master":
-                masterLayer = OpcodeLayer(id: layerCount, own); groupLayer = .empty
-                layerCount += 1
-            case "group":
-                groupLayer = OpcodeLayer(id: layerCount, own)
-                layerCount += 1
+            case "global": global = own; master = [:]; group = [:]; contextIsCurrent = false
+            case "master": master = own; group = [:]; contextIsCurrent = false
+            case "group": group = own; contextIsCurrent = false
             case "region":
-                // The inherited layers are shared by every region under them, never copied.
-                let all = InheritedOpcodes(own: OpcodeLayer(id: -1, own), group: groupLayer, master: masterLayer, global: globalLayer)
+                if !contextIsCurrent {
+                    var merged = global
+                    merged.merge(master) { $1 }
+                    merged.merge(group) { $1 }
+                    mergedWork += merged.count
+                    guard mergedWork <= Self.maximumMergedWork else {
+                        throw SFZError("\(file): line \(section.line): its headers hand more than \(Self.maximumMergedWork) opcodes to the regions under them in all (a header's opcodes count again after each new header)")
+                    }
+                    context = OpcodeLayer(id: layerCount, merged)
+                    layerCount += 1
+                    contextIsCurrent = true
+                }
+                let all = InheritedOpcodes(own: OpcodeLayer(id: -1, own), context: context)
                 // <control>'s note_offset and octave_offset move the keys of the regions after it.
                 func offset(_ name: String, _ range: ClosedRange<Int>) -> Int {
-                    control[name].flatMap { Int($0.value.trimmingCharacters(in: .whitespaces)) }.map { min(range.upperBound, max(range.lowerBound, $0)) } ?? 0
+                    control[name].flatMap { Int($0.value.trimmedBlanks) }.map { min(range.upperBound, max(range.lowerBound, $0)) } ?? 0
                 }
                 regions.append((all, section, control["default_path"]?.value ?? "", offset("note_offset", -127...127) + 12 * offset("octave_offset", -10...10)))
             default:
@@ -150,7 +162,7 @@ package enum SFZImporter {
         var setup = ControllerSetup()
         for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
             if let (prefix, number) = numbered(name), prefix.hasPrefix("set_") {
-                guard let v = Float(o.value.trimmingCharacters(in: .whitespaces)), v.isFinite else {
+                guard let v = Float(o.value.trimmedBlanks), v.isFinite else {
                     throw SFZError("\(place(o)): \(name): expected a number, got \"\(o.value.prefix(40))\"")
                 }
                 setup.defaults[number] = prefix == "set_cc" ? min(127, max(0, v)) / 127 : min(1, max(0, v))
@@ -179,7 +191,7 @@ package enum SFZImporter {
             func value(_ name: String) -> SFZOpcode? { opcodes[name] }
             func number(_ name: String, _ range: ClosedRange<Double>, default d: Double) throws -> Double {
                 guard let o = value(name) else { return d }
-                guard let x = Double(o.value.trimmingCharacters(in: .whitespaces)), x.isFinite else {
+                guard let x = Double(o.value.trimmedBlanks), x.isFinite else {
                     throw SFZError("\(place(o)): \(name): expected a number, got \"\(o.value.prefix(40))\"")
                 }
                 return min(range.upperBound, max(range.lowerBound, x))
@@ -207,15 +219,17 @@ package enum SFZImporter {
                 report("generator", "\(place(sampleOpcode)): sample=\(sampleOpcode.value): generated sounds are not carried: the region is left out")
                 continue
             }
-            let written = (defaultPath + sampleOpcode.value).replacingOccurrences(of: "\\", with: "/")
+            var written = defaultPath + sampleOpcode.value
+            if written.utf8.contains(0x5C) { written = written.replacingOccurrences(of: "\\", with: "/") }
             let full = written.hasPrefix("/") ? written : directory + "/" + written
-            guard let found = findFile(full, exists: fileExists, listings: &listings) else {
+            let standardized = Self.lexicalPath(full)
+            guard let found = findFile(standardized, exists: fileExists, listings: &listings) else {
                 // As sfizz: the region is left out, the rest plays.
                 missing.append("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
                 report("missing:\(written)", "\(place(sampleOpcode)): sample \"\(written)\": no such file: the region at line \(section.line) is left out")
                 continue
             }
-            if found != URL(fileURLWithPath: full).standardizedFileURL.path || sampleOpcode.value.contains("\\") {
+            if found != standardized || sampleOpcode.value.utf8.contains(0x5C) {
                 report("spelling:\(found)", "\(place(sampleOpcode)): sample \"\(sampleOpcode.value)\" found as \"\(found)\"")
             }
             var keys: ClosedRange<Int>
@@ -310,7 +324,7 @@ package enum SFZImporter {
             inheritedWork += velocityPoints.count
             for (name, o) in velocityPoints {
                 guard let n = Int(name.dropFirst("amp_velcurve_".count)), (0...127).contains(n),
-                      let g = Double(o.value.trimmingCharacters(in: .whitespaces)), g.isFinite else {
+                      let g = Double(o.value.trimmedBlanks), g.isFinite else {
                     throw SFZError("\(place(o)): \(name)=\(o.value.prefix(40)): expected amp_velcurve_0 … amp_velcurve_127 with a number from 0 to 1")
                 }
                 points.append(VelocityCurve.Point(velocity: n, level: min(1, max(0, g))))
@@ -324,7 +338,7 @@ package enum SFZImporter {
                 let inLo = try number("xfin_lovel", 0...127, default: 0), inHi = try number("xfin_hivel", 0...127, default: 0)
                 let outLo = try number("xfout_lovel", 0...127, default: 127), outHi = try number("xfout_hivel", 0...127, default: 127)
                 let power: Bool
-                switch value("xf_velcurve")?.value.trimmingCharacters(in: .whitespaces) ?? "power" {
+                switch value("xf_velcurve")?.value.trimmedBlanks ?? "power" {
                 case "power": power = true
                 case "gain": power = false
                 default: throw SFZError("\(place(value("xf_velcurve")!)): xf_velcurve: expected power or gain, got \"\(value("xf_velcurve")!.value.prefix(40))\"")
@@ -392,7 +406,7 @@ package enum SFZImporter {
             }
             if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
             if let k = try note("sw_default") { setup.keySwitch = k }
-            if let k = resolved.last?.keySwitch, let label = value("sw_label")?.value.trimmingCharacters(in: .whitespaces), !label.isEmpty,
+            if let k = resolved.last?.keySwitch, let label = value("sw_label")?.value.trimmedBlanks, !label.isEmpty,
                switchLabels[k] == nil {
                 switchLabels[k] = String(label.prefix(80))
             }
@@ -404,8 +418,13 @@ package enum SFZImporter {
         // One instrument per key: its regions' layers.
         var instruments: [DrumInstrument] = []
         var groups: [(group: Int, offBy: Int)] = []
+        // The regions of each key, found once for every key.
+        var byKey = [[Int]](repeating: [], count: 128)
+        for (i, region) in resolved.enumerated() {
+            for key in region.keys { byKey[key].append(i) }
+        }
         for key in 0...127 {
-            let onKey = resolved.filter { $0.keys.contains(key) }
+            let onKey = byKey[key].map { resolved[$0] }
             guard !onKey.isEmpty else { continue }
             // Note-on regions, then release triggers (played by the note-off): instruments apart.
             let sets = [onKey.filter { !$0.onRelease }, onKey.filter { $0.onRelease }].filter { !$0.isEmpty }
@@ -550,7 +569,7 @@ package enum SFZImporter {
         for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
             guard let (prefix, number) = numbered(name), prefix == "label_cc" else { continue }
             let start = (Double(values[number]) * 127 * 10).rounded() / 10
-            labels.append("controller \(number): \(o.value.trimmingCharacters(in: .whitespaces).prefix(80)) (starts at \(start == start.rounded() ? String(Int(start)) : String(start)))")
+            labels.append("controller \(number): \(o.value.trimmedBlanks.prefix(80)) (starts at \(start == start.rounded() ? String(Int(start)) : String(start)))")
         }
         labels += switchLabels.sorted { $0.key < $1.key }.map { "key switch \($0.key): \($0.value)" }
         return Result(kit: kit, notes: notes, labels: labels)
@@ -561,7 +580,7 @@ package enum SFZImporter {
 
     /// A MIDI note number or an SFZ note name (c4 = 60; c#4, db4; c-1 = 0).
     package static func noteNumber(_ text: String) -> Int? {
-        let t = text.trimmingCharacters(in: .whitespaces).lowercased()
+        let t = text.trimmedBlanks.lowercased()
         if let n = Int(t) { return (0...127).contains(n) ? n : nil }
         guard let letter = t.first, let base = ["c": 0, "d": 2, "e": 4, "f": 5, "g": 7, "a": 9, "b": 11][letter] else { return nil }
         var rest = t.dropFirst()

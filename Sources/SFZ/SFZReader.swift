@@ -215,8 +215,10 @@ package struct SFZReader {
             guard let equals = text[p...].firstIndex(of: UInt8(ascii: "=")) else {
                 throw SFZError("\(file): line \(line): expected an opcode (name=value) or a header, got \"\(prefix40(p, end))\"")
             }
-            let name = try substitute(decode(text[p..<equals]), file: file, line: line)
-            guard !name.isEmpty, name.allSatisfy(Self.isNameCharacter) else {
+            let nameBytes = text[p..<equals]
+            let plain = !nameBytes.contains(UInt8(ascii: "$"))
+            let name = plain ? decode(nameBytes) : try substitute(decode(nameBytes), file: file, line: line)
+            guard !name.isEmpty, plain ? nameBytes.allSatisfy(Self.isNameByte) : name.allSatisfy(Self.isNameCharacter) else {
                 throw SFZError("\(file): line \(line): \"\(prefix40(p, equals))\" is not an opcode name")
             }
             var e = equals + 1
