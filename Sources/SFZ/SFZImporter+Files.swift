@@ -11,7 +11,13 @@ extension SFZImporter {
     /// `path` (absolute) with `.`, `..` and repeated slashes taken out, without asking the file
     /// system (symbolic links stay as written).
     static func lexicalPath(_ path: String) -> String {
-        guard path.contains("/.") || path.contains("//") else { return path }
+        // Only a path with "/." or "//" in it changes (a byte scan: no Foundation search).
+        var previousWasSlash = false, changes = false
+        for c in path.utf8 {
+            if previousWasSlash, c == 0x2E || c == 0x2F { changes = true; break }
+            previousWasSlash = c == 0x2F
+        }
+        guard changes else { return path }
         var parts: [Substring] = []
         for part in path.split(separator: "/") {
             if part == "." { continue }
