@@ -3,6 +3,38 @@ import SamplerCore
 
 // A region as the import resolves it, and its controller opcodes.
 
+/// A region's level on each key, as sfizz computes it: its key crossfades (`xfin_lokey` …
+/// `xfout_hikey`, `xf_keycurve`; a key range's length is hikey − lokey) and amplitude key tracking
+/// (`amp_keytrack` dB per key from `amp_keycenter`).
+struct KeyLevel: Equatable {
+    var fadeIn: ClosedRange<Int> = 0...0
+    var fadeInEnd = 0
+    var fadeOutStart = 127
+    var fadeOut: ClosedRange<Int> = 127...127
+    var fadeOutEnd = 127
+    var power = true
+    var decibelsPerKey = 0.0
+    var center = 60
+
+    /// The factor on key `key` (0: silent there).
+    func factor(_ key: Int) -> Double {
+        func curve(_ x: Double) -> Double { power ? x.squareRoot() : x }
+        var g = 1.0
+        let start = fadeIn.lowerBound
+        if key < start { return 0 }
+        let inLength = Double(fadeInEnd - start)
+        if inLength > 0, key < fadeInEnd { g *= curve(Double(key - start) / inLength) }
+        let outLength = Double(fadeOutEnd - fadeOutStart)
+        if outLength > 0, key > fadeOutStart {
+            let x = Double(key - fadeOutStart) / outLength
+            if x > 1 { return 0 }
+            g *= curve(1 - x)
+        }
+        if decibelsPerKey != 0 { g *= Double.pow(10, decibelsPerKey * Double(key - center) / 20) }
+        return g
+    }
+}
+
 /// One header's opcodes (or a region's own), with the subsets the import reads per region.
 struct OpcodeLayer {
     /// The header's section order (−1: a region's own).
@@ -99,6 +131,8 @@ extension SFZImporter {
         var controlKey = ""
         /// Set for regions that sound beside others of overlapping velocities (crossfades).
         var apart = ""
+        /// Its level on each key (key crossfades, amplitude key tracking).
+        var keyLevel = KeyLevel()
         /// The fields `resolveControls` sets, from `other`.
         mutating func takeControls(of other: Region) {
             conditions = other.conditions

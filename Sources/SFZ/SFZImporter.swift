@@ -34,6 +34,7 @@ package enum SFZImporter {
         // sfizz's output pair N (0: the main mix): the named output "outN".
         "output",
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
+        "xfin_lokey", "xfin_hikey", "xfout_lokey", "xfout_hikey", "xf_keycurve", "amp_keytrack", "amp_keycenter",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
         "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo",
@@ -383,6 +384,24 @@ package enum SFZImporter {
                 output = 0
             }
             resolved[resolved.count - 1].output = output
+            // Key crossfades and amplitude key tracking: a level for each key (sfizz's, keys
+            // moved by note_offset/octave_offset as the region's are).
+            func keyOpcode(_ name: String, default d: Int) throws -> Int { (try note(name)).map { min(127, max(0, $0 + keyOffset)) } ?? d }
+            var keyLevel = KeyLevel()
+            let inStart = try keyOpcode("xfin_lokey", default: 0), inEnd = try keyOpcode("xfin_hikey", default: 0)
+            keyLevel.fadeIn = inStart...max(inStart, inEnd)
+            keyLevel.fadeInEnd = inEnd
+            keyLevel.fadeOutStart = try keyOpcode("xfout_lokey", default: 127)
+            keyLevel.fadeOutEnd = try keyOpcode("xfout_hikey", default: 127)
+            keyLevel.fadeOut = keyLevel.fadeOutStart...max(keyLevel.fadeOutStart, keyLevel.fadeOutEnd)
+            switch value("xf_keycurve")?.value.trimmedBlanks ?? "power" {
+            case "power": keyLevel.power = true
+            case "gain": keyLevel.power = false
+            default: throw SFZError("\(place(value("xf_keycurve")!)): xf_keycurve: expected power or gain, got \"\(value("xf_keycurve")!.value.prefix(40))\"")
+            }
+            keyLevel.decibelsPerKey = try number("amp_keytrack", -96...12, default: 0)
+            keyLevel.center = (try note("amp_keycenter") ?? 60) + keyOffset
+            resolved[resolved.count - 1].keyLevel = keyLevel
             resolved[resolved.count - 1].silent = silent
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
                 resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"
@@ -424,7 +443,8 @@ package enum SFZImporter {
             for key in region.keys { byKey[key].append(i) }
         }
         for key in 0...127 {
-            let onKey = byKey[key].map { resolved[$0] }
+            // A region that a key crossfade silences on this key is not on it.
+            let onKey = byKey[key].map { resolved[$0] }.filter { $0.keyLevel.factor(key) > 0 }
             guard !onKey.isEmpty else { continue }
             // Note-on regions, then release triggers (played by the note-off): instruments apart.
             let sets = [onKey.filter { !$0.onRelease }, onKey.filter { $0.onRelease }].filter { !$0.isEmpty }
@@ -491,9 +511,10 @@ package enum SFZImporter {
                     if regions.contains(where: { $0.gainDb != regions[0].gainDb || $0.velocityCurve != regions[0].velocityCurve }) {
                         report("layerlevel", "\(regions[0].line): samples of one velocity layer at different levels: the first region's level is used")
                     }
+                    let keyDb = 20 * log10(regions[0].keyLevel.factor(key))
                     layers.append(DrumLayer(velocities: regions[0].velocities, samples: ordered.map(\.sample),
                                             selection: random ? .random(seed: UInt64(key + 1)) : .roundRobin,
-                                            gainDb: regions[0].gainDb, velocityCurve: regions[0].velocityCurve))
+                                            gainDb: min(24, max(-120, regions[0].gainDb + keyDb)), velocityCurve: regions[0].velocityCurve))
                 }
                 layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
                 let all = layerRegions.flatMap { $0 }

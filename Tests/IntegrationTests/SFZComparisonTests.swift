@@ -221,6 +221,27 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
     }
 
+    /// Key crossfades (`xfin_lokey` … `xfout_hikey`, both curves) between two samples over an
+    /// octave, and amplitude key tracking (`amp_keytrack`, `amp_keycenter`).
+    @Test func keyCrossfadesAndKeyTrackingPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        for (name, f) in [("low", 220.0), ("high", 330.0), ("track", 500.0)] {
+            try Self.writeWAV(dir.appendingPathComponent("\(name).wav").path, [Self.tone(f, seconds: 0.6, decay: 6)])
+        }
+        let sfz = dir.appendingPathComponent("xfkeys.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <global> loop_mode=one_shot pitch_keytrack=0
+        <region> sample=low.wav lokey=48 hikey=72 xfout_lokey=60 xfout_hikey=72
+        <region> sample=high.wav lokey=60 hikey=84 xfin_lokey=60 xfin_hikey=72
+        <region> sample=low.wav lokey=36 hikey=47 xfin_lokey=36 xfin_hikey=44 xf_keycurve=gain
+        <region> sample=track.wav lokey=85 hikey=96 amp_keytrack=-1.5 amp_keycenter=90
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        let keys = [37, 38, 40, 43, 46, 50, 58, 60, 61, 63, 66, 69, 71, 72, 73, 80, 85, 88, 90, 96]
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: keys.enumerated().map { ($0.offset * 240, $0.element, 100) })
+    }
+
     /// sfizz's own multi-microphone e-drum kit (`newdrums_flat.sfz` from its test suite, 190
     /// regions over 11 microphones, in Tests/Fixtures/sfizz), each region given its own sample
     /// (a tone of its own pitch and decay, so that a wrong region shows), through an e-drum
