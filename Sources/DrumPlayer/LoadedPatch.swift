@@ -54,7 +54,8 @@ package final class LoadedPatch {
         for i in kit.instruments.indices where streamFiles[i] == nil {
             let scale = Double.pow(2, -kit.instruments[i].tune / 12)
             for sample in kit.instruments[i].layers.flatMap(\.samples) {
-                copies.append(DecodeBudget.Copy(path: sample.resolvedPath, offset: sample.offset, end: sample.end, scale: scale))
+                copies.append(DecodeBudget.Copy(path: sample.resolvedPath, offset: sample.offset, end: sample.end, scale: scale,
+                                                reverse: sample.reverse))
                 if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
             }
         }
@@ -78,7 +79,7 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(sample.offset)|\(sample.end ?? -1)|\(sample.resolvedPath)"
+                            let key = "\(instrument.tune)|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
                                 let sound: Sound
@@ -258,7 +259,8 @@ package final class LoadedPatch {
                                  chokeReleaseFrames: e.choke.map(frames))
     }
 
-    /// Frames `sample.offset … sample.end` of the file (at its own rate), then at `sampleRate`.
+    /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it
+    /// says so), then at `sampleRate`.
     static func trimmed(_ sample: SampleFile, sampleRate: Double) throws -> Sound {
         let native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath)
         let start = min(sample.offset, native.frameCount)
@@ -267,6 +269,7 @@ package final class LoadedPatch {
             throw SamplerError("the offset (\(sample.offset)) is at or past the file's end (\(native.frameCount) frames)")
         }
         var channels = (0..<native.channelCount).map { Array(native.samples(channel: $0)[start..<stop]) }
+        if sample.reverse { channels = channels.map { $0.reversed() } }
         if native.sampleRate != sampleRate {
             channels = try Resampler.resample(channels, from: native.sampleRate, to: sampleRate)
         }

@@ -176,6 +176,7 @@ extension Patch {
             if file.loading == .preload { fields.append(#""preload": true"#) }
             if file.offset != 0 { fields.append(#""offset": \#(file.offset)"#) }
             if let end = file.end { fields.append(#""end": \#(end)"#) }
+            if file.reverse { fields.append(#""reverse": true"#) }
             return "{ " + fields.joined(separator: ", ") + " }"
         }
         return switch file.loading {

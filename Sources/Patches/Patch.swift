@@ -73,22 +73,26 @@ package struct SampleFile: Equatable, Sendable {
     package var offset: Int
     /// The last frame played, nil for the file's last: SFZ's `end`.
     package var end: Int?
+    /// Played backwards, from `end` to `offset` (SFZ's `direction=reverse`).
+    package var reverse: Bool
 
     package init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil,
-                 offset: Int = 0, end: Int? = nil) {
+                 offset: Int = 0, end: Int? = nil, reverse: Bool = false) {
         self.path = path
         self.resolvedPath = resolvedPath
         self.loading = loading
         self.place = place
         self.offset = offset
         self.end = end
+        self.reverse = reverse
     }
 
-    /// Whether only part of the file plays.
-    package var isTrimmed: Bool { offset != 0 || end != nil }
+    /// Whether only part of the file plays, or it plays backwards: a copy of its own.
+    package var isTrimmed: Bool { offset != 0 || end != nil || reverse }
 
     package static func == (a: SampleFile, b: SampleFile) -> Bool {
         a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading && a.offset == b.offset && a.end == b.end
+            && a.reverse == b.reverse
     }
 }
 

@@ -29,7 +29,7 @@ enum PatchFormatV2 {
     static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
-    static let sampleKeys = ["path", "stream", "preload", "offset", "end"]
+    static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse"]
     static let trackKeys = ["steps", "probability"]
     static let humanizeKeys = ["seed", "frames", "velocity"]
     static let songKeys = ["sequence", "loop"]
@@ -326,11 +326,12 @@ enum PatchFormatV2 {
                     end = e
                 }
                 let loading = try PatchFormatV1.decodeLoading(sample)
-                if loading == .stream, offset != 0 || end != nil {
-                    throw sampleNode.error("a streamed sample plays the whole file: \"offset\" and \"end\" need it in memory")
+                let reverse = try sample.optional("reverse")?.bool() ?? false
+                if loading == .stream, offset != 0 || end != nil || reverse {
+                    throw sampleNode.error("a streamed sample plays the whole file forwards: \"offset\", \"end\" and \"reverse\" need it in memory")
                 }
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
-                                          loading: loading, place: sampleNode.path.description, offset: offset, end: end))
+                                          loading: loading, place: sampleNode.path.description, offset: offset, end: end, reverse: reverse))
             } else {
                 let path = try sampleNode.nonEmptyString()
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),

@@ -35,6 +35,7 @@ package enum SFZImporter {
         "output",
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "xfin_lokey", "xfin_hikey", "xfout_lokey", "xfout_hikey", "xf_keycurve", "amp_keytrack", "amp_keycenter",
+        "direction", "count",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
         "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo",
@@ -258,10 +259,12 @@ package enum SFZImporter {
             // loop_mode (default no_loop: the sample files' own loop points are not read): one_shot
             // plays out whatever the note-off; the others are released by it, loop_continuous
             // looping the whole sample until then.
-            let mode = value("loop_mode")?.value ?? "no_loop"
+            // `count` plays the sample that many times over, one-shot (sfizz), unless it loops.
+            let count = value("count") == nil ? nil : try integer("count", 1...1_000_000, default: 1)
+            let mode = value("loop_mode")?.value ?? (count != nil ? "one_shot" : "no_loop")
             var loops = 0
             switch mode {
-            case "one_shot", "no_loop": break
+            case "one_shot", "no_loop": loops = (count ?? 1) - 1
             case "loop_continuous": loops = -1
             case "loop_sustain":
                 loops = -1
@@ -296,6 +299,12 @@ package enum SFZImporter {
                                     release: release, noteOff: mode != "one_shot", choke: choke)
             }
             let offset = try integer("offset", 0...(1 << 40), default: 0)
+            var reverse = false
+            switch value("direction")?.value.trimmedBlanks ?? "forward" {
+            case "forward": break
+            case "reverse": reverse = true
+            default: throw SFZError("\(place(value("direction")!)): direction: expected forward or reverse, got \"\(value("direction")!.value.prefix(40))\"")
+            }
             var end: Int? = value("end") == nil ? nil : try integer("end", -1...(1 << 40), default: 0)
             var silent = false
             if let e = end, e <= 0 {
@@ -364,7 +373,7 @@ package enum SFZImporter {
             }
             resolved.append(Region(
                 line: regionPlace,
-                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end),
+                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end, reverse: reverse),
                 keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),

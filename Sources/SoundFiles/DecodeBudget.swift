@@ -24,12 +24,14 @@ package enum DecodeBudget {
         package var offset: Int
         package var end: Int?
         package var scale: Double
+        package var reverse: Bool
 
-        package init(path: String, offset: Int = 0, end: Int? = nil, scale: Double = 1) {
+        package init(path: String, offset: Int = 0, end: Int? = nil, scale: Double = 1, reverse: Bool = false) {
             self.path = path
             self.offset = offset
             self.end = end
             self.scale = scale
+            self.reverse = reverse
         }
     }
 

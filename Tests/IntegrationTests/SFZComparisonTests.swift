@@ -242,6 +242,25 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: keys.enumerated().map { ($0.offset * 240, $0.element, 100) })
     }
 
+    /// `direction=reverse` (a sample played backwards, trimmed too) and `count` (a sample played
+    /// that many times over).
+    @Test func reversedAndRepeatedSamplesPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        try Self.writeWAV(dir.appendingPathComponent("tone.wav").path, [Self.tone(440, seconds: 0.2, decay: 8)])
+        try Self.writeWAV(dir.appendingPathComponent("blip.wav").path, [Self.tone(880, seconds: 0.05, decay: 30)])
+        let sfz = dir.appendingPathComponent("reverse.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <global> loop_mode=one_shot
+        <region> sample=tone.wav key=60 direction=reverse
+        <region> sample=tone.wav key=61 direction=reverse offset=2400 end=7199
+        <region> sample=blip.wav key=62 count=3
+        <region> sample=blip.wav key=63
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: [60, 61, 62, 63, 60].enumerated().map { ($0.offset * 240, $0.element, 100) })
+    }
+
     /// sfizz's own multi-microphone e-drum kit (`newdrums_flat.sfz` from its test suite, 190
     /// regions over 11 microphones, in Tests/Fixtures/sfizz), each region given its own sample
     /// (a tone of its own pitch and decay, so that a wrong region shows), through an e-drum
