@@ -278,6 +278,10 @@ package struct DrumInstrument: Equatable, Sendable {
     package var offBy: Int?
     /// Plays nothing: its triggers only choke (`"silent": true`).
     package var isSilent = false
+    /// Each trigger's level up by a random 0 … dB, its pitch moved by a random 0 … cents
+    /// (`"random": { "gainDb": G, "cents": C }`; SFZ's `amp_random`, `pitch_random`).
+    package var randomGainDb: Double = 0
+    package var randomCents: Double = 0
 
     /// Why `name` cannot name an output, or nil (`Engine.outputNameProblem`).
     package static func outputNameProblem(_ name: String) -> String? { Engine.outputNameProblem(name) }

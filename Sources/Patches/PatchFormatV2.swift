@@ -18,7 +18,8 @@ enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
-                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain"]
+                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random"]
+    static let randomKeys = ["gainDb", "cents"]
     static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "bend", "channelPressure",
                                 "polyPressure"]
     static let controllerTriggerKeys = ["controller", "range"]
@@ -187,6 +188,11 @@ enum PatchFormatV2 {
         instrument.group = try object.optional("group")?.integer(in: groupRange)
         instrument.offBy = try object.optional("offBy")?.integer(in: groupRange)
         instrument.isSilent = try object.optional("silent")?.bool() ?? false
+        if let node = object.optional("random") {
+            let r = try node.object(allowedKeys: randomKeys)
+            instrument.randomGainDb = try r.optional("gainDb")?.number(in: .between(0, 48)) ?? 0
+            instrument.randomCents = try r.optional("cents")?.number(in: .between(-9600, 9600)) ?? 0
+        }
         if let node = object.optional("sustain") {
             if case .bool = node.value {
                 guard try !node.bool() else { throw node.mismatch(expected: "a controller number (0 to 127), or false for none") }

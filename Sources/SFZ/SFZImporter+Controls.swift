@@ -133,6 +133,8 @@ extension SFZImporter {
         var apart = ""
         /// Its level on each key (key crossfades, amplitude key tracking).
         var keyLevel = KeyLevel()
+        /// `amp_random` (dB), `pitch_random` (cents).
+        var randomGainDb = 0.0, randomCents = 0.0
         /// The fields `resolveControls` sets, from `other`.
         mutating func takeControls(of other: Region) {
             conditions = other.conditions

@@ -35,7 +35,7 @@ package enum SFZImporter {
         "output",
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "xfin_lokey", "xfin_hikey", "xfout_lokey", "xfout_hikey", "xf_keycurve", "amp_keytrack", "amp_keycenter",
-        "direction", "count",
+        "direction", "count", "amp_random", "pitch_random",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
         "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo",
@@ -411,6 +411,8 @@ package enum SFZImporter {
             keyLevel.decibelsPerKey = try number("amp_keytrack", -96...12, default: 0)
             keyLevel.center = (try note("amp_keycenter") ?? 60) + keyOffset
             resolved[resolved.count - 1].keyLevel = keyLevel
+            resolved[resolved.count - 1].randomGainDb = try number("amp_random", 0...48, default: 0)
+            resolved[resolved.count - 1].randomCents = try number("pitch_random", -9600...9600, default: 0)
             resolved[resolved.count - 1].silent = silent
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
                 resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"
@@ -551,6 +553,8 @@ package enum SFZImporter {
                 instruments[instruments.count - 1].keyUp = first.keyUp
                 instruments[instruments.count - 1].previousKey = first.previousKey
                 instruments[instruments.count - 1].sustainController = first.sustainController
+                instruments[instruments.count - 1].randomGainDb = first.randomGainDb
+                instruments[instruments.count - 1].randomCents = first.randomCents
                 instruments[instruments.count - 1].channels = first.channels
                 instruments[instruments.count - 1].modulations = first.modulations
                 instruments[instruments.count - 1].bendUp = first.bendUp

@@ -9,6 +9,8 @@ struct VoiceControl {
     var factor: Float
     var panOffset: Float
     var cents: Float
+    /// The trigger's random pitch (`InstrumentDefinition.randomCents`), kept under the bend.
+    var randomCents: Float = 0
 
     @_noLocks @_noAllocation
     init(instrument: Int32 = -1, channel: Int32 = 0, factor: Float = 1, panOffset: Float = 0, cents: Float = 0) {
@@ -385,7 +387,8 @@ extension Engine {
                 control.pointee.panOffset = m.pan
             }
             if m.cents != old.cents, !v.pointee.isStreamed {
-                v.pointee.setRate(m.cents == 0 ? 1 : centsRate(m.cents))
+                let cents = m.cents + old.randomCents
+                v.pointee.setRate(cents == 0 ? 1 : centsRate(cents))
                 control.pointee.cents = m.cents
             }
         }

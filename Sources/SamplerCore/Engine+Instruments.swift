@@ -131,8 +131,16 @@ extension Engine {
             control = VoiceControl(instrument: Int32(index), channel: Int32(channel), factor: m.factor, panOffset: m.pan, cents: m.cents)
             if sounds[Int(choice.sound)].isStreamed { control.cents = 0 }
         }
+        // Its random level and pitch: drawn from the trigger's frame and place on it.
+        var randomFactor: Float = 1
+        if inst.randomGainDb > 0 || inst.randomCents != 0 {
+            let order = inst.roundRobinAcrossLayers ? tables.layers + inst.layerStart : choice.layer
+            let draw = randomDraw(instrument: index, due: due, place: order.pointee.sameFrameIndex)
+            if inst.randomGainDb > 0 { randomFactor = decibelFactor(draw.0 * inst.randomGainDb) }
+            if inst.randomCents != 0, !sounds[Int(choice.sound)].isStreamed { control.randomCents = draw.1 * inst.randomCents }
+        }
         startVoice(player, instrument: inst, index: index, layer: choice.layer, sound: choice.sound, velocity: velocity,
-                   control: control, due: due, at: frame)
+                   control: control, randomFactor: randomFactor, due: due, at: frame)
         voiceControls[player] = control
     }
 
@@ -263,7 +271,7 @@ extension Engine {
     /// instrument's envelope, output and declick.
     @_noLocks @_noAllocation
     private func startVoice(_ player: Int, instrument inst: InstrumentSlot, index: Int, layer: UnsafeMutablePointer<LayerSlot>,
-                            sound: Int32, velocity: Int, control: VoiceControl, due: Frame, at frame: Frame) {
+                            sound: Int32, velocity: Int, control: VoiceControl, randomFactor: Float, due: Frame, at frame: Frame) {
         // A voice started after the trigger's frame (it reached the render thread out of order)
         // is taken as it is now: counted.
         if voices[player].isActive {
@@ -279,8 +287,10 @@ extension Engine {
         }
         start.pan = inst.pan
         if control.factor != 1 { start.level *= control.factor }
+        if randomFactor != 1 { start.level *= randomFactor }
         if control.panOffset != 0 { start.pan = PanGains(pan: inst.panPosition + control.panOffset, law: inst.panLaw) }
-        if control.cents != 0 { start.rate = centsRate(control.cents) }
+        let cents = control.cents + control.randomCents
+        if cents != 0 { start.rate = centsRate(cents) }
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)
         apply(start, at: frame)
@@ -348,4 +358,16 @@ extension Engine {
         v.pointee.beginRelease()
         if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }
     }
+}
+
+/// Two numbers in 0…1 for a trigger of instrument `instrument` on frame `due`, the `place`-th
+/// of its layer's on that frame: SplitMix64's finalizer over them (a function of the trigger,
+/// as the random sample choice is).
+@_noLocks @_noAllocation
+func randomDraw(instrument: Int, due: Frame, place: UInt64) -> (Float, Float) {
+    var z = (UInt64(instrument) &+ 0x5851_F42D_4C95_7F2D) ^ (UInt64(bitPattern: due) &* 0x9E37_79B9_7F4A_7C15) ^ (place &* 0xD6E8_FEB8_6659_FD93)
+    z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+    z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+    z ^= z >> 31
+    return (Float(z >> 40) / Float(1 << 24), Float((z >> 16) & 0xFF_FFFF) / Float(1 << 24))
 }

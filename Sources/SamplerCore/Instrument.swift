@@ -142,6 +142,11 @@ public struct InstrumentDefinition: Equatable, Sendable {
     public var offBy: Int?
     /// Plays no sound: a trigger only chokes (SFZ's regions with `end=-1`).
     public var isSilent = false
+    /// Each trigger's level raised by a random 0 … `randomGainDb` dB, and its pitch moved by a
+    /// random 0 … `randomCents` cents (SFZ's `amp_random`, `pitch_random`, as sfizz draws them):
+    /// a function of the trigger's frame, so that live and offline renders draw the same.
+    public var randomGainDb: Float = 0
+    public var randomCents: Float = 0
     /// Frames over which a sounding voice's level glides to what a controller change gives it
     /// (a straight line from the change's frame; pan and pitch move in one step); nil: its
     /// `declickFrames`. A voice in its envelope's attack, hold, decay or release, or fading out,
@@ -253,6 +258,9 @@ struct InstrumentSlot {
     var sostenutoHeld = false
     /// `InstrumentDefinition.steerFrames`, resolved.
     var steerFrames: Int32 = 0
+    /// `InstrumentDefinition.randomGainDb`, `randomCents`.
+    var randomGainDb: Float = 0
+    var randomCents: Float = 0
 }
 
 /// What controllers give one instrument's voices at one steering (`Engine.steer`), computed
@@ -449,6 +457,8 @@ struct InstrumentTables {
             t.instruments[i].offBy = d.offBy ?? d.chokeGroup
             t.instruments[i].isSilent = d.isSilent
             t.instruments[i].steerFrames = Int32(clamping: max(0, d.steerFrames ?? d.declickFrames))
+            t.instruments[i].randomGainDb = d.randomGainDb.isFinite ? min(48, max(0, d.randomGainDb)) : 0
+            t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)

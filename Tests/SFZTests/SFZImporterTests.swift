@@ -183,6 +183,14 @@ import Testing
         #expect(result.kit.patterns.first?.tracks.count == SFZImporter.auditionLimit)
     }
 
+    @Test func randomLevelAndPitchAreImported() throws {
+        let (path, _) = try kit("<region> sample=a.wav key=36 amp_random=3 pitch_random=25", files: ["a.wav"])
+        let kit = try SFZImporter.importSFZ(path: path).kit
+        #expect(kit.instruments[0].randomGainDb == 3 && kit.instruments[0].randomCents == 25)
+        let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
+        #expect(back.instruments[0].randomGainDb == 3 && back.instruments[0].randomCents == 25)
+    }
+
     @Test func aMissingSampleLeavesItsRegionOutAndTheRestPlays() throws {
         let (path, _) = try kit("<region> sample=a.wav key=36\n<region>\nsample=gone.wav key=38", files: ["a.wav"])
         let result = try SFZImporter.importSFZ(path: path)

@@ -293,4 +293,31 @@ import Testing
         #expect(inDecay == (try run(decaying, [(10, 64)], blockSize: 6)))
         #expect(abs(inDecay[10] / inDecay[9] - 64.0 / 127) < 0.02)
     }
+
+    /// `amp_random`/`pitch_random`: each trigger's level up by 0 … 6 dB and pitch up by
+    /// 0 … 100 cents, drawn from its frame: spread over the range, the same whatever the split.
+    @Test func randomLevelAndPitchAreDrawnFromTheTriggersFrame() throws {
+        func run(blockSize: Int) throws -> [Float] {
+            let engine = Engine(configuration: .init(maxPlayers: 4))
+            let ramp = try engine.register(Sound(channels: [(0..<4000).map { Float($0) / 10_000 }], sampleRate: 48000))
+            var i = instrument(0, ramp, note: 60)
+            i.randomGainDb = 6
+            i.randomCents = 100
+            engine.setInstruments([i])
+            for k in 0..<40 { midi(engine, [0x90, 60, 127], at: Frame(k * 100)) }
+            return renderBlocks(engine, periods: 4000 / blockSize, blockSize: blockSize).left
+        }
+        let out = try run(blockSize: 4000)
+        #expect(out == (try run(blockSize: 50)))
+        // Each note's step from frame to frame on the ramp: level × rate × 1e-4.
+        var factors: [Float] = []
+        for k in 0..<40 {
+            let step: Float = out[k * 100 + 2] - out[k * 100 + 1]
+            factors.append(step / 1e-4)
+        }
+        // level × rate lies within 1 … 2 × 2^(1/12); the spread shows both draws vary.
+        #expect(factors.allSatisfy { $0 >= 0.999 && $0 <= 2 * 1.06 })
+        #expect(Set(factors.map { Int($0 * 100) }).count > 20)
+        #expect(factors.max()! / factors.min()! > 1.5)
+    }
 }
