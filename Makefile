@@ -45,7 +45,7 @@ test: test-deps
 	@scripts/clear-stale-jack.sh
 	@scripts/module-graph.py --check
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --skip AllocationTests --skip IntegrationTests --skip 'SamplerKitTests\.(?!(ManualDeviceTests|CheckedLockTests)(/|$$))' \
+	$(SWIFT) test --skip-build --skip AllocationTests --skip IntegrationTests --skip 'SamplerKitTests\.(?!(ManualDeviceTests|CheckedLockTests|SamplerNodeTests)(/|$$))' \
 	    --skip '\.HydrogenSongTests(/|$$)'
 	$(SWIFT) test --skip-build --filter AllocationTests --no-parallel
 	@SWIFT="$(SWIFT)" scripts/live-tests.sh
@@ -60,11 +60,11 @@ test: test-deps
 # Threads: the SPSC ring, stream rings and the disk thread, the session's event thread on a
 # manual device, the checked lock, streamed patches, the OSC server's receiving thread, sound
 # recycling between control and render sides.
-TSAN_TESTS = \.(SPSCRingTests|StreamRingTests|StreamReaderTests|SoundRecyclingTests|ManualDeviceTests|CheckedLockTests|PatchStreamingTests|OSCServerTests)(/|$$)
+TSAN_TESTS = \.(SPSCRingTests|StreamRingTests|StreamReaderTests|SoundRecyclingTests|ManualDeviceTests|SamplerNodeTests|CheckedLockTests|PatchStreamingTests|OSCServerTests)(/|$$)
 # Memory: everything that reads bytes or unsafe pointers: the engine's rings, voices and mixer,
 # decoding and resampling, the JSON parser, the file gate, OSC packets through liblo, the JACK
 # backend's clock, and the offline renders of kits and streamed patches.
-ASAN_TESTS = ^(LockFreeTests|SamplerCoreTests|SoundFilesTests|PatchesTests|SafeFilesTests|SyncTests|JACKBackendTests)\.|\.(ManualDeviceTests|PatchStreamingTests|DrumKitRenderTests)(/|$$)
+ASAN_TESTS = ^(LockFreeTests|SamplerCoreTests|SoundFilesTests|PatchesTests|SafeFilesTests|SyncTests|JACKBackendTests)\.|\.(ManualDeviceTests|SamplerNodeTests|PatchStreamingTests|DrumKitRenderTests)(/|$$)
 # SAMPLER_SANITIZER tells the tests that count resident memory that a sanitizer's shadow memory
 # and quarantine are in the count: they do not run there (they run in `make test`).
 sanitize: tsan asan

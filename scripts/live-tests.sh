@@ -23,7 +23,7 @@ suites() { local IFS="|"; echo "\\.($*)(/|\$)"; }
 # exports and whole songs in memory: kept out of the unit stage's shared process).
 live="IntegrationTests|SamplerKitTests|$(suites HydrogenSongTests)"
 # Need no JACK server: run in the unit stage.
-offline=(ManualDeviceTests CheckedLockTests)
+offline=(ManualDeviceTests CheckedLockTests SamplerNodeTests)
 # The device timeline through faults, and the tempo grids (about 190 s).
 group1=(DeviceTimelineLiveTests TempoGridCaptureTests MetronomeLiveTests)
 # The control side's heaviest runs: a million buffers, an hour of buffers, eight threads (about 200 s).
