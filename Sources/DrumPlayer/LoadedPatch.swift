@@ -33,8 +33,17 @@ package final class LoadedPatch {
     /// output k + 1, one whose output is not among them to the main mix (`unroutedOutputs`).
     ///
     /// Its instruments' voices are the engine's players from `firstPlayer` on.
+    ///
+    /// `registering`, when given, is how each decoded sound is registered with the engine and
+    /// withdrawn again (a caller that guards the engine's control side with a lock takes it
+    /// there, not across the decoding); `root`, when given, holds every sample it reads under
+    /// that directory as it opens it.
     package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
-                 outputs: [String]? = nil, firstPlayer: Int = 0) throws {
+                 outputs: [String]? = nil, firstPlayer: Int = 0,
+                 registering: (register: (Sound) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
+                 root: String? = nil) throws {
+        let register = registering?.register ?? { try engine.register($0) }
+        let unregister = registering?.unregister ?? { engine.unregister($0) }
         let outputs = outputs ?? kit.outputNames
         func outputIndex(_ instrument: DrumInstrument) -> Int {
             guard let name = instrument.output, let k = outputs.firstIndex(of: name), k + 1 < Engine.maxOutputCount else { return 0 }
@@ -84,12 +93,12 @@ package final class LoadedPatch {
                             do {
                                 let sound: Sound
                                 if sample.isTrimmed {
-                                    sound = try Self.trimmed(sample, sampleRate: sampleRate)
+                                    sound = try Self.trimmed(sample, sampleRate: sampleRate, root: root)
                                 } else {
-                                    sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath)
+                                    sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath, root: root)
                                     untuned[sample.resolvedPath] = sound
                                 }
-                                let id = try engine.register(try PatchProgram.tuned(sound, semitones: instrument.tune))
+                                let id = try register(try PatchProgram.tuned(sound, semitones: instrument.tune))
                                 cache[key] = id
                                 ids.append(id)
                             } catch {
@@ -146,7 +155,7 @@ package final class LoadedPatch {
             }
         } catch {
             // Nothing of a patch that cannot be loaded stays registered.
-            for id in cache.values { engine.unregister(id) }
+            for id in cache.values { unregister(id) }
             throw error
         }
         if streamFiles.isEmpty {
@@ -263,8 +272,8 @@ package final class LoadedPatch {
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it
     /// says so), then at `sampleRate`.
-    static func trimmed(_ sample: SampleFile, sampleRate: Double) throws -> Sound {
-        let native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath)
+    static func trimmed(_ sample: SampleFile, sampleRate: Double, root: String? = nil) throws -> Sound {
+        let native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath, root: root)
         let start = min(sample.offset, native.frameCount)
         let stop = min((sample.end ?? (native.frameCount - 1)) + 1, native.frameCount)
         guard start < stop else {

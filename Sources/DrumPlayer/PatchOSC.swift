@@ -59,6 +59,7 @@ package final class PatchOSC {
     /// `hostNow`: the device's host clock now (microseconds); `frameAt` maps host times to frames.
     func tick(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double, hostNow: UInt64,
               frameAt: (UInt64) -> Frame) {
+        warnings.flush()
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
         let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
@@ -249,7 +250,7 @@ package final class PatchOSC {
         var options = PatchStreamingOptions()
         options.threshold = nil
         let loaded: LoadedPatch
-        do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options, outputs: outputs) } catch {
+        do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options, outputs: outputs, root: root) } catch {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
         guard engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: at) else {

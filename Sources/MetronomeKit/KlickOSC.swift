@@ -62,6 +62,7 @@ package final class KlickOSC {
     /// `frameAt` maps a host time to a device frame. Returns false on `/klick/quit`.
     func tick(controller: MetronomeController, engine: Engine, frame: Frame, sampleRate: Double, hostNow: UInt64,
               frameAt: (UInt64) -> Frame) -> Bool {
+        warnings.flush()
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
         let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)

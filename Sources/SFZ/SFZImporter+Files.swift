@@ -32,9 +32,10 @@ extension SFZImporter {
     /// each directory's entries, lowercased, once read: a kit of many regions lists each
     /// directory once.
     static func findFile(_ standardized: String, exists: (String) -> Bool, listings: inout [String: [String: String]]) -> String? {
+        // A path longer than the system's (PATH_MAX) names no file: nothing is looked up.
+        guard standardized.utf8.count < 4096 else { return nil }
         if exists(standardized) { return standardized }
-        // The directory as found on disk (each directory resolved once: `listings` keeps it
-        // under the key "=" + the path as written), then the file in its listing.
+        // The directory as found on disk, then the file in its listing.
         guard let slash = standardized.lastIndex(of: "/") else { return nil }
         let directory = String(standardized[..<slash]), name = standardized[standardized.index(after: slash)...]
         guard !name.isEmpty, let found = findDirectory(directory.isEmpty ? "/" : directory, listings: &listings) else { return nil }
@@ -45,21 +46,35 @@ extension SFZImporter {
         return exists(path) ? path : nil
     }
 
-    /// The directory `path` names, as spelled on disk (letter case matched component by
-    /// component where it is not found as written), or nil.
+    /// The directory `path` (absolute, under 4,096 bytes) names, as spelled on disk: letter case
+    /// matched component by component from the root where it is not found as written; nil when
+    /// none matches. Each directory is resolved once (`listings` keeps it under "=" + the path
+    /// as written).
     private static func findDirectory(_ path: String, listings: inout [String: [String: String]]) -> String? {
         if let known = listings["=" + path] { return known[""] }
-        var result: String?
-        var isDirectory: ObjCBool = false
-        if path == "/" || FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && isDirectory.boolValue {
-            result = path
-        } else if let slash = path.lastIndex(of: "/") {
-            let parent = slash == path.startIndex ? "/" : String(path[..<slash])
-            let name = path[path.index(after: slash)...]
-            if let found = findDirectory(parent, listings: &listings), let match = listing(found, &listings)[name.lowercased()] {
-                result = found + (found.hasSuffix("/") ? "" : "/") + match
+        var found = "/"
+        var written = ""
+        var result: String? = "/"
+        for component in path.split(separator: "/") {
+            written += "/" + component
+            if let known = listings["=" + written] {
+                guard let k = known[""] else { result = nil; break }
+                found = k
+                continue
             }
+            let candidate = found + (found.hasSuffix("/") ? "" : "/") + component
+            var isDirectory: ObjCBool = false
+            var next: String?
+            if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), isDirectory.boolValue {
+                next = candidate
+            } else if let match = listing(found, &listings)[component.lowercased()] {
+                next = found + (found.hasSuffix("/") ? "" : "/") + match
+            }
+            listings["=" + written] = next.map { ["": $0] } ?? [:]
+            guard let next else { result = nil; break }
+            found = next
         }
+        if result != nil { result = found }
         listings["=" + path] = result.map { ["": $0] } ?? [:]
         return result
     }

@@ -180,6 +180,7 @@ package enum SFZImporter {
         var reportedLayers: Set<Int> = []
         var controlsByContext: [String: Region] = [:]
         var controlIDs: [String: Int] = [:]
+        var pointsByContext: [String: [VelocityCurve.Point]] = [:]
         var inheritedWork = 0
         for (opcodes, section, defaultPath, keyOffset) in regions {
             let regionPlace = "\(section.file): line \(section.line)"
@@ -330,14 +331,26 @@ package enum SFZImporter {
             }
             // The velocity curve: amp_velcurve_N points, else sfizz's (v/127)²; then amp_veltrack.
             var points: [VelocityCurve.Point] = []
-            let velocityPoints = opcodes.merged(\.velocityCurve)
-            inheritedWork += velocityPoints.count
-            for (name, o) in velocityPoints {
-                guard let n = Int(name.dropFirst("amp_velcurve_".count)), (0...127).contains(n),
-                      let g = Double(o.value.trimmedBlanks), g.isFinite else {
-                    throw SFZError("\(place(o)): \(name)=\(o.value.prefix(40)): expected amp_velcurve_0 … amp_velcurve_127 with a number from 0 to 1")
+            // The curve's points: a region without points of its own takes its headers', read
+            // once for all the regions under them; the others are counted as work.
+            if opcodes.own.velocityCurve.isEmpty, let known = pointsByContext[opcodes.contextKey] {
+                points = known
+            } else {
+                let velocityPoints = opcodes.merged(\.velocityCurve)
+                if !opcodes.own.velocityCurve.isEmpty {
+                    inheritedWork += velocityPoints.count
+                    guard inheritedWork <= Self.maximumInheritedWork else {
+                        throw SFZError("\(file): its regions inherit more than \(Self.maximumInheritedWork) controller opcodes and velocity points in all (each region counts its headers' again where it adds its own)")
+                    }
                 }
-                points.append(VelocityCurve.Point(velocity: n, level: min(1, max(0, g))))
+                for (name, o) in velocityPoints {
+                    guard let n = Int(name.dropFirst("amp_velcurve_".count)), (0...127).contains(n),
+                          let g = Double(o.value.trimmedBlanks), g.isFinite else {
+                        throw SFZError("\(place(o)): \(name)=\(o.value.prefix(40)): expected amp_velcurve_0 … amp_velcurve_127 with a number from 0 to 1")
+                    }
+                    points.append(VelocityCurve.Point(velocity: n, level: min(1, max(0, g))))
+                }
+                if opcodes.own.velocityCurve.isEmpty { pointsByContext[opcodes.contextKey] = points }
             }
             points.sort { $0.velocity < $1.velocity }
             var curve = VelocityCurve(shape: points.isEmpty ? .squared : .points(points),

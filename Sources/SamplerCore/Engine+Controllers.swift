@@ -387,7 +387,7 @@ extension Engine {
                 control.pointee.panOffset = m.pan
             }
             if m.cents != old.cents, !v.pointee.isStreamed {
-                let cents = m.cents + old.randomCents
+                let cents = min(9600, max(-9600, m.cents + old.randomCents))
                 v.pointee.setRate(cents == 0 ? 1 : centsRate(cents))
                 control.pointee.cents = m.cents
             }
@@ -458,7 +458,8 @@ extension Engine {
         for i in 0..<tables.instrumentCount {
             let inst = tables.instruments[i]
             guard inst.followsNoteOff, channel >= Int(inst.channelLow), channel <= Int(inst.channelHigh) else { continue }
-            if inst.lastTriggerDue != .min, inst.lastTriggerDue > inst.lastReleaseDue, inst.heldReleaseDue == .min {
+            // Down: pressed after its last note-off, applied or held by the sustain pedal.
+            if inst.lastTriggerDue != .min, inst.lastTriggerDue > max(inst.lastReleaseDue, inst.heldReleaseDue) {
                 tables.instruments[i].sostenutoHeld = true
             }
         }

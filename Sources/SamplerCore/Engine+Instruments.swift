@@ -289,7 +289,7 @@ extension Engine {
         if control.factor != 1 { start.level *= control.factor }
         if randomFactor != 1 { start.level *= randomFactor }
         if control.panOffset != 0 { start.pan = PanGains(pan: inst.panPosition + control.panOffset, law: inst.panLaw) }
-        let cents = control.cents + control.randomCents
+        let cents = min(9600, max(-9600, control.cents + control.randomCents))
         if cents != 0 { start.rate = centsRate(cents) }
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)

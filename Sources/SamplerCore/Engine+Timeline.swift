@@ -87,8 +87,12 @@ extension Engine {
             tables.instruments[i].heldReleaseDue = .min
             tables.instruments[i].sostenutoHeld = false
         }
-        // Frames of the old clock mean nothing on the new one.
+        // Frames of the old clock mean nothing on the new one; keys held then have lost their
+        // note-offs (dropped as stale), and the last notes are of the old timeline.
         for k in 0..<ControllerState.changeSlots { controllers.changedAt[k] = .min }
+        for k in 0..<128 { controllers.keysDown[k] = false }
+        controllers.keySwitch[1] = -1
+        controllers.keySwitch[2] = -1
         // Every sounding voice is listed; the period's end publishes them once more.
         for i in 0..<voiceList.count {
             let v = voice(voiceList.key(at: i))

@@ -19,8 +19,10 @@ import SFZ
 /// voices take `voiceCount` consecutive player slots from `AudioSession.Configuration.maxPlayers`.
 /// Instruments that stream from disk (`"stream": true`) are not played by a SamplerNode: they
 /// are refused when it loads; an instrument's `"output"` plays on the session's output of that
-/// name (`Configuration.outputs`), or on the main mix when it has none. Dropping the node swaps its instruments out and gives its memory
-/// back once the render thread has let go of it.
+/// name (`Configuration.outputs`), or on the main mix when it has none. Dropping the node
+/// forgets the notes it sent for later frames, swaps its instruments out and gives its memory
+/// back once the render thread has let go of it (controllers it sent for later frames still
+/// reach the engine's MIDI channels).
 ///
 /// Threads: any; calls are serialized by the session's lock.
 ///
@@ -65,15 +67,18 @@ public final class SamplerNode: SessionMember, @unchecked Sendable {
         do {
             var options = PatchStreamingOptions()
             options.threshold = nil
-            loaded = try session.lock.withLock {
+            // Decoded without the session's lock (other players go on meanwhile); each sound is
+            // registered, and the instruments swapped in, with it.
+            let sampleRate = session.sampleRate
+            loaded = try LoadedPatch(kit, engine: session.engine, sampleRate: sampleRate, streaming: options,
+                                     outputs: session.configuration.outputs, firstPlayer: first,
+                                     registering: ({ sound in try session.register(sound) }, { id in session.unregister(id) }))
+            try session.lock.withLock {
                 let held = session.held
-                let loaded = try LoadedPatch(kit, engine: held.engine, sampleRate: held.sampleRate, streaming: options,
-                                             outputs: session.configuration.outputs, firstPlayer: first)
                 guard held.engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: held.earliestStartFrame) else {
                     for id in loaded.soundIDs { held.engine.unregister(id) }
                     throw SamplerError("\(path): the session's engine did not take the instruments (its command queue is full, or it has not rendered since the last kit was dropped): load it again")
                 }
-                return loaded
             }
         } catch {
             for p in first..<(first + voices) { session.releasePlayer(p) }
@@ -93,10 +98,12 @@ public final class SamplerNode: SessionMember, @unchecked Sendable {
     }
 
     deinit {
-        let (first, count, sounds) = (firstPlayer, voiceCount, loaded.soundIDs)
-        // The instruments go first (their swap waits for an earlier one to be handed back), then
-        // the slots and the sounds: the render thread confirms that nothing refers to them.
+        let (first, count, sounds, instruments) = (firstPlayer, voiceCount, loaded.soundIDs, instrumentCount)
+        // The instruments go first (their swap waits for an earlier one to be handed back), with
+        // the notes still waiting for their frames, then the slots and the sounds: the render
+        // thread confirms that nothing refers to them.
         func unload(_ held: AudioSession.Held) {
+            for i in 0..<instruments { held.send(.cancelPendingTriggers(instrument: i)) }
             guard held.engine.replaceInstruments([], at: held.earliestStartFrame) else {
                 held.session.deferWork(unload)
                 return

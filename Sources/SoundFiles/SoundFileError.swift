@@ -64,9 +64,9 @@ extension SoundFileError {
 
 extension SoundFileError {
     /// A descriptor of the regular file at `path` (through `FileGate`), or the error naming it.
-    static func openGated(_ path: String) throws(SoundFileError) -> Int32 {
+    static func openGated(_ path: String, root: String? = nil) throws(SoundFileError) -> Int32 {
         do {
-            return try FileGate.open(path)
+            return try FileGate.open(path, root: root)
         } catch .unreadable("no such file") {
             throw SoundFileError(file: path, reason: .missing)
         } catch .notRegular("a directory") {

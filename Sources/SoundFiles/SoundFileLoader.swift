@@ -30,8 +30,9 @@ package struct SoundFileLoader: Sendable {
 
     /// Loads the sound file at `path`: a regular file only (through `FileGate`: a FIFO or a device
     /// is refused without blocking). Errors name `path` as given. Control thread only.
-    package func load(path: String) throws(SoundFileError) -> Sound {
-        let fd = try SoundFileError.openGated(path)
+    /// With `root`, only a file under that directory (what was opened is checked: see `FileGate`).
+    package func load(path: String, root: String? = nil) throws(SoundFileError) -> Sound {
+        let fd = try SoundFileError.openGated(path, root: root)
         defer { close(fd) }
         return try decode(file: path, typeHint: nil) { info in
             sf_open_fd(fd, Int32(SFM_READ), info, 0)

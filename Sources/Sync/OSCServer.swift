@@ -208,10 +208,24 @@ package final class OSCServer: @unchecked Sendable {
            let port = Int(address), (1...65535).contains(port) {
             return "osc.udp://127.0.0.1:\(port)/"
         }
-        guard let (host, port) = udpEndpoint(address) else { return nil }
-        if isNumeric(host) { return url(host: host, port: port) }
-        guard let (sender, _) = udpEndpoint(source), isNumeric(sender) else { return nil }
-        return url(host: sender, port: port)
+        guard let (host, portText) = udpEndpoint(address), let port = UInt16(portText), port > 0 else { return nil }
+        if let numeric = canonical(host) { return url(host: numeric, port: String(port)) }
+        guard let (sender, _) = udpEndpoint(source), let numeric = canonical(sender) else { return nil }
+        return url(host: numeric, port: String(port))
+    }
+
+    /// A numeric IPv4 or IPv6 address in its one written form (`0:0::1` is `::1`); nil for
+    /// anything else.
+    static func canonical(_ host: String) -> String? {
+        var v4 = in_addr(), v6 = in6_addr()
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        if inet_pton(AF_INET, host, &v4) == 1, inet_ntop(AF_INET, &v4, &text, socklen_t(text.count)) != nil {
+            return String(cString: text)
+        }
+        if inet_pton(AF_INET6, host, &v6) == 1, inet_ntop(AF_INET6, &v6, &text, socklen_t(text.count)) != nil {
+            return String(cString: text)
+        }
+        return nil
     }
 
     /// "osc.udp://HOST:PORT/", an IPv6 host in brackets.

@@ -28,12 +28,10 @@ package final class OSCWarnings {
 
     /// `text`, unless this second's lines are spent (then counted).
     package func line(_ text: String) {
-        let t = now()
-        if t - windowStart >= 1 {
-            if withheld > 0 { write("osc: \(withheld) more refused message\(withheld == 1 ? "" : "s") not shown") }
-            windowStart = t
+        flush()
+        if now() - windowStart >= 1 {
+            windowStart = now()
             printed = 0
-            withheld = 0
         }
         guard printed < Self.linesPerSecond else {
             withheld += 1
@@ -41,5 +39,15 @@ package final class OSCWarnings {
         }
         printed += 1
         write(text)
+    }
+
+    /// The count of what this second withheld, once the second is over (the program calls it
+    /// every tick, so that a burst followed by silence is still counted).
+    package func flush() {
+        guard withheld > 0, now() - windowStart >= 1 else { return }
+        write("osc: \(withheld) more refused message\(withheld == 1 ? "" : "s") not shown")
+        withheld = 0
+        windowStart = now()
+        printed = 0
     }
 }

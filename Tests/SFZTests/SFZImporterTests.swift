@@ -191,6 +191,17 @@ import Testing
         #expect(back.instruments[0].randomGainDb == 3 && back.instruments[0].randomCents == 25)
     }
 
+    /// A sample path of 30,000 missing directories is a missing sample, found so at once (the
+    /// case-insensitive search stops at the first directory that is not there).
+    @Test func aDeepMissingSamplePathIsLeftOutAtOnce() throws {
+        let deep = String(repeating: "a/", count: 30_000) + "x.wav"
+        let (path, _) = try kit("<region> sample=a.wav key=36\n<region> sample=\(deep) key=38", files: ["a.wav"])
+        let started = Date()
+        let result = try SFZImporter.importSFZ(path: path)
+        #expect(Date().timeIntervalSince(started) < 10)
+        #expect(result.kit.instruments.map(\.midiNote) == [36])
+    }
+
     @Test func aMissingSampleLeavesItsRegionOutAndTheRestPlays() throws {
         let (path, _) = try kit("<region> sample=a.wav key=36\n<region>\nsample=gone.wav key=38", files: ["a.wav"])
         let result = try SFZImporter.importSFZ(path: path)

@@ -320,4 +320,24 @@ import Testing
         #expect(Set(factors.map { Int($0 * 100) }).count > 20)
         #expect(factors.max()! / factors.min()! > 1.5)
     }
+
+    /// A key pressed again while the sustain pedal held its earlier note-off is down: sostenuto
+    /// pressed then keeps it.
+    @Test func sostenutoKeepsAKeyPressedAgainUnderTheSustainPedal() throws {
+        let (engine, s) = try engineWithKit()
+        var a = instrument(0, s[4], note: 60)
+        a.envelope = AmplitudeEnvelope(releaseFrames: 1)
+        engine.setInstruments([a])
+        midi(engine, [0xB0, 64, 127], at: 0)
+        midi(engine, [0x90, 60, 127], at: 10)
+        midi(engine, [0x80, 60, 0], at: 20)       // held by the sustain pedal
+        midi(engine, [0x90, 60, 127], at: 30)     // down again
+        midi(engine, [0xB0, 66, 127], at: 40)     // sostenuto: keeps it
+        midi(engine, [0x80, 60, 0], at: 50)
+        midi(engine, [0xB0, 64, 0], at: 60)       // the sustain pedal lets go; sostenuto holds
+        midi(engine, [0xB0, 66, 0], at: 90)
+        let out = renderBlocks(engine, periods: 1, blockSize: 120).left
+        #expect(abs(out[80] - 0.5) < 1e-6)
+        #expect(out[100] == 0)
+    }
 }

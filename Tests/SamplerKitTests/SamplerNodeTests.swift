@@ -1,4 +1,5 @@
 import Foundation
+import JACKTestSupport
 import SamplerCore
 import SamplerKit
 import Testing
@@ -97,5 +98,28 @@ import Testing
         #expect(throws: SamplerError.self) {
             _ = try SamplerNode(contentsOf: url.deletingLastPathComponent().appendingPathComponent("missing.sfz"), session: session)
         }
+    }
+
+    /// A dropped node's notes waiting for later frames do not play on the next kit.
+    @Test func aDroppedNodesWaitingNotesDoNotPlayOnTheNext() throws {
+        let device = ManualDevice(bufferSize: 256)
+        let session = try AudioSession(device: device)
+        defer { session.close() }
+        let url = try Self.kit()
+        var node: SamplerNode? = try SamplerNode(contentsOf: url, session: session)
+        let later = device.nextFrame + 48_000
+        #expect(node?.startNote(60, withVelocity: 127, at: AudioTime(sampleTime: later, atRate: 48000)) == true)
+        node = nil
+        let renderer = ManualRenderer(device, keep: true)
+        var again: SamplerNode?
+        let deadline = Date().addingTimeInterval(10)
+        while again == nil, Date() < deadline {
+            again = try? SamplerNode(contentsOf: url, session: session)
+            if again == nil { usleep(2_000) }
+        }
+        #expect(again != nil)
+        #expect(waitUntil(timeout: 10) { device.nextFrame > later + 1024 })
+        renderer.stop()
+        #expect(renderer.nonZeroFrames(from: later - 256).count == 0)
     }
 }

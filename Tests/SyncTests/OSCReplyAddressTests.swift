@@ -34,6 +34,8 @@ import Testing
     /// (these names would never resolve, so no query leaves the machine either way).
     @Test func replyAddressesNamingAHostAreRefusedBeforeAnyLookup() throws {
         #expect(OSCServer.replyURL("osc.udp://[::1]:9000") == "osc.udp://[::1]:9000/")
+        // One form per endpoint: a registration and its unregistration match however written.
+        #expect(OSCServer.replyURL("osc.udp://[0:0::1]:09000/") == "osc.udp://[::1]:9000/")
         for address in ["osc.udp://localhost:9000/", "osc.udp://studio-mac.local:9000/", "osc.udp://reply.invalid:9000/"] {
             #expect(OSCServer.replyURL(address) == nil, "\(address)")
             // A name (as liblo's servers give their URLs) means the sender's own address.

@@ -21,4 +21,19 @@ import Testing
         #expect(lines.last == "osc: /x ,i: the last")
         #expect(lines.count == 30 + 3 + 1)
     }
+
+    /// A burst, then silence: the count comes with the next tick after the second is over.
+    @Test func aBurstThenSilenceIsCountedAtTheNextTick() {
+        var lines: [String] = []
+        var clock = 0.0
+        let warnings = OSCWarnings(write: { lines.append($0) }, now: { clock })
+        for _ in 0..<50 { warnings.line("osc: /x ,i: refused") }
+        warnings.flush()
+        #expect(lines.count == 10)
+        clock = 1.5
+        warnings.flush()
+        #expect(lines.last == "osc: 40 more refused messages not shown" && lines.count == 11)
+        warnings.flush()
+        #expect(lines.count == 11)
+    }
 }
