@@ -1,4 +1,5 @@
 import Foundation
+import SafeFiles
 
 // Finding an SFZ file's samples on disk.
 
@@ -6,25 +7,6 @@ extension SFZImporter {
     static func fileExists(_ path: String) -> Bool {
         var isDirectory: ObjCBool = false
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
-    }
-
-    /// `path` (absolute) with `.`, `..` and repeated slashes taken out, without asking the file
-    /// system (symbolic links stay as written).
-    static func lexicalPath(_ path: String) -> String {
-        // Only a path with "/." or "//" in it changes (a byte scan: no Foundation search).
-        var previousWasSlash = false, changes = false
-        for c in path.utf8 {
-            if previousWasSlash, c == 0x2E || c == 0x2F { changes = true; break }
-            previousWasSlash = c == 0x2F
-        }
-        guard changes else { return path }
-        var parts: [Substring] = []
-        for part in path.split(separator: "/") {
-            if part == "." { continue }
-            if part == ".." { _ = parts.popLast(); continue }
-            parts.append(part)
-        }
-        return "/" + parts.joined(separator: "/")
     }
 
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path

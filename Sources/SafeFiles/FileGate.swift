@@ -100,11 +100,10 @@ package enum FileGate {
 
     /// The file descriptor `fd` names, as the kernel resolved it (`/proc/self/fd`).
     private static func openedPath(_ fd: Int32) -> String? {
-        var buffer = [CChar](repeating: 0, count: 4097)
-        let n = readlink("/proc/self/fd/\(fd)", &buffer, 4096)
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        let n = buffer.withUnsafeMutableBytes { readlink("/proc/self/fd/\(fd)", $0.baseAddress!.assumingMemoryBound(to: CChar.self), 4096) }
         guard n > 0 else { return nil }
-        buffer[n] = 0
-        return String(cString: buffer)
+        return String(decoding: buffer[0..<n], as: UTF8.self)
     }
 
     private static func checkUnder(_ root: String, _ path: String) throws(FileGateError) {
@@ -121,9 +120,19 @@ package enum FileGate {
         guard real.hasPrefix(prefix) else { throw .outsideRoot(root) }
     }
 
-    /// `path` made absolute (against the working directory) with `.` and `..` taken out, without
-    /// asking the file system about any of its parts.
-    private static func lexical(_ path: String) -> String {
+    /// `path` made absolute (against the working directory) with `.`, `..` and repeated slashes
+    /// taken out, without asking the file system about any of its parts (symbolic links stay as
+    /// written).
+    package static func lexical(_ path: String) -> String {
+        // An absolute path without "/." or "//" (most) is already so: a byte scan, no split.
+        if path.hasPrefix("/") {
+            var previousWasSlash = false, changes = false
+            for c in path.utf8 {
+                if previousWasSlash, c == 0x2E || c == 0x2F { changes = true; break }
+                previousWasSlash = c == 0x2F
+            }
+            if !changes { return path }
+        }
         var absolute = path
         if !path.hasPrefix("/") {
             var buffer = [CChar](repeating: 0, count: 4096)

@@ -138,38 +138,33 @@ public final class SamplerNode: SessionMember, @unchecked Sendable {
     /// and channel-mode messages as on `midi_in` (docs/sfz-and-midi.md names them).
     @discardableResult
     public func sendController(_ controller: UInt8, withValue value: UInt8, onChannel channel: UInt8 = 0, at when: AudioTime? = nil) -> Bool {
-        guard channel < 16 else { return false }
-        return sendMIDIEvent(0xB0 | channel, controller, value, at: when)
+        return send(0xB0, channel, controller, value, at: when)
     }
 
     /// Pitch bend, 14 bits (0…16383; 8192 is the centre).
     @discardableResult
     public func sendPitchBend(_ bend: UInt16, onChannel channel: UInt8 = 0, at when: AudioTime? = nil) -> Bool {
-        guard channel < 16 else { return false }
         guard bend < 16384 else { return false }
-        return sendMIDIEvent(0xE0 | channel, UInt8(bend & 0x7F), UInt8(bend >> 7), at: when)
+        return send(0xE0, channel, UInt8(bend & 0x7F), UInt8(bend >> 7), at: when)
     }
 
     /// Channel pressure (aftertouch), 0…127.
     @discardableResult
     public func sendPressure(_ pressure: UInt8, onChannel channel: UInt8 = 0, at when: AudioTime? = nil) -> Bool {
-        guard channel < 16 else { return false }
-        return sendMIDIEvent(0xD0 | channel, pressure, 0, at: when)
+        return send(0xD0, channel, pressure, 0, at: when)
     }
 
     /// Polyphonic pressure of key `key`, 0…127.
     @discardableResult
     public func sendPressure(forKey key: UInt8, withValue value: UInt8, onChannel channel: UInt8 = 0, at when: AudioTime? = nil) -> Bool {
-        guard channel < 16 else { return false }
-        return sendMIDIEvent(0xA0 | channel, key, value, at: when)
+        return send(0xA0, channel, key, value, at: when)
     }
 
     /// A program change: counted (`Engine.programChangeCount`) and otherwise ignored, as on
     /// `midi_in` (a kit is one program).
     @discardableResult
     public func sendProgramChange(_ program: UInt8, onChannel channel: UInt8 = 0, at when: AudioTime? = nil) -> Bool {
-        guard channel < 16 else { return false }
-        return sendMIDIEvent(0xC0 | channel, program, 0, at: when)
+        return send(0xC0, channel, program, 0, at: when)
     }
 
     /// Any MIDI channel message (status 0x80…0xEF and its data bytes; the second is ignored by
@@ -188,6 +183,13 @@ public final class SamplerNode: SessionMember, @unchecked Sendable {
                 return held.send(command)
             }
         }
+    }
+
+    /// A message of `kind` (0xA0 … 0xE0) on `channel`; false for a channel beyond 15 (which
+    /// would change the status byte's kind).
+    private func send(_ kind: UInt8, _ channel: UInt8, _ data1: UInt8, _ data2: UInt8, at when: AudioTime?) -> Bool {
+        guard channel < 16 else { return false }
+        return sendMIDIEvent(kind | channel, data1, data2, at: when)
     }
 
     private func sendNote(_ note: Int, velocity: Int, channel: Int, at when: AudioTime?) -> Bool {
