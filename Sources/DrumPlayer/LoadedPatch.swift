@@ -135,6 +135,10 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].randomGainDb = Float(instrument.randomGainDb)
                 definitions[definitions.count - 1].randomCents = Float(instrument.randomCents)
+                if var filter = instrument.filter {
+                    filter.sampleRate = sampleRate
+                    definitions[definitions.count - 1].filter = filter
+                }
                 // A controller change glides over 1 ms, or the modulations' smoothing.
                 let smoothing = Double(instrument.modulations.map(\.smoothing).max() ?? 0)
                 definitions[definitions.count - 1].steerFrames = Int((max(1, smoothing) / 1000 * sampleRate).rounded())

@@ -40,6 +40,8 @@ extension Patch {
                 case .volume: "volume"
                 case .pan: "pan"
                 case .pitch: "pitch"
+                case .cutoff: "cutoff"
+                case .resonance: "resonance"
                 }
                 var parts = [#""controller": \#(m.controller)"#, #""target": "\#(target)""#, #""depth": \#(number(Double(m.depth)))"#]
                 if let curve = m.curve {
@@ -58,6 +60,15 @@ extension Patch {
             fields.append(#""bend": [\#(number(instrument.bendUp)), \#(number(instrument.bendDown))]"#)
         }
         if !instrument.followsChannelControllers { fields.append(#""channelControllers": false"#) }
+        if let f = instrument.filter {
+            var parts = [#""type": "\#(f.kind.sfzName)""#, #""cutoff": \#(number(Double(f.cutoff)))"#]
+            if f.resonance != 0 { parts.append(#""resonance": \#(number(Double(f.resonance)))"#) }
+            if f.keytrack != 0 { parts.append(#""keytrack": \#(number(Double(f.keytrack)))"#) }
+            if f.keycenter != 60 { parts.append(#""keycenter": \#(f.keycenter)"#) }
+            if f.veltrack != 0 { parts.append(#""veltrack": \#(number(Double(f.veltrack)))"#) }
+            if f.random != 0 { parts.append(#""random": \#(number(Double(f.random)))"#) }
+            fields.append(#""filter": { \#(parts.joined(separator: ", ")) }"#)
+        }
         if let g = instrument.group { fields.append(#""group": \#(g)"#) }
         if let o = instrument.offBy { fields.append(#""offBy": \#(o)"#) }
         if instrument.isSilent { fields.append(#""silent": true"#) }

@@ -273,6 +273,8 @@ package struct DrumInstrument: Equatable, Sendable {
     /// Volume, expression and pan controllers steer it (`"channelControllers": false` turns
     /// that off).
     package var followsChannelControllers = true
+    /// Each voice through this filter (`"filter"`; its `sampleRate` is set where the patch loads).
+    package var filter: VoiceFilter?
     /// One-way chokes (`"group"`, `"offBy"`; see `InstrumentDefinition.group`).
     package var group: Int?
     package var offBy: Int?

@@ -18,7 +18,8 @@ enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
-                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random"]
+                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter"]
+    static let filterKeys = ["type", "cutoff", "resonance", "keytrack", "keycenter", "veltrack", "random"]
     static let randomKeys = ["gainDb", "cents"]
     static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "bend", "channelPressure",
                                 "polyPressure"]
@@ -157,7 +158,9 @@ enum PatchFormatV2 {
                 case "volume": target = .volume
                 case "pan": target = .pan
                 case "pitch": target = .pitch
-                default: throw targetNode.mismatch(expected: #""amplitude", "volume", "pan" or "pitch""#)
+                case "cutoff": target = .cutoff
+                case "resonance": target = .resonance
+                default: throw targetNode.mismatch(expected: #""amplitude", "volume", "pan", "pitch", "cutoff" or "resonance""#)
                 }
                 let depth = try m.required("depth").number(in: .between(-9600, 9600))
                 var curve: [Float]?
@@ -192,6 +195,21 @@ enum PatchFormatV2 {
             let r = try node.object(allowedKeys: randomKeys)
             instrument.randomGainDb = try r.optional("gainDb")?.number(in: .between(0, 48)) ?? 0
             instrument.randomCents = try r.optional("cents")?.number(in: .between(-9600, 9600)) ?? 0
+        }
+        if let node = object.optional("filter") {
+            let f = try node.object(allowedKeys: filterKeys)
+            let typeNode = try f.required("type")
+            let names = FilterKind.allCases.filter { $0 != .none }.map(\.sfzName)
+            guard let kind = FilterKind(sfzName: try typeNode.string()) else {
+                throw typeNode.mismatch(expected: names.map { "\"\($0)\"" }.joined(separator: ", "))
+            }
+            instrument.filter = VoiceFilter(
+                kind: kind, cutoff: Float(try f.required("cutoff").number(in: .between(0, 20_000))),
+                resonance: Float(try f.optional("resonance")?.number(in: .between(-60, 60)) ?? 0),
+                keytrack: Float(try f.optional("keytrack")?.number(in: .between(-1200, 1200)) ?? 0),
+                keycenter: try f.optional("keycenter")?.integer(in: noteRange) ?? 60,
+                veltrack: Float(try f.optional("veltrack")?.number(in: .between(-12_000, 12_000)) ?? 0),
+                random: Float(try f.optional("random")?.number(in: .between(-12_000, 12_000)) ?? 0))
         }
         if let node = object.optional("sustain") {
             if case .bool = node.value {

@@ -64,6 +64,10 @@ public enum ModulationTarget: UInt8, Equatable, Sendable {
     case pan
     /// Cents added to the pitch: `depth × curve(value)` (SFZ's `tune_oncc`/`pitch_oncc`).
     case pitch
+    /// Cents added to the filter's cutoff: `depth × curve(value)` (SFZ's `cutoff_oncc`).
+    case cutoff
+    /// Decibels added to the filter's resonance: `depth × curve(value)` (SFZ's `resonance_oncc`).
+    case resonance
 }
 
 /// One controller's modulation of an instrument's voices: applied when a voice starts, and on

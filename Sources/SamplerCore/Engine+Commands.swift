@@ -146,6 +146,7 @@ extension Engine {
             // Declick: the old voice fades out on the player's tail while the new one starts.
             tails[p] = v.pointee
             tails[p].isMetered = false  // a tail's meters are never published
+            tailFilters[p] = voiceFilters[p]
             let played = restoreLevel(tails + p, due: command.frame, late: lateness(command, at: frame))
             startRamp(tails + p, to: 0, frames: command.fadeFrames)
             tails[p].stopsAfterRamp = true
@@ -155,6 +156,10 @@ extension Engine {
             advanceRamp(tails + p, player: -1, by: played, rampStart: command.frame)
         }
         v.pointee.setSound(command.sound, slot)
+        // Its filter: the one its instrument's trigger prepared, or none.
+        voiceFilters[p] = nextFilter.pointee
+        v.pointee.isFiltered = !nextFilter.pointee.kind.isNone
+        nextFilter.pointee.disable()
         v.pointee.envStage = .none
         v.pointee.envFollowsNoteOff = false
         v.pointee.isActive = true

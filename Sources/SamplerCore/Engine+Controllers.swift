@@ -11,6 +11,9 @@ struct VoiceControl {
     var cents: Float
     /// The trigger's random pitch (`InstrumentDefinition.randomCents`), kept under the bend.
     var randomCents: Float = 0
+    /// Cents the controllers add to its filter's cutoff, dB to its resonance.
+    var cutoff: Float = 0
+    var resonance: Float = 0
 
     @_noLocks @_noAllocation
     init(instrument: Int32 = -1, channel: Int32 = 0, factor: Float = 1, panOffset: Float = 0, cents: Float = 0) {
@@ -241,8 +244,9 @@ extension Engine {
     /// The factor, pan offset and cents the controllers of `channel` give instrument `inst`'s
     /// voices now.
     @_noLocks @_noAllocation
-    func modulation(_ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> (factor: Float, pan: Float, cents: Float) {
-        var factor: Float = 1, volume: Float = 0, pan: Float = 0, cents: Float = 0
+    func modulation(_ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int)
+        -> (factor: Float, pan: Float, cents: Float, cutoff: Float, resonance: Float) {
+        var factor: Float = 1, volume: Float = 0, pan: Float = 0, cents: Float = 0, cutoff: Float = 0, resonance: Float = 0
         var k = inst.modulationStart
         while k < inst.modulationStart + inst.modulationCount {
             let m = tables.modulations[k]
@@ -276,6 +280,10 @@ extension Engine {
                 }
             case .pitch:
                 cents += m.depth * x
+            case .cutoff:
+                cutoff += m.depth * x
+            case .resonance:
+                resonance += m.depth * x
             }
         }
         let bend = controllers.bend[channel]
@@ -286,7 +294,8 @@ extension Engine {
         // ±8 octaves (rates 1/256…256, which the voice plays).
         let level: Float = factor.isNaN ? 1 : min(1e4, max(factor, 1e-7))
         let bendCents: Float = cents.isNaN ? 0 : min(9600, max(-9600, cents))
-        return (level, pan.isNaN ? 0 : pan, bendCents)
+        return (level, pan.isNaN ? 0 : pan, bendCents, cutoff.isNaN ? 0 : min(12_000, max(-12_000, cutoff)),
+                resonance.isNaN ? 0 : min(96, max(-96, resonance)))
     }
 
     /// Every sounding voice whose instrument follows `controller` (`Controller.count`: the
@@ -366,10 +375,13 @@ extension Engine {
                 cache.pointee.factor = m.factor
                 cache.pointee.pan = m.pan
                 cache.pointee.cents = m.cents
+                cache.pointee.cutoff = m.cutoff
+                cache.pointee.resonance = m.resonance
                 cache.pointee.panned = false
             }
             let m = cache.pointee, old = control.pointee
-            if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) {
+            let filterMoves = v.pointee.isFiltered && (m.cutoff != old.cutoff || m.resonance != old.resonance)
+            if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) || filterMoves {
                 lateCommandCounter.add(1, ordering: .relaxed)
             }
             if m.factor != old.factor {
@@ -390,6 +402,14 @@ extension Engine {
                 let cents = min(9600, max(-9600, m.cents + old.randomCents))
                 v.pointee.setRate(cents == 0 ? 1 : centsRate(cents))
                 control.pointee.cents = m.cents
+            }
+            if filterMoves {
+                let f = voiceFilters + p
+                f.pointee.cutoffCents = m.cutoff
+                f.pointee.resonanceDb = m.resonance
+                f.pointee.update(sampleRate: tables.instruments[i].filterRate)
+                control.pointee.cutoff = m.cutoff
+                control.pointee.resonance = m.resonance
             }
         }
     }

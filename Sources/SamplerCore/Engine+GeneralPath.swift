@@ -12,11 +12,32 @@ extension Engine {
     /// wraps: the first is reported on its frame, the whole passes after it are skipped at once
     /// and reported as one `.looped` event on the last wrap, whose value is the loops left.
     /// Meters measure what is heard: they do not count silent frames.
+    ///
+    /// A filtered voice (`Voice.isFiltered`) goes through its filter after its amplitude (a mono
+    /// sound before its pan, as sfizz): with its samples from memory at rate 1 and a steady
+    /// level, in one pass (`Filtering.addMono`, `addStereo`); otherwise in scratch memory. The
+    /// filter's memory depends on every frame before: frames the device skipped are filtered
+    /// all the same (nothing is added), the last `filterSettleFrames` of them at most, from rest
+    /// (exact whenever the skip is shorter, and where the filter's response has died away
+    /// within it); a streamed voice's filter starts from rest after a skip.
     @_noLocks @_noAllocation
     func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool = false) {
         let slot = sounds[Int(v.pointee.sound)]
         let metered = v.pointee.isMetered && !silent
+        let filtered = v.pointee.isFiltered
+        let filter = filterState(of: v)
+        // Silent frames from `settleFrom` on are rendered for the filter's memory.
+        var settleFrom = end
+        if filtered, silent {
+            if slot.stream == nil { settleFrom = max(start, end - filterSettleFrames) }
+            if settleFrom > start {
+                // From rest where its rendering begins (a stream's: at the end).
+                filter.pointee.left = BiquadMemory()
+                filter.pointee.right = BiquadMemory()
+            }
+        }
+        var settleReset = filtered && silent && settleFrom > start && settleFrom < end
         // Silent: the wraps still to be reported one by one (see above).
         var wrapReports = silent ? 1 : 0
         var unreportedWrap: Frame = .min
@@ -29,22 +50,44 @@ extension Engine {
         while out < end {
             var n = end - out
             if v.pointee.rampFramesLeft > 0 { n = min(n, Int(v.pointee.rampFramesLeft)) }
+            // Moved in closed form (`quiet`), or rendered: heard, or (`discard`) only for the
+            // filter's memory.
+            var quiet = silent
+            if silent, filtered {
+                if out < settleFrom {
+                    n = min(n, settleFrom - out)
+                } else {
+                    quiet = false
+                    if settleReset {
+                        filter.pointee.left = BiquadMemory()
+                        filter.pointee.right = BiquadMemory()
+                        settleReset = false
+                    }
+                }
+            }
+            let discard = silent && !quiet
+            // A filtered voice in one pass: samples from memory at rate 1 and a steady level.
+            let fused = filtered && !quiet && !metered && !discard && slot.stream == nil && v.pointee.rate == 1
+                && v.pointee.rampFramesLeft == 0
             // A metered voice is mixed into scratch memory first, so its own contribution can be
-            // measured, then added to the output.
-            if metered { n = min(n, scratchCapacity) }
-            let gl = v.pointee.panLeft
-            let gr = v.pointee.panRight
-            let dl = metered ? scratchLeft : left + out
-            let dr = metered ? scratchRight : right + out
+            // measured, then added to the output; so is a filtered one that is not fused.
+            let toScratch = metered || (filtered && !quiet && !fused)
+            if toScratch { n = min(n, scratchCapacity) }
+            // A filtered mono sound is filtered before its pan: into scratch unpanned.
+            let prePan = filtered && !v.pointee.isStereo
+            let gl = prePan ? 1 : v.pointee.panLeft
+            let gr = prePan ? 0 : v.pointee.panRight
+            let dl = toScratch ? scratchLeft : left + out
+            let dr = toScratch ? scratchRight : right + out
             var advance: Int
             var streamChunk: Mixing.StreamChunk?
             if let stream = slot.stream {
-                if metered {
+                if toScratch {
                     dl.update(repeating: 0, count: n)
                     dr.update(repeating: 0, count: n)
                 }
                 let chunk = Mixing.addStream(stream, voice: v, into: dl, right: dr, count: n, panLeft: gl, panRight: gr,
-                                             silent: silent, splitAtWraps: wrapReports > 0)
+                                             silent: quiet, splitAtWraps: wrapReports > 0)
                 if chunk.wrapOffset >= 0 { wrapReports -= 1 }
                 v.pointee.streamPeak = max(v.pointee.streamPeak, chunk.peak)
                 n = chunk.frames
@@ -53,12 +96,12 @@ extension Engine {
             } else if v.pointee.rate != 1 {
                 // Varispeed: up to `n` output frames, consuming source frames up to the end of the
                 // sound at most (then the loop logic below runs as usual).
-                if silent {
+                if quiet {
                     let skipped = Mixing.skipVarispeed(v, frames: slot.frames, maxCount: n)
                     n = skipped.output
                     advance = skipped.consumed
                 } else {
-                    if metered {
+                    if toScratch {
                         dl.update(repeating: 0, count: n)
                         dr.update(repeating: 0, count: n)
                     }
@@ -69,12 +112,24 @@ extension Engine {
             } else {
                 n = min(n, Int(slot.frames - v.pointee.position))
                 advance = n
-                if silent {
+                if quiet {
                     if v.pointee.rampFramesLeft > 0 {
                         v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + n)
                     }
+                } else if fused {
+                    let pos = Int(v.pointee.position)
+                    let level = v.pointee.level
+                    let c = filter.pointee.coefficients
+                    if v.pointee.isStereo {
+                        Filtering.addStereo(slot.left + pos, slot.right + pos, count: n,
+                                            gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight,
+                                            c, &filter.pointee.left, &filter.pointee.right, into: dl, dr)
+                    } else {
+                        Filtering.addMono(slot.left + pos, count: n, level: level, c, &filter.pointee.left,
+                                          panLeft: v.pointee.panLeft, panRight: v.pointee.panRight, into: dl, dr)
+                    }
                 } else {
-                    if metered {
+                    if toScratch {
                         dl.update(repeating: 0, count: n)
                         dr.update(repeating: 0, count: n)
                     }
@@ -92,8 +147,17 @@ extension Engine {
                     }
                 }
             }
-            if metered {
-                Metering.accumulate(v, left: dl, right: dr, count: n)
+            if filtered, toScratch {
+                let c = filter.pointee.coefficients
+                if v.pointee.isStereo {
+                    Filtering.apply(dl, dr, count: n, c, &filter.pointee.left, &filter.pointee.right)
+                } else {
+                    Filtering.apply(dl, count: n, c, &filter.pointee.left)
+                    Filtering.pan(dl, dr, count: n, panLeft: v.pointee.panLeft, panRight: v.pointee.panRight)
+                }
+            }
+            if metered { Metering.accumulate(v, left: dl, right: dr, count: n) }
+            if toScratch, !discard {
                 Mixing.add(left: dl, right: dr, into: left + out, right: right + out, count: n, gainLeft: 1, gainRight: 1)
             }
             if v.pointee.rampFramesLeft > 0 {
@@ -141,7 +205,9 @@ extension Engine {
                         // envelope's next segment): under a ramp, passes up to the frame before.
                         let loops = v.pointee.loopsRemaining
                         let ramp = Int(v.pointee.rampFramesLeft)
-                        let passes = Mixing.skipPasses(v, frames: slot.frames, maxCount: ramp > 0 ? min(end - out, ramp - 1) : end - out,
+                        // A filtered voice's passes up to where its rendering begins.
+                        let limit = filtered ? max(0, settleFrom - out) : end - out
+                        let passes = Mixing.skipPasses(v, frames: slot.frames, maxCount: ramp > 0 ? min(limit, ramp - 1) : limit,
                                                        maxPasses: loops < 0 ? Int.max : Int(loops))
                         if passes.passes > 0 {
                             if loops > 0 { v.pointee.loopsRemaining -= Int32(passes.passes) }
@@ -174,4 +240,15 @@ extension Engine {
             }
         }
     }
+
+    /// The filter of voice or tail `v` (an element of `voices` or `tails`).
+    @_noLocks @_noAllocation @inline(__always)
+    func filterState(of v: UnsafeMutablePointer<Voice>) -> UnsafeMutablePointer<FilterState> {
+        if v >= tails, v < tails + configuration.maxPlayers { return tailFilters + (v - tails) }
+        return voiceFilters + (v - voices)
+    }
+
+    /// The skipped frames a filtered voice renders at most for its filter's memory (`mixVoice`):
+    /// 1.4 s at 48 kHz.
+    var filterSettleFrames: Int { @_noLocks @_noAllocation @inline(__always) get { 65_536 } }
 }

@@ -129,19 +129,45 @@ extension Engine {
         if inst.isModulated {
             let m = modulation(inst, tables, channel: channel)
             control = VoiceControl(instrument: Int32(index), channel: Int32(channel), factor: m.factor, panOffset: m.pan, cents: m.cents)
+            control.cutoff = m.cutoff
+            control.resonance = m.resonance
             if sounds[Int(choice.sound)].isStreamed { control.cents = 0 }
         }
-        // Its random level and pitch: drawn from the trigger's frame and place on it.
+        // Its random level, pitch and cutoff: drawn from the trigger's frame and place on it.
         var randomFactor: Float = 1
-        if inst.randomGainDb > 0 || inst.randomCents != 0 {
+        var randomCutoff: Float = 0
+        if inst.randomGainDb > 0 || inst.randomCents != 0 || inst.filterRandom != 0 {
             let order = inst.roundRobinAcrossLayers ? tables.layers + inst.layerStart : choice.layer
             let draw = randomDraw(instrument: index, due: due, place: order.pointee.sameFrameIndex)
             if inst.randomGainDb > 0 { randomFactor = decibelFactor(draw.0 * inst.randomGainDb) }
             if inst.randomCents != 0, !sounds[Int(choice.sound)].isStreamed { control.randomCents = draw.1 * inst.randomCents }
+            randomCutoff = draw.2 * inst.filterRandom
+        }
+        if !inst.filterKind.isNone {
+            prepareFilter(inst, velocity: velocity, randomCents: randomCutoff, control: &control)
         }
         startVoice(player, instrument: inst, index: index, layer: choice.layer, sound: choice.sound, velocity: velocity,
                    control: control, randomFactor: randomFactor, due: due, at: frame)
         voiceControls[player] = control
+    }
+
+    /// The filter the next `.start` gives its voice (`nextFilter`): instrument `inst`'s at the
+    /// trigger's key and velocity, with its random draw and the controllers as they are.
+    @_noLocks @_noAllocation
+    private func prepareFilter(_ inst: InstrumentSlot, velocity: Int, randomCents: Float, control: inout VoiceControl) {
+        let key = inst.note >= 0 ? inst.note : inst.filterKeycenter
+        let cents = inst.filterKeytrack * Float(key - inst.filterKeycenter) + inst.filterVeltrack * Float(velocity) / 127 + randomCents
+        var f = FilterState()
+        f.kind = inst.filterKind
+        f.baseCutoff = min(20_000, max(0, inst.filterCutoff * centsFactor(cents)))
+        f.baseResonance = inst.filterResonance
+        if inst.isModulated {
+            // `control` holds what the controllers give the voice (`trigger`).
+            f.cutoffCents = control.cutoff
+            f.resonanceDb = control.resonance
+        }
+        f.reset(sampleRate: inst.filterRate)
+        nextFilter.pointee = f
     }
 
     /// The velocity layer of instrument `inst` that holds `velocity` (the first whose range
@@ -294,6 +320,7 @@ extension Engine {
         start.fadeFrames = inst.declickFrames
         start.tag = UInt32(index)
         apply(start, at: frame)
+        nextFilter.pointee.disable()
         voices[player].output = inst.output
         if inst.hasEnvelope {
             voices[player].beginEnvelope(inst)
@@ -364,10 +391,10 @@ extension Engine {
 /// of its layer's on that frame: SplitMix64's finalizer over them (a function of the trigger,
 /// as the random sample choice is).
 @_noLocks @_noAllocation
-func randomDraw(instrument: Int, due: Frame, place: UInt64) -> (Float, Float) {
+func randomDraw(instrument: Int, due: Frame, place: UInt64) -> (Float, Float, Float) {
     var z = (UInt64(instrument) &+ 0x5851_F42D_4C95_7F2D) ^ (UInt64(bitPattern: due) &* 0x9E37_79B9_7F4A_7C15) ^ (place &* 0xD6E8_FEB8_6659_FD93)
     z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
     z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
     z ^= z >> 31
-    return (Float(z >> 40) / Float(1 << 24), Float((z >> 16) & 0xFF_FFFF) / Float(1 << 24))
+    return (Float(z >> 40) / Float(1 << 24), Float((z >> 16) & 0xFF_FFFF) / Float(1 << 24), Float(z & 0xFFFF) / Float(1 << 16))
 }

@@ -29,7 +29,7 @@ extension Engine {
         let count = end &- start
         if v.pointee.isStreamed { return false }
         if v.pointee.isVarispeed { return false }
-        if v.pointee.isMetered { return false }
+        if v.pointee.generalPath != 0 { return false }
         if Int(v.pointee.rampFramesLeft) <= count { return false }
         let position = v.pointee.position
         if position &+ Int64(count) >= v.pointee.frames { return false }
@@ -58,7 +58,7 @@ extension Engine {
         let count = end &- start
         if t.pointee.isStreamed { return nil }
         if t.pointee.isVarispeed { return nil }
-        if t.pointee.isMetered { return nil }
+        if t.pointee.generalPath != 0 { return nil }
         if Int(t.pointee.rampFramesLeft) <= count { return nil }
         let tailPosition = t.pointee.position
         if tailPosition &+ Int64(count) >= t.pointee.frames { return nil }
@@ -133,7 +133,7 @@ extension Engine {
     @_noLocks @_noAllocation @inline(__always)
     func plainStreamBlock(_ v: UnsafeMutablePointer<Voice>, count: Int) -> PlainStreamBlock? {
         if !v.pointee.isStreamed { return nil }
-        if v.pointee.isMetered { return nil }
+        if v.pointee.generalPath != 0 { return nil }
         return ringBlock(v, count: count)
     }
 

@@ -358,7 +358,7 @@ extension Engine {
         if v.pointee.isStreamed { return false }
         if v.pointee.rampFramesLeft != 0 { return false }
         if v.pointee.isVarispeed { return false }
-        if v.pointee.isMetered { return false }
+        if v.pointee.generalPath != 0 { return false }
         return v.pointee.position + Int64(count) < v.pointee.frames
     }
 

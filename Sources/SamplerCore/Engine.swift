@@ -83,6 +83,11 @@ public final class Engine: @unchecked Sendable {
     /// Per player, what controllers did to the voice it plays (see `VoiceControl`). Render
     /// thread only.
     let voiceControls: UnsafeMutablePointer<VoiceControl>
+    /// Each voice's and each tail's filter (`filterState(of:)`), and the one the next `.start`
+    /// gives its voice (`startVoice` sets it; a start without an instrument finds `.none`).
+    let voiceFilters: UnsafeMutablePointer<FilterState>
+    let tailFilters: UnsafeMutablePointer<FilterState>
+    let nextFilter: UnsafeMutablePointer<FilterState>
     let programChangeCounter = Atomic<Int>(0)
     /// The buffers silent blocks (a catch-up, a late start moved on) are given as their output,
     /// `discardCapacity` frames per channel: a silent block moves its voices on in closed form
@@ -166,6 +171,12 @@ public final class Engine: @unchecked Sendable {
         controllers = .allocate()
         voiceControls = .allocate(capacity: configuration.maxPlayers)
         voiceControls.initialize(repeating: VoiceControl(), count: configuration.maxPlayers)
+        voiceFilters = .allocate(capacity: configuration.maxPlayers)
+        voiceFilters.initialize(repeating: FilterState(), count: configuration.maxPlayers)
+        tailFilters = .allocate(capacity: configuration.maxPlayers)
+        tailFilters.initialize(repeating: FilterState(), count: configuration.maxPlayers)
+        nextFilter = .allocate(capacity: 1)
+        nextFilter.initialize(to: FilterState())
         discardLeft = .allocate(capacity: discardCapacity)
         discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
@@ -203,6 +214,9 @@ public final class Engine: @unchecked Sendable {
         noteOnVelocities.deallocate()
         controllers.deallocate()
         voiceControls.deallocate()
+        voiceFilters.deallocate()
+        tailFilters.deallocate()
+        nextFilter.deallocate()
         discardRight.deallocate()
         blockBuses.deallocate()
         discardBuses.deallocate()

@@ -152,6 +152,8 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// `declickFrames`. A voice in its envelope's attack, hold, decay or release, or fading out,
     /// takes the change in one step.
     public var steerFrames: Int?
+    /// Each voice through this filter (nil: none).
+    public var filter: VoiceFilter?
 
     public init(firstPlayer: Int, voiceCount: Int = 1, gain: Gain = .unity, pan: Float = 0, loops: Int = 0,
                 chokeGroup: Int = 0, layers: [InstrumentLayer], declickFrames: Int = 96, chokeFadeFrames: Int = 240,
@@ -261,6 +263,15 @@ struct InstrumentSlot {
     /// `InstrumentDefinition.randomGainDb`, `randomCents`.
     var randomGainDb: Float = 0
     var randomCents: Float = 0
+    /// Its filter (`VoiceFilter`), `filterKind == .none` for none.
+    var filterKind: FilterKind = .none
+    var filterCutoff: Float = 0
+    var filterResonance: Float = 0
+    var filterKeytrack: Float = 0
+    var filterKeycenter: Int32 = 60
+    var filterVeltrack: Float = 0
+    var filterRandom: Float = 0
+    var filterRate: Double = 48_000
 }
 
 /// What controllers give one instrument's voices at one steering (`Engine.steer`), computed
@@ -270,6 +281,8 @@ struct SteerCache {
     var factor: Float = 1
     var pan: Float = 0
     var cents: Float = 0
+    var cutoff: Float = 0
+    var resonance: Float = 0
     var gains: PanGains = .center
     var panned = false
 }
@@ -459,6 +472,17 @@ struct InstrumentTables {
             t.instruments[i].steerFrames = Int32(clamping: max(0, d.steerFrames ?? d.declickFrames))
             t.instruments[i].randomGainDb = d.randomGainDb.isFinite ? min(48, max(0, d.randomGainDb)) : 0
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
+            if let f = d.filter, f.kind != .none, f.sampleRate.isFinite, f.sampleRate >= 1000 {
+                func finite(_ x: Float, _ range: ClosedRange<Float>) -> Float { x.isFinite ? min(range.upperBound, max(range.lowerBound, x)) : 0 }
+                t.instruments[i].filterKind = f.kind
+                t.instruments[i].filterCutoff = finite(f.cutoff, 0...20_000)
+                t.instruments[i].filterResonance = finite(f.resonance, -60...60)
+                t.instruments[i].filterKeytrack = finite(f.keytrack, -1200...1200)
+                t.instruments[i].filterKeycenter = Int32(min(127, max(0, f.keycenter)))
+                t.instruments[i].filterVeltrack = finite(f.veltrack, -12_000...12_000)
+                t.instruments[i].filterRandom = finite(f.random, -12_000...12_000)
+                t.instruments[i].filterRate = f.sampleRate
+            }
             if let e = d.envelope {
                 let decay = AmplitudeEnvelope.segments(forFall: e.decayFrames)
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)

@@ -42,9 +42,9 @@ struct Voice: BitwiseCopyable {
     var rampFramesLeft: Int32 = 0
     var isActive = false
     var isPaused = false
-    /// Metering: when on, the render thread accumulates the peak and the sum of squares of what
-    /// this player contributes, per channel, and publishes them every period.
-    var isMetered = false
+    /// What sends the voice down the general path (`Engine.mixVoice`), never a grouped or
+    /// single-voice one: `isMetered` (bit 0), `isFiltered` (bit 1).
+    var generalPath: UInt8 = 0
     /// When set, the voice stops as soon as its gain ramp reaches its end (a stop with a fade).
     var stopsAfterRamp = false
     var isStereo = false
@@ -126,6 +126,19 @@ struct Voice: BitwiseCopyable {
     var envReleaseFactor: Float = 0
     // Exactly four cache lines: add padding here when a field goes.
 
+    /// Metering: when on, the render thread accumulates the peak and the sum of squares of what
+    /// this player contributes, per channel, and publishes them every period.
+    var isMetered: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { generalPath & 1 != 0 }
+        @_noLocks @_noAllocation @inline(__always) set { generalPath = newValue ? generalPath | 1 : generalPath & 0xFE }
+    }
+
+    /// The voice goes through its filter (`Engine.filterState(of:)`).
+    var isFiltered: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { generalPath & 2 != 0 }
+        @_noLocks @_noAllocation @inline(__always) set { generalPath = newValue ? generalPath | 2 : generalPath & 0xFD }
+    }
+
     /// max(peak, 1) × max(1, |pan factors|): × the level, a bound on every value the kernels
     /// form for the voice (sample × gain before the pan, gain × pan before the sample, the sum),
     /// and infinite, or NaN with a level of 0, when the sound's samples are not bounded.
@@ -142,14 +155,14 @@ struct Voice: BitwiseCopyable {
         }
     }
 
-    /// Whether voice `v` is active, not paused, not metered, streamed and into output 0: its
+    /// Whether voice `v` is active, not paused, on no general path (metered, filtered), streamed and into output 0: its
     /// flags and `output` (bytes 52 to 59 of its first line, as `VoiceListTests` checks) read
     /// as one word and compared at once, where one check each cost a load and a branch per
     /// voice in `Engine.mixStreamGroup`. (A voice into an output the render does not have
     /// plays into the main mix all the same, on the path for one voice at a time.)
     @_noLocks @_noAllocation @inline(__always)
     static func isSoundingStreamIntoMainMix(_ v: UnsafeMutablePointer<Voice>) -> Bool {
-        // Little-endian bytes: isActive, isPaused, isMetered, (stopsAfterRamp, isStereo),
+        // Little-endian bytes: isActive, isPaused, generalPath, (stopsAfterRamp, isStereo),
         // isStreamed, (isVarispeed: a stream plays at rate 1), output.
         flags(v) & 0xFF00_FF00_00FF_FFFF == 0x0000_0100_0000_0001
     }
@@ -158,7 +171,7 @@ struct Voice: BitwiseCopyable {
     /// output 0, as `isSoundingStreamIntoMainMix` checks its flags.
     @_noLocks @_noAllocation @inline(__always)
     static func isSoundingAtRateOneIntoMainMix(_ v: UnsafeMutablePointer<Voice>) -> Bool {
-        // isActive, isPaused, isMetered, (stopsAfterRamp, isStereo), isStreamed, isVarispeed, output.
+        // isActive, isPaused, generalPath, (stopsAfterRamp, isStereo), isStreamed, isVarispeed, output.
         flags(v) & 0xFFFF_FF00_00FF_FFFF == 0x0000_0000_0000_0001
     }
 

@@ -1,5 +1,6 @@
 import Foundation
 @testable import Patches
+import SamplerCore
 import Testing
 
 /// What version 2 gained to hold everything version 1 says (issue 16: one format).
@@ -51,6 +52,17 @@ import Testing
         var plain = kit
         plain.instruments[0].previousKey = nil
         #expect(plain.stateNotes == [24, 25, 26])
+        let again = try decodeKit(kit.patchJSON())
+        #expect(again.instruments == kit.instruments)
+    }
+
+    @Test func aFilterAndItsControllersReadBackAsWritten() throws {
+        let instruments = #"[ { "id": "pad", "layers": [ { "samples": ["p.wav"] } ], "filter": { "type": "bpf_2p", "cutoff": 1234.5, "resonance": 6, "keytrack": 50, "keycenter": 48, "veltrack": 2400, "random": 100 }, "modulations": [ { "controller": 74, "target": "cutoff", "depth": 4800 }, { "controller": 71, "target": "resonance", "depth": 12 } ] }, { "id": "plain", "layers": [ { "samples": ["q.wav"] } ] } ]"#
+        let kit = try decodeKit(kitJSON(instruments: instruments, pattern: #"{ "name": "p", "tracks": {} }"#, song: nil))
+        #expect(kit.instruments[0].filter == VoiceFilter(kind: .bandpass2, cutoff: 1234.5, resonance: 6, keytrack: 50, keycenter: 48,
+                                                         veltrack: 2400, random: 100))
+        #expect(kit.instruments[0].modulations.map(\.target) == [.cutoff, .resonance])
+        #expect(kit.instruments[1].filter == nil)
         let again = try decodeKit(kit.patchJSON())
         #expect(again.instruments == kit.instruments)
     }

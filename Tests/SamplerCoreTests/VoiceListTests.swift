@@ -8,12 +8,12 @@ import Testing
     @Test func aVoiceIsWholeCacheLinesWithThePlainPathsFieldsInTheFirst() {
         #expect(MemoryLayout<Voice>.stride % 64 == 0)
         for field: PartialKeyPath<Voice> in [\.position, \.frames, \.left, \.right, \.level, \.panLeft, \.panRight,
-                                           \.rampFramesLeft, \.isActive, \.isPaused, \.isMetered, \.isStreamed, \.isVarispeed] {
+                                           \.rampFramesLeft, \.isActive, \.isPaused, \.generalPath, \.isStreamed, \.isVarispeed] {
             #expect(MemoryLayout<Voice>.offset(of: field)! < 64)
         }
         #expect(MemoryLayout<Voice>.offset(of: \Voice.rate)! >= 64)
         // `Voice.isSoundingStreamIntoMainMix` reads these as one word.
-        let flags: [(PartialKeyPath<Voice>, Int)] = [(\.isActive, 0), (\.isPaused, 1), (\.isMetered, 2), (\.isStreamed, 5),
+        let flags: [(PartialKeyPath<Voice>, Int)] = [(\.isActive, 0), (\.isPaused, 1), (\.generalPath, 2), (\.isStreamed, 5),
                                                      (\.isVarispeed, 6), (\.output, 7)]
         for (field, byte) in flags { #expect(MemoryLayout<Voice>.offset(of: field)! == Voice.flagsOffset + byte) }
     }
@@ -22,7 +22,7 @@ import Testing
     @Test func theOneWordFlagCheckAgreesWithTheFlags() {
         let v = UnsafeMutablePointer<Voice>.allocate(capacity: 1)
         defer { v.deallocate() }
-        for bits in 0..<256 {
+        for bits in 0..<512 {
             v.initialize(to: Voice())
             v.pointee.isActive = bits & 1 != 0
             v.pointee.isPaused = bits & 2 != 0
@@ -32,10 +32,11 @@ import Testing
             v.pointee.isStreamed = bits & 32 != 0
             v.pointee.isVarispeed = bits & 64 != 0
             v.pointee.output = bits & 128 != 0 ? UInt8(1 + bits % 7) : 0
-            let expected = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && v.pointee.isStreamed
+            v.pointee.isFiltered = bits & 256 != 0
+            let expected = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && !v.pointee.isFiltered && v.pointee.isStreamed
                 && v.pointee.output == 0
             #expect(Voice.isSoundingStreamIntoMainMix(v) == expected)
-            let plain = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && !v.pointee.isStreamed
+            let plain = v.pointee.isActive && !v.pointee.isPaused && !v.pointee.isMetered && !v.pointee.isFiltered && !v.pointee.isStreamed
                 && !v.pointee.isVarispeed && v.pointee.output == 0
             #expect(Voice.isSoundingAtRateOneIntoMainMix(v) == plain)
         }

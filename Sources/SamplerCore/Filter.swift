@@ -1,0 +1,270 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+// A voice's filter: what an instrument asks for (`VoiceFilter`), and the state each voice and
+// tail keeps on the render thread (`FilterState`): the cutoff's parts, the coefficients and the
+// memory of one biquad per channel.
+
+/// The response of a voice's filter: SFZ's `fil_type` values, with the coefficients sfizz uses
+/// (RBJ's cookbook biquads for the 2-pole kinds, one-pole sections for the 1-pole kinds).
+public enum FilterKind: UInt8, Equatable, Sendable, CaseIterable, BitwiseCopyable {
+    case none
+    case lowpass1
+    case lowpass2
+    case highpass1
+    case highpass2
+    case bandpass2
+    case notch2
+
+    /// Whether it is `.none` (no filter). Real-time safe.
+    var isNone: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { rawValue == 0 }
+    }
+
+    /// SFZ's name (`lpf_2p` …); `none` has none.
+    public var sfzName: String {
+        switch self {
+        case .none: return "none"
+        case .lowpass1: return "lpf_1p"
+        case .lowpass2: return "lpf_2p"
+        case .highpass1: return "hpf_1p"
+        case .highpass2: return "hpf_2p"
+        case .bandpass2: return "bpf_2p"
+        case .notch2: return "brf_2p"
+        }
+    }
+
+    /// The kind SFZ names `name`, nil for one not carried.
+    public init?(sfzName name: String) {
+        guard let kind = FilterKind.allCases.first(where: { $0 != .none && $0.sfzName == name }) else { return nil }
+        self = kind
+    }
+}
+
+/// An instrument's filter, one per voice (SFZ's `fil_type`, `cutoff`, `resonance`,
+/// `fil_keytrack`, `fil_keycenter`, `fil_veltrack`, `fil_random`; controllers move the cutoff
+/// and resonance through `ModulationTarget.cutoff` and `.resonance`).
+/// A voice's cutoff in Hz is `cutoff × 2^(cents / 1200)` with cents = keytrack × (note −
+/// keycenter) + veltrack × velocity / 127 + a random draw in 0…random + the controllers', clamped
+/// to 1 Hz…20 kHz and below the Nyquist frequency.
+public struct VoiceFilter: Equatable, Sendable {
+    public var kind: FilterKind
+    /// Hz.
+    public var cutoff: Float
+    /// dB: the 2-pole kinds' Q is 10^(resonance / 20) (0 dB: Q = 1, as sfizz).
+    public var resonance: Float
+    /// Cents per key away from `keycenter`.
+    public var keytrack: Float
+    public var keycenter: Int
+    /// Cents at velocity 127.
+    public var veltrack: Float
+    /// Cents: each trigger draws an offset in 0…random.
+    public var random: Float
+    /// The rate the instrument's voices play at (the cutoff is in Hz at it).
+    public var sampleRate: Double
+
+    public init(kind: FilterKind, cutoff: Float, resonance: Float = 0, keytrack: Float = 0, keycenter: Int = 60,
+                veltrack: Float = 0, random: Float = 0, sampleRate: Double = 48_000) {
+        self.sampleRate = sampleRate
+        self.kind = kind
+        self.cutoff = cutoff
+        self.resonance = resonance
+        self.keytrack = keytrack
+        self.keycenter = keycenter
+        self.veltrack = veltrack
+        self.random = random
+    }
+}
+
+/// One channel's memory of a direct-form-I biquad: the last two inputs and outputs.
+struct BiquadMemory: BitwiseCopyable {
+    var x1: Float = 0
+    var x2: Float = 0
+    var y1: Float = 0
+    var y2: Float = 0
+
+    @_noLocks @_noAllocation
+    init() {}
+}
+
+/// A biquad's coefficients, normalized (a0 = 1), with the feedback ones negated:
+/// y = b0·x + b1·x1 + b2·x2 + na1·y1 + na2·y2.
+struct BiquadCoefficients: BitwiseCopyable {
+    var b0: Float = 1
+    var b1: Float = 0
+    var b2: Float = 0
+    var na1: Float = 0
+    var na2: Float = 0
+
+    @_noLocks @_noAllocation
+    init() {}
+
+    /// The coefficients of `kind` at `cutoff` Hz (clamped to 1 Hz…20 kHz and 0.49 × the rate)
+    /// and `resonance` dB, as sfizz's Faust filters compute them (in double). Real-time safe
+    /// (libm's cos, sin, exp and pow).
+    @_semantics("no_performance_analysis")
+    static func make(_ kind: FilterKind, cutoff: Float, resonance: Float, sampleRate: Double) -> BiquadCoefficients {
+        let f = min(min(20_000, max(1, Double(cutoff.isNaN ? 1 : cutoff))), 0.49 * sampleRate)
+        let w0 = 2 * Double.pi * f / sampleRate
+        let q = max(0.001, pow(10, 0.05 * min(60, max(-60, Double(resonance.isNaN ? 0 : resonance)))))
+        let cw = cos(w0), alpha = sin(w0) / (2 * q)
+        let a0 = 1 + alpha
+        var c = BiquadCoefficients()
+        switch kind {
+        case .none:
+            return c
+        case .lowpass1:
+            let p = exp(-w0)
+            c.b0 = Float(1 - p)
+            c.na1 = Float(p)
+            return c
+        case .highpass1:
+            let p = exp(-w0)
+            c.b0 = Float(0.5 * (1 + p))
+            c.b1 = Float(-0.5 * (1 + p))
+            c.na1 = Float(p)
+            return c
+        case .lowpass2:
+            c.b0 = Float((1 - cw) / 2 / a0)
+            c.b1 = Float((1 - cw) / a0)
+            c.b2 = c.b0
+        case .highpass2:
+            c.b0 = Float((1 + cw) / 2 / a0)
+            c.b1 = Float(-(1 + cw) / a0)
+            c.b2 = c.b0
+        case .bandpass2:
+            c.b0 = Float(alpha / a0)
+            c.b1 = 0
+            c.b2 = Float(-alpha / a0)
+        case .notch2:
+            c.b0 = Float(1 / a0)
+            c.b1 = Float(-2 * cw / a0)
+            c.b2 = c.b0
+        }
+        c.na1 = Float(2 * cw / a0)
+        c.na2 = Float(-(1 - alpha) / a0)
+        return c
+    }
+}
+
+/// A voice's (or tail's) filter on the render thread. `kind == .none`: the voice is not filtered.
+struct FilterState: BitwiseCopyable {
+    var kind: FilterKind = .none
+    /// The cutoff (Hz) with the trigger's key, velocity and random draw, before the controllers.
+    var baseCutoff: Float = 0
+    /// The resonance (dB) before the controllers.
+    var baseResonance: Float = 0
+    /// What the controllers add now: cents to the cutoff, dB to the resonance.
+    var cutoffCents: Float = 0
+    var resonanceDb: Float = 0
+    var coefficients = BiquadCoefficients()
+    var left = BiquadMemory()
+    var right = BiquadMemory()
+
+    @_noLocks @_noAllocation
+    init() {}
+
+    /// No filter.
+    @_noLocks @_noAllocation
+    mutating func disable() { kind = .none }
+
+    /// The coefficients for the cutoff and resonance as they are now, the memory cleared.
+    @_noLocks @_noAllocation
+    mutating func reset(sampleRate: Double) {
+        update(sampleRate: sampleRate)
+        left = BiquadMemory()
+        right = BiquadMemory()
+    }
+
+    /// The coefficients for the cutoff and resonance as they are now (the memory kept).
+    @_noLocks @_noAllocation
+    mutating func update(sampleRate: Double) {
+        let cutoff = baseCutoff * centsFactor(cutoffCents)
+        coefficients = BiquadCoefficients.make(kind, cutoff: cutoff, resonance: baseResonance + resonanceDb, sampleRate: sampleRate)
+    }
+}
+
+/// 2^(cents / 1200) in `Float`. Real-time safe (libm's exp2f; see `decibelFactor`).
+@_semantics("no_performance_analysis")
+func centsFactor(_ cents: Float) -> Float {
+    exp2f(min(12_000, max(-12_000, cents.isNaN ? 0 : cents)) / 1200)
+}
+
+/// The filter kernels: one biquad step, a block in place, and the fused "read, level, filter,
+/// pan, add" of a plain voice. Every path computes each sample with the same operations in the
+/// same order (no fused multiply-adds), so that a voice filtered on any path, in blocks of any
+/// length, gives the same bits.
+enum Filtering {
+    /// One sample through the biquad.
+    @_noLocks @_noAllocation @inline(__always)
+    static func step(_ x: Float, _ c: BiquadCoefficients, _ m: inout BiquadMemory) -> Float {
+        let y = c.b0 * x + c.b1 * m.x1 + c.b2 * m.x2 + c.na2 * m.y2 + c.na1 * m.y1
+        m.x2 = m.x1
+        m.x1 = x
+        m.y2 = m.y1
+        m.y1 = y
+        return y
+    }
+
+    /// `count` samples of `x` through the biquad, in place.
+    @_noLocks @_noAllocation
+    static func apply(_ x: UnsafeMutablePointer<Float>, count: Int, _ c: BiquadCoefficients, _ m: inout BiquadMemory) {
+        var mem = m
+        for i in 0..<count { x[i] = step(x[i], c, &mem) }
+        m = mem
+    }
+
+    /// Two channels through their biquads in one pass (the two recursions overlap).
+    @_noLocks @_noAllocation
+    static func apply(_ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, count: Int, _ c: BiquadCoefficients,
+                      _ ml: inout BiquadMemory, _ mr: inout BiquadMemory) {
+        var a = ml, b = mr
+        for i in 0..<count {
+            l[i] = step(l[i], c, &a)
+            r[i] = step(r[i], c, &b)
+        }
+        ml = a
+        mr = b
+    }
+
+    /// A mono source at `level` through the biquad, then panned and added:
+    /// `out += step(s × level) × pan`, each channel.
+    @_noLocks @_noAllocation
+    static func addMono(_ s: UnsafePointer<Float>, count: Int, level: Float, _ c: BiquadCoefficients, _ m: inout BiquadMemory,
+                        panLeft: Float, panRight: Float,
+                        into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>) {
+        var mem = m
+        for i in 0..<count {
+            let y = step(s[i] * level, c, &mem)
+            outLeft[i] = outLeft[i] + y * panLeft
+            outRight[i] = outRight[i] + y * panRight
+        }
+        m = mem
+    }
+
+    /// A stereo source at its gains through the two biquads, then added:
+    /// `out += step(s × gain)`, each channel.
+    @_noLocks @_noAllocation
+    static func addStereo(_ sl: UnsafePointer<Float>, _ sr: UnsafePointer<Float>, count: Int, gainLeft: Float, gainRight: Float,
+                          _ c: BiquadCoefficients, _ ml: inout BiquadMemory, _ mr: inout BiquadMemory,
+                          into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>) {
+        var a = ml, b = mr
+        for i in 0..<count {
+            outLeft[i] = outLeft[i] + step(sl[i] * gainLeft, c, &a)
+            outRight[i] = outRight[i] + step(sr[i] * gainRight, c, &b)
+        }
+        ml = a
+        mr = b
+    }
+
+    /// A filtered mono block `y` (in `l`) panned in place: `r = y × panRight`, `l = y × panLeft`.
+    @_noLocks @_noAllocation
+    static func pan(_ l: UnsafeMutablePointer<Float>, _ r: UnsafeMutablePointer<Float>, count: Int, panLeft: Float, panRight: Float) {
+        for i in 0..<count {
+            let y = l[i]
+            r[i] = y * panRight
+            l[i] = y * panLeft
+        }
+    }
+}
