@@ -135,6 +135,8 @@ extension SFZImporter {
         var keyLevel = KeyLevel()
         /// `amp_random` (dB), `pitch_random` (cents).
         var randomGainDb = 0.0, randomCents = 0.0
+        /// `fil_type`, `cutoff` … (nil: unfiltered).
+        var filter: VoiceFilter?
         /// The fields `resolveControls` sets, from `other`.
         mutating func takeControls(of other: Region) {
             conditions = other.conditions
@@ -163,6 +165,33 @@ extension SFZImporter {
         mutating func makeControlKey() {
             controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)"
         }
+    }
+
+    /// A region's filter, as sfizz makes it: any of `fil_type`, `cutoff`, `resonance`,
+    /// `fil_keytrack`, `fil_keycenter`, `fil_veltrack`, `fil_random` gives it one (a 2-pole
+    /// low-pass unless `fil_type` says otherwise, at 0 Hz unless `cutoff` says otherwise). A
+    /// type not carried plays unfiltered, reported.
+    static func filter(value: (String) -> SFZOpcode?, number: (String, ClosedRange<Double>, Double) throws -> Double,
+                       note: (String) throws -> Int?, keyOffset: Int, place: (SFZOpcode) -> String,
+                       report: (String, String) -> Void) throws -> VoiceFilter? {
+        let names = ["fil_type", "filtype", "cutoff", "resonance", "fil_keytrack", "fil_keycenter", "fil_veltrack", "fil_random", "cutoff_random"]
+        guard names.contains(where: { value($0) != nil }) else { return nil }
+        var kind = FilterKind.lowpass2
+        if let o = value("fil_type") ?? value("filtype") {
+            let name = o.value.trimmedBlanks
+            guard let k = FilterKind(sfzName: name) else {
+                report("fil_type=\(name)", "\(place(o)): fil_type=\(name.prefix(40)) is not carried (lpf_1p, lpf_2p, hpf_1p, hpf_2p, bpf_2p and brf_2p are): those regions play unfiltered")
+                return nil
+            }
+            kind = k
+        }
+        let random = value("fil_random") != nil ? try number("fil_random", -12_000...12_000, 0) : try number("cutoff_random", -12_000...12_000, 0)
+        return VoiceFilter(kind: kind, cutoff: Float(try number("cutoff", 0...20_000, 0)),
+                           resonance: Float(try number("resonance", 0...96, 0)),
+                           keytrack: Float(try number("fil_keytrack", -1200...1200, 0)),
+                           keycenter: min(127, max(0, (try note("fil_keycenter") ?? 60) + keyOffset)),
+                           veltrack: Float(try number("fil_veltrack", -12_000...12_000, 0)),
+                           random: Float(random))
     }
 
     /// A region's controller opcodes: conditions (`locc`/`hicc`, `sw_last`, `lochan`/`hichan`),
@@ -225,8 +254,9 @@ extension SFZImporter {
                     report("source\(number)", "\(target)_oncc\(number): sfizz's controller \(number) (set per note there, as velocity, key or random) is not carried: the modulation is left out")
                     continue
                 }
-                if abs(depth) > 9600 {
-                    report("depth\(number)", "\(target)_oncc\(number)=\(depth): held to ±9600")
+                let limit: Double = target == "cutoff" ? 12_000 : 9600
+                if abs(depth) > limit {
+                    report("depth\(number)", "\(target)_oncc\(number)=\(depth): held to ±\(Int(limit))")
                 }
                 let kind: ModulationTarget
                 var scaled = depth
@@ -235,6 +265,8 @@ extension SFZImporter {
                 case "volume": kind = .volume
                 case "pan": kind = .pan; scaled = depth / 100
                 case "tune": kind = .pitch
+                case "cutoff": kind = .cutoff
+                case "resonance": kind = .resonance
                 default: continue
                 }
                 var curve: [Float]?
@@ -245,7 +277,7 @@ extension SFZImporter {
                         report("curve\(k)", "curve \(k) is defined nowhere: the controller's value is used as it is")
                     }
                 }
-                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(9600, max(-9600, scaled))), curve: curve,
+                region.modulations.append(ControllerModulation(controller: number, target: kind, depth: Float(min(limit, max(-limit, scaled))), curve: curve,
                                                                smoothing: Float(smoothing[target]?[number] ?? 0)))
             }
         }

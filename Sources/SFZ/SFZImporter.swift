@@ -37,6 +37,7 @@ package enum SFZImporter {
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "xfin_lokey", "xfin_hikey", "xfout_lokey", "xfout_hikey", "xf_keycurve", "amp_keytrack", "amp_keycenter",
         "direction", "count", "amp_random", "pitch_random",
+        "fil_type", "filtype", "cutoff", "resonance", "fil_keytrack", "fil_keycenter", "fil_veltrack", "fil_random", "cutoff_random",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
         "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo",
@@ -49,7 +50,9 @@ package enum SFZImporter {
     static let carriedWithNumber = ["locc", "hicc", "on_locc", "on_hicc", "set_cc", "set_hdcc", "set_realcc", "label_cc",
                                     "amplitude_oncc", "amplitude_cc", "amplitude_curvecc", "volume_oncc", "volume_cc", "volume_curvecc",
                                     "pan_oncc", "pan_cc", "pan_curvecc", "tune_oncc", "tune_cc", "tune_curvecc", "pitch_oncc", "pitch_cc",
-                                    "pitch_curvecc", "amplitude_smoothcc", "volume_smoothcc", "pan_smoothcc", "tune_smoothcc", "pitch_smoothcc"]
+                                    "pitch_curvecc", "amplitude_smoothcc", "volume_smoothcc", "pan_smoothcc", "tune_smoothcc", "pitch_smoothcc",
+                                    "cutoff_oncc", "cutoff_cc", "cutoff_curvecc", "cutoff_smoothcc",
+                                    "resonance_oncc", "resonance_cc", "resonance_curvecc", "resonance_smoothcc"]
 
     /// `name` split into a carried prefix and its controller number (`locc4` → ("locc", 4)).
     static func numbered(_ name: String) -> (prefix: String, number: Int)? {
@@ -428,6 +431,8 @@ package enum SFZImporter {
             resolved[resolved.count - 1].randomGainDb = try number("amp_random", 0...48, default: 0)
             resolved[resolved.count - 1].randomCents = try number("pitch_random", -9600...9600, default: 0)
             resolved[resolved.count - 1].silent = silent
+            resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, keyOffset: keyOffset, place: place,
+                                                             report: report)
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
                 resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"
             }
