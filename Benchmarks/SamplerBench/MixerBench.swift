@@ -72,9 +72,12 @@ enum MixVariant: String, CaseIterable {
     case streamed = "streamed"
     /// An instrument's voices whose gain and pan a controller moves every period.
     case controlled = "cc gain+pan"
+    /// An instrument's voices through a 2-pole low-pass whose cutoff a controller moves every period.
+    case filtered = "lpf cc"
 
     var fades: Bool { self == .ramp }
     var controlled: Bool { self == .controlled }
+    var filtered: Bool { self == .filtered }
     var tails: Bool { self == .tails }
     var streamed: Bool { self == .streamed }
     /// Its name for `--jobs`.
@@ -86,6 +89,7 @@ enum MixVariant: String, CaseIterable {
         case .tails: "tails"
         case .streamed: "streamed"
         case .controlled: "cc"
+        case .filtered: "filter"
         }
     }
     var rate: Double { self == .varispeed ? 1.5 : 1 }
@@ -96,7 +100,8 @@ enum MixVariant: String, CaseIterable {
 func measureMixerRow(pool: SoundPool, variant: MixVariant, kind: SourceKind, voices n: Int)
     -> (ratio: Double, engine: Double, reference: Double, agreement: Double) {
     let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: variant.fades, rate: variant.rate,
-                        tails: variant.tails, streamed: variant.streamed, controlled: variant.controlled, frameCount: 128)
+                        tails: variant.tails, streamed: variant.streamed, controlled: variant.controlled,
+                        filtered: variant.filtered, frameCount: 128)
     let agreement = w.checkAgreement()
     let t = timeBackToBack(w)
     let frames = Double(n * 128)

@@ -80,6 +80,12 @@ final class MixWorkload {
     /// to the engine as `midi_in` hands them (the C reference sets every voice's gains from the
     /// same values).
     let controlled: Bool
+    /// With `filtered`: the voices are one instrument's, through a 2-pole low-pass whose cutoff
+    /// follows CC74 (moved every period as CC1 is with `controlled`); the C reference computes
+    /// each voice's coefficients for the same cents and runs the same biquad.
+    let filtered: Bool
+    var filterReference: [CMixFilterVoice] = []
+    static let filterDepth: Float = 2400
     private var enginePeriods = 0
     private var referencePeriods = 0
     /// The controllers' 7-bit values for period `k`: a slow sweep of each.
@@ -109,9 +115,10 @@ final class MixWorkload {
     /// With `streamed`, each voice plays a stream ring instead of a sound, at rate 1 without a
     /// ramp: the ring is filled before each batch, as a disk thread would keep it filled.
     init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, tails: Bool = false,
-         streamed: Bool = false, controlled: Bool = false, frameCount: Int, slots: Int? = nil) {
+         streamed: Bool = false, controlled: Bool = false, filtered: Bool = false, frameCount: Int, slots: Int? = nil) {
         voiceCount = voices
         self.controlled = controlled
+        self.filtered = filtered
         self.kind = kind
         self.fades = fades
         self.tails = tails
@@ -155,7 +162,26 @@ final class MixWorkload {
                                            rampElapsed: 0, rate: 1, rateStep: 1 << 32, phase: 0))
             }
         }
-        for (p, sound) in all.prefix(controlled ? 0 : voices).enumerated() {
+        if filtered {
+            // As `controlled`, at the centre, through the filter.
+            let ids = all.prefix(voices).map { try! engine.register($0) }
+            var instrument = InstrumentDefinition(firstPlayer: 0, voiceCount: voices, loops: -1, layers: [InstrumentLayer(sounds: ids)],
+                                                  declickFrames: 0)
+            instrument.filter = VoiceFilter(kind: .lowpass2, cutoff: 800, resonance: 3)
+            instrument.modulations = [ControllerModulation(controller: 74, target: .cutoff, depth: MixWorkload.filterDepth)]
+            instrument.followsChannelControllers = false
+            engine.setInstruments([instrument], controllers: ControllerSetup(defaults: [74: 0.5]))
+            for _ in 0..<voices { engine.send(.trigger(instrument: 0, velocity: 127, at: Command.immediately)) }
+            let pan = PanGains(pan: 0)
+            let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft, panRight = kind == .mono ? pan.monoRight : pan.stereoRight
+            for sound in all.prefix(voices) {
+                filterReference.append(CMixFilterVoice(left: sound.left, right: sound.right, frames: Int64(sound.frameCount), position: 0,
+                                                       level: 1, panLeft: panLeft, panRight: panRight, baseCutoff: 800, resonance: 3,
+                                                       b0: 0, b1: 0, b2: 0, na1: 0, na2: 0, lx1: 0, lx2: 0, ly1: 0, ly2: 0,
+                                                       rx1: 0, rx2: 0, ry1: 0, ry2: 0))
+            }
+        }
+        for (p, sound) in all.prefix(controlled || filtered ? 0 : voices).enumerated() {
             if tails {
                 // The old voice: started first, then faded out on the tail by the restart below.
                 let old = all[voices + p]
@@ -253,6 +279,14 @@ final class MixWorkload {
                 engine.receiveMIDI(m.baseAddress! + 3, count: 3, at: periodStart)
             }
         }
+        if filtered {
+            let v = MixWorkload.controllerValues(enginePeriods)
+            enginePeriods += 1
+            messages[0] = 0xB0
+            messages[1] = 74
+            messages[2] = v.level
+            messages.withUnsafeBufferPointer { m in engine.receiveMIDI(m.baseAddress!, count: 3, at: periodStart) }
+        }
         engine.render(frameCount: frameCount, periodStart: periodStart, left: left, right: right)
         periodStart += Frame(frameCount)
     }
@@ -264,6 +298,16 @@ final class MixWorkload {
         if streamed {
             streamReference.withUnsafeMutableBufferPointer { streams in
                 cmix_render_streams(streams.baseAddress, count, referenceLeft, referenceRight, frames)
+            }
+            return
+        }
+        if filtered {
+            let v = MixWorkload.controllerValues(referencePeriods)
+            referencePeriods += 1
+            let cents = MixWorkload.filterDepth * (Float(v.level) / 127)
+            filterReference.withUnsafeMutableBufferPointer { voices in
+                cmix_filter_coefficients(voices.baseAddress, count, cents, 48_000)
+                cmix_render_filtered(voices.baseAddress, count, referenceLeft, referenceRight, frames)
             }
             return
         }

@@ -162,7 +162,7 @@ enum PatchFormatV2 {
                 case "resonance": target = .resonance
                 default: throw targetNode.mismatch(expected: #""amplitude", "volume", "pan", "pitch", "cutoff" or "resonance""#)
                 }
-                let depth = try m.required("depth").number(in: .between(-9600, 9600))
+                let depth = try m.required("depth").number(in: target == .cutoff ? .between(-12_000, 12_000) : .between(-9600, 9600))
                 var curve: [Float]?
                 if let curveNode = m.optional("curve") {
                     if case .number = curveNode.value {

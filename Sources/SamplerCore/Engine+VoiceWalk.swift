@@ -29,8 +29,9 @@ extension Engine {
         let mainLeft = buses[0], mainRight = buses[1]
         let groupsRamps = rampGrouping.load(ordering: .relaxed)
         let frames = end - start
-        // The next tail in the list was mixed with its voice.
+        // The next tail in the list was mixed with its voice; the next voice with this one.
         var tailMixed = false
+        var pairMixed = false
         var i = 0
         while i < count {
             let key = voiceList.key(at: i)
@@ -110,6 +111,16 @@ extension Engine {
                             } else {
                                 addPlainVoice(v, from: start, to: end, left: left, right: right)
                             }
+                        } else if pairMixed {
+                            // Mixed with the filtered voice before it (`mixFilteredPair`).
+                            pairMixed = false
+                        } else if !silent, isFilteredPlainInMainMix(v, count: frames), i + 1 < count,
+                                  !voiceList.key(at: i + 1).isTail,
+                                  isFilteredPlainInMainMix(voices + voiceList.key(at: i + 1).player, count: frames) {
+                            // Two filtered voices at once: their recursions overlap.
+                            mixFilteredPair(v, voices + voiceList.key(at: i + 1).player, from: start, to: end, left: left, right: right)
+                            bound = .infinity
+                            pairMixed = true
                         } else if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {
@@ -120,8 +131,9 @@ extension Engine {
                                 mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
                                          silent: silent)
                             }
-                            // After mixing: a stream's samples are bounded by its ring's peak when it read them.
-                            bound += v.pointee.readPeakGain * gain
+                            // After mixing: a stream's samples are bounded by its ring's peak when it read them;
+                            // a filter's output by nothing known here (a resonance amplifies).
+                            bound += v.pointee.isFiltered ? .infinity : v.pointee.readPeakGain * gain
                         }
                     }
                 }
@@ -137,7 +149,7 @@ extension Engine {
                     let o = Int(t.pointee.output)
                     let bus = o < busCount ? 2 * o : 0
                     let left = buses[bus], right = buses[bus + 1]
-                    bound += t.pointee.peakGain * largestGain(t)
+                    bound += t.pointee.isFiltered ? .infinity : t.pointee.peakGain * largestGain(t)
                     if !mixRampedVoice(t, from: start, to: end, left: left, right: right, silent: silent) {
                         mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right,
                                  silent: silent)

@@ -243,6 +243,47 @@ enum Filtering {
         m = mem
     }
 
+    /// Two mono sources, each as `addMono`, in one pass: every output frame gets the first's
+    /// and then the second's, to the bit as two `addMono` calls.
+    @_noLocks @_noAllocation
+    static func addMonoPair(_ sa: UnsafePointer<Float>, level la: Float, _ ca: BiquadCoefficients, _ ma: inout BiquadMemory,
+                            panLeft pla: Float, panRight pra: Float,
+                            _ sb: UnsafePointer<Float>, level lb: Float, _ cb: BiquadCoefficients, _ mb: inout BiquadMemory,
+                            panLeft plb: Float, panRight prb: Float, count: Int,
+                            into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>) {
+        var a = ma, b = mb
+        for i in 0..<count {
+            let ya = step(sa[i] * la, ca, &a)
+            let yb = step(sb[i] * lb, cb, &b)
+            outLeft[i] = outLeft[i] + ya * pla + yb * plb
+            outRight[i] = outRight[i] + ya * pra + yb * prb
+        }
+        ma = a
+        mb = b
+    }
+
+    /// Two stereo sources, each as `addStereo`, in one pass (the same bits as two calls).
+    @_noLocks @_noAllocation
+    static func addStereoPair(_ al: UnsafePointer<Float>, _ ar: UnsafePointer<Float>, gainLeft gla: Float, gainRight gra: Float,
+                              _ ca: BiquadCoefficients, _ mal: inout BiquadMemory, _ mar: inout BiquadMemory,
+                              _ bl: UnsafePointer<Float>, _ br: UnsafePointer<Float>, gainLeft glb: Float, gainRight grb: Float,
+                              _ cb: BiquadCoefficients, _ mbl: inout BiquadMemory, _ mbr: inout BiquadMemory, count: Int,
+                              into outLeft: UnsafeMutablePointer<Float>, _ outRight: UnsafeMutablePointer<Float>) {
+        var a = mal, b = mar, c = mbl, d = mbr
+        for i in 0..<count {
+            let yal = step(al[i] * gla, ca, &a)
+            let yar = step(ar[i] * gra, ca, &b)
+            let ybl = step(bl[i] * glb, cb, &c)
+            let ybr = step(br[i] * grb, cb, &d)
+            outLeft[i] = outLeft[i] + yal + ybl
+            outRight[i] = outRight[i] + yar + ybr
+        }
+        mal = a
+        mar = b
+        mbl = c
+        mbr = d
+    }
+
     /// A stereo source at its gains through the two biquads, then added:
     /// `out += step(s × gain)`, each channel.
     @_noLocks @_noAllocation

@@ -61,6 +61,27 @@ void cmix_render_streams(CMixStream *streams, int count, float *outLeft, float *
 /// it is: slot j always holds the same sample).
 void cmix_refill_streams(CMixStream *streams, int count);
 
+/// One filtered voice of the reference mixer: a looping sound at rate 1 and a constant level
+/// through a direct-form-I biquad (one for a mono sound, before its pan; one per channel for a
+/// stereo sound), its cutoff `baseCutoff` × 2^(cents / 1200) recomputed when the cents move.
+typedef struct {
+    const float *left;
+    const float *right;
+    int64_t frames;
+    int64_t position;
+    float level, panLeft, panRight;
+    float baseCutoff, resonance;
+    float b0, b1, b2, na1, na2;
+    float lx1, lx2, ly1, ly2, rx1, rx2, ry1, ry2;
+} CMixFilterVoice;
+
+/// Each voice's 2-pole low-pass coefficients for its cutoff moved by `cents` (RBJ's cookbook, in
+/// double, as the engine computes them).
+void cmix_filter_coefficients(CMixFilterVoice *voices, int count, float cents, double sampleRate);
+
+/// Overwrites `outLeft`/`outRight` with the sum of every filtered voice over `frameCount` frames.
+void cmix_render_filtered(CMixFilterVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
+
 /// Reads `count` 64-bit words and returns their sum: a single-core read-bandwidth probe.
 uint64_t cmix_read_sum(const uint64_t *data, size_t count);
 
