@@ -83,13 +83,16 @@ import Testing
         // Players 48…63: two instruments sharing note 36, one with an envelope and a velocity curve
         // (the SFZ paths: triggers, note-offs, envelope segments, shared notes).
         var modulated = InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36], output: 2)
-        // Controllers: a condition, level/pan/pitch modulations, a bend range.
+        // Controllers: a condition, level/pan/pitch/cutoff modulations, a bend range.
         modulated.conditions = [ControllerRange(controller: 4, values: 0...100)]
         modulated.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1, curve: ControllerModulation.sfzCurve(4)),
                                  ControllerModulation(controller: 2, target: .pan, depth: 0.5),
                                  ControllerModulation(controller: 3, target: .pitch, depth: 100)]
         modulated.bendUp = 200
         modulated.bendDown = -200
+        // A filter, its cutoff moved by CC1: coefficients computed on the render thread.
+        modulated.filter = VoiceFilter(kind: .lowpass2, cutoff: 2000, resonance: 3, keytrack: 10, veltrack: 600, random: 100)
+        modulated.modulations.append(ControllerModulation(controller: 1, target: .cutoff, depth: 1200))
         engine.setInstruments([
             InstrumentDefinition(firstPlayer: 48, voiceCount: 8, layers: [
                 InstrumentLayer(velocities: 1...63, sounds: [sound], velocityCurve: (0...127).map { Float($0) / 127 }),
