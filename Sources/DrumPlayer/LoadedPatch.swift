@@ -88,17 +88,22 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(sample.resolvedPath)"
+                            let key = "\(instrument.tune)|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
                                 let sound: Sound
+                                var nativeFrames = 0
                                 if sample.isTrimmed {
-                                    sound = try Self.trimmed(sample, sampleRate: sampleRate, root: root)
+                                    (sound, nativeFrames) = try Self.trimmed(sample, sampleRate: sampleRate, root: root)
                                 } else {
                                     sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath, root: root)
                                     untuned[sample.resolvedPath] = sound
                                 }
-                                let id = try register(try PatchProgram.tuned(sound, semitones: instrument.tune))
+                                var tuned = try PatchProgram.tuned(sound, semitones: instrument.tune)
+                                if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
+                                    tuned = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
+                                }
+                                let id = try register(tuned)
                                 cache[key] = id
                                 ids.append(id)
                             } catch {
@@ -276,7 +281,19 @@ package final class LoadedPatch {
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it
     /// says so), then at `sampleRate`.
-    static func trimmed(_ sample: SampleFile, sampleRate: Double, root: String? = nil) throws -> Sound {
+    /// `sound` (the file's frames `offset …` at `nativeFrames` of the file, resampled and tuned)
+    /// ending at `loop`'s last frame, its loop start at the loop's first, both in the sound's
+    /// frames (scaled as the resampling scaled the file's).
+    static func looped(_ sound: Sound, loop: ClosedRange<Int>, offset: Int, nativeFrames: Int) -> Sound {
+        let scale = Double(sound.frameCount) / Double(nativeFrames)
+        let start = Int((Double(loop.lowerBound - offset) * scale).rounded())
+        let count = Int((Double(loop.upperBound + 1 - offset) * scale).rounded())
+        return Sound(slicing: sound, from: 0, count: max(start + 1, count), loopStart: start)
+    }
+
+    /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it
+    /// says so), then at `sampleRate`, and how many frames of the file they are.
+    static func trimmed(_ sample: SampleFile, sampleRate: Double, root: String? = nil) throws -> (Sound, Int) {
         let native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath, root: root)
         let start = min(sample.offset, native.frameCount)
         let stop = min((sample.end ?? (native.frameCount - 1)) + 1, native.frameCount)
@@ -288,7 +305,7 @@ package final class LoadedPatch {
         if native.sampleRate != sampleRate {
             channels = try Resampler.resample(channels, from: native.sampleRate, to: sampleRate)
         }
-        return try Sound(channels: channels, sampleRate: sampleRate, memory: HugePageSampleMemory.shared)
+        return (try Sound(channels: channels, sampleRate: sampleRate, memory: HugePageSampleMemory.shared), stop - start)
     }
 
     private static func open(_ sample: SampleFile, _ place: String) throws -> StreamFile {

@@ -194,6 +194,7 @@ extension Patch {
             if file.offset != 0 { fields.append(#""offset": \#(file.offset)"#) }
             if let end = file.end { fields.append(#""end": \#(end)"#) }
             if file.reverse { fields.append(#""reverse": true"#) }
+            if let loop = file.loop { fields.append(#""loop": [\#(loop.lowerBound), \#(loop.upperBound)]"#) }
             return "{ " + fields.joined(separator: ", ") + " }"
         }
         return switch file.loading {

@@ -75,9 +75,16 @@ package struct SampleFile: Equatable, Sendable {
     package var end: Int?
     /// Played backwards, from `end` to `offset` (SFZ's `direction=reverse`).
     package var reverse: Bool
+    /// The frames of the file a looping voice repeats, both ends included (SFZ's `loop_start`,
+    /// `loop_end`): it plays from `offset` to the loop's end, then from its start again; nil:
+    /// the whole sample loops.
+    package var loop: ClosedRange<Int>?
+    /// A loop's last frame when it runs to the file's end (its frames are not known before it is decoded).
+    package static let toTheEnd = 1 << 40
 
     package init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil,
-                 offset: Int = 0, end: Int? = nil, reverse: Bool = false) {
+                 offset: Int = 0, end: Int? = nil, reverse: Bool = false, loop: ClosedRange<Int>? = nil) {
+        self.loop = loop
         self.path = path
         self.resolvedPath = resolvedPath
         self.loading = loading
@@ -88,11 +95,11 @@ package struct SampleFile: Equatable, Sendable {
     }
 
     /// Whether only part of the file plays, or it plays backwards: a copy of its own.
-    package var isTrimmed: Bool { offset != 0 || end != nil || reverse }
+    package var isTrimmed: Bool { offset != 0 || end != nil || reverse || loop != nil }
 
     package static func == (a: SampleFile, b: SampleFile) -> Bool {
         a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading && a.offset == b.offset && a.end == b.end
-            && a.reverse == b.reverse
+            && a.reverse == b.reverse && a.loop == b.loop
     }
 }
 

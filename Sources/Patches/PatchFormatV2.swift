@@ -31,7 +31,7 @@ enum PatchFormatV2 {
     static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
-    static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse"]
+    static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse", "loop"]
     static let trackKeys = ["steps", "probability"]
     static let humanizeKeys = ["seed", "frames", "velocity"]
     static let songKeys = ["sequence", "loop"]
@@ -351,11 +351,24 @@ enum PatchFormatV2 {
                 }
                 let loading = try PatchFormatV1.decodeLoading(sample)
                 let reverse = try sample.optional("reverse")?.bool() ?? false
-                if loading == .stream, offset != 0 || end != nil || reverse {
-                    throw sampleNode.error("a streamed sample plays the whole file forwards: \"offset\", \"end\" and \"reverse\" need it in memory")
+                var loop: ClosedRange<Int>?
+                if let loopNode = sample.optional("loop") {
+                    let bounds = try loopNode.array()
+                    let expected = "[first, last] frames of the file, offset ≤ first ≤ last (≤ end)"
+                    guard bounds.count == 2 else { throw loopNode.mismatch(expected: expected) }
+                    let first = try bounds[0].integer(in: .between(0, 1_099_511_627_776))
+                    let last = try bounds[1].integer(in: .between(0, 1_099_511_627_776))
+                    guard first >= offset, first <= last, last <= (end ?? last) else {
+                        throw loopNode.error("expected \(expected), got [\(first), \(last)] with offset \(offset)\(end.map { " and end \($0)" } ?? "")")
+                    }
+                    loop = first...last
+                }
+                if loading == .stream, offset != 0 || end != nil || reverse || loop != nil {
+                    throw sampleNode.error("a streamed sample plays the whole file forwards: \"offset\", \"end\", \"reverse\" and \"loop\" need it in memory")
                 }
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
-                                          loading: loading, place: sampleNode.path.description, offset: offset, end: end, reverse: reverse))
+                                          loading: loading, place: sampleNode.path.description, offset: offset, end: end, reverse: reverse,
+                                          loop: loop))
             } else {
                 let path = try sampleNode.nonEmptyString()
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),

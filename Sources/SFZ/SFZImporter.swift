@@ -29,7 +29,7 @@ package enum SFZImporter {
         "sample", "key", "lokey", "hikey", "pitch_keycenter", "lovel", "hivel", "seq_length", "seq_position",
         "lorand", "hirand", "group", "off_by", "off_mode", "off_time", "polyphony", "note_polyphony", "volume", "amplitude",
         "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
-        "offset", "end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release",
+        "offset", "end", "loop_start", "loop_end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release",
         // Loading hints: the sampler decides how to load samples itself.
         "hint_ram_based",
         // sfizz's output pair N (0: the main mix): the named output "outN".
@@ -213,6 +213,25 @@ package enum SFZImporter {
                 }
                 return n
             }
+            let direction = value("direction")?.value.trimmedBlanks ?? "forward"
+            // A looping region's loop_start … loop_end (frames of the file, within offset … end;
+            // the end of the sample without loop_end), as sfizz plays them; a range sfizz finds
+            // invalid loops the whole sample, noted.
+            func loopRange(offset: Int, end: Int?, loops: Int) throws -> ClosedRange<Int>? {
+                guard loops < 0, value("loop_start") != nil || value("loop_end") != nil else { return nil }
+                let last = end ?? SampleFile.toTheEnd
+                let first = max(offset, try integer("loop_start", 0...(1 << 40), default: 0))
+                let stop = min(last, try integer("loop_end", 0...(1 << 40), default: last))
+                guard first <= stop else {
+                    report("loop:\(regionPlace)", "\(regionPlace): loop_start=\(first) is past loop_end=\(stop): the whole sample loops")
+                    return nil
+                }
+                if direction == "reverse" {
+                    report("loop:reverse", "\(regionPlace): loop_start/loop_end of a reversed sample are not carried: the whole sample loops")
+                    return nil
+                }
+                return first...stop
+            }
             let triggerMode = value("trigger")?.value ?? "attack"
             if triggerMode != "attack", triggerMode != "release" {
                 report("trigger=\(triggerMode)", "\(place(value("trigger")!)): trigger=\(triggerMode) is not carried: those regions are left out")
@@ -276,9 +295,6 @@ package enum SFZImporter {
                 report("loop_sustain", "\(place(value("loop_mode")!)): loop_mode=loop_sustain loops on after the note-off here (as loop_continuous)")
             default:
                 throw SFZError("\(place(value("loop_mode")!)): loop_mode: expected no_loop, one_shot, loop_continuous or loop_sustain, got \"\(mode.prefix(40))\"")
-            }
-            if value("loop_start") != nil || value("loop_end") != nil, loops != 0 {
-                report("looppoints", "\(regionPlace): loop_start/loop_end are not carried: the whole sample loops")
             }
             // The amplitude envelope, as sfizz plays it: its release is never shorter than 6 ms
             // (a shorter or zero ampeg_release sounds as 6 ms there).
@@ -390,7 +406,8 @@ package enum SFZImporter {
             }
             resolved.append(Region(
                 line: regionPlace,
-                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end, reverse: reverse),
+                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end, reverse: reverse,
+                                   loop: try loopRange(offset: offset, end: end, loops: loops)),
                 keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),

@@ -194,9 +194,10 @@ extension Engine {
                 var wrapFrame = periodStart + Int64(out)
                 if v.pointee.loopsRemaining != 0 {
                     if v.pointee.loopsRemaining > 0 { v.pointee.loopsRemaining -= 1 }
-                    // Varispeed may step past the last frame: the overshoot carries into the loop.
-                    v.pointee.position -= slot.frames
-                    if v.pointee.position >= slot.frames { v.pointee.position = 0 }
+                    // Varispeed may step past the last frame: the overshoot carries into the loop,
+                    // which begins at the sound's loop start.
+                    v.pointee.position -= slot.frames - slot.loopStart
+                    if v.pointee.position >= slot.frames { v.pointee.position = slot.loopStart }
                     wrapReports -= 1
                     if silent, wrapReports < 0 {
                         // The whole passes that follow, at once: each ends in a wrap that takes
@@ -207,8 +208,8 @@ extension Engine {
                         let ramp = Int(v.pointee.rampFramesLeft)
                         // A filtered voice's passes up to where its rendering begins.
                         let limit = filtered ? max(0, settleFrom - out) : end - out
-                        let passes = Mixing.skipPasses(v, frames: slot.frames, maxCount: ramp > 0 ? min(limit, ramp - 1) : limit,
-                                                       maxPasses: loops < 0 ? Int.max : Int(loops))
+                        let passes = Mixing.skipLoopPasses(v, slot: slot, maxCount: ramp > 0 ? min(limit, ramp - 1) : limit,
+                                                           maxPasses: loops < 0 ? Int.max : Int(loops))
                         if passes.passes > 0 {
                             if loops > 0 { v.pointee.loopsRemaining -= Int32(passes.passes) }
                             if ramp > 0 {

@@ -34,10 +34,13 @@ extension Engine {
     @_noLocks @_noAllocation
     func playedSince(_ v: UnsafeMutablePointer<Voice>, late: Int64) -> (wrapped: Bool, passes: Int32) {
         let step = UInt128(v.pointee.isVarispeed ? v.pointee.rateStep : 1 << 32)
-        let at = UInt128(UInt64(max(0, v.pointee.position))) << 32 | UInt128(v.pointee.isVarispeed ? v.pointee.phase : 0)
+        // With a loop start, passes after the first run from it: counted from there (a voice
+        // still in its first pass, past the loop start, is taken as in a later one).
+        let loopStart = v.pointee.sound >= 0 && !v.pointee.isStreamed ? min(sounds[Int(v.pointee.sound)].loopStart, max(0, v.pointee.position)) : 0
+        let at = UInt128(UInt64(max(0, v.pointee.position) - loopStart)) << 32 | UInt128(v.pointee.isVarispeed ? v.pointee.phase : 0)
         let moved = UInt128(UInt64(max(0, late))) * step
-        guard at < moved, v.pointee.frames > 0 else { return (false, 0) }
-        let length = UInt128(UInt64(v.pointee.frames)) << 32
+        guard at < moved, v.pointee.frames - loopStart > 0 else { return (false, 0) }
+        let length = UInt128(UInt64(v.pointee.frames - loopStart)) << 32
         let passes = (moved - at + length - 1) / length
         return (true, passes > UInt128(Int32.max) ? Int32.max : Int32(passes))
     }

@@ -255,7 +255,8 @@ public final class Engine: @unchecked Sendable {
         }
         let index = try takeSlot()
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
-                                  frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil, peak: sound.peak)
+                                  frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil, peak: sound.peak,
+                                  loopStart: Int64(sound.loopStart))
         registered[index] = sound
         registrations[index] = 1
         return SoundID(rawValue: Int32(index))

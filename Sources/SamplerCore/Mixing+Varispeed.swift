@@ -87,7 +87,7 @@ extension Mixing {
         }
         // The rest, frame by frame: the last frame's neighbour (the first again, or silence).
         while i < maxCount && pos < frames {
-            let next = pos + 1 < frames ? pos + 1 : (loops ? 0 : -1)
+            let next = pos + 1 < frames ? pos + 1 : (loops ? slot.loopStart : -1)
             let f = Float(phase >> 8) * 0x1p-24
             let l0 = slot.left[Int(pos)], r0 = slot.right[Int(pos)]
             let l1 = next >= 0 ? slot.left[Int(next)] : 0
@@ -142,6 +142,19 @@ extension Mixing {
             v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + n)
         }
         return (n, Int(after.whole - start))
+    }
+
+    /// `skipPasses` for a voice of `slot` just after a wrap (at or past its loop start): the
+    /// passes run from the loop start to the end.
+    @_noLocks @_noAllocation
+    static func skipLoopPasses(_ v: UnsafeMutablePointer<Voice>, slot: SoundSlot, maxCount: Int, maxPasses: Int) -> (passes: Int, output: Int) {
+        let start = slot.loopStart
+        guard start > 0 else { return skipPasses(v, frames: slot.frames, maxCount: maxCount, maxPasses: maxPasses) }
+        guard v.pointee.position >= start else { return (0, 0) }
+        v.pointee.position -= start
+        let skipped = skipPasses(v, frames: slot.frames - start, maxCount: maxCount, maxPasses: maxPasses)
+        v.pointee.position += start
+        return skipped
     }
 
     /// For a looping voice `v` at the start of a pass (`position` < `frames`) (a ramp's frames are the caller's to count), the

@@ -25,6 +25,9 @@ public final class Sound: @unchecked Sendable {
     /// of the largest float): with the gains, a bound on what the sound adds to a mix (see the
     /// render's check for non-finite output).
     public let peak: Float
+    /// Where a looping voice goes on from after the last frame (0: the first frame; SFZ's
+    /// `loop_start`, the last frame being its `loop_end`).
+    public let loopStart: Int
     /// Where the samples came from (`nil`: the heap), to give them back.
     private let memory: (any SampleMemory)?
     /// For a slice: the sound whose samples it reads (kept alive; nothing is freed by the slice).
@@ -45,6 +48,7 @@ public final class Sound: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.memory = memory
         parent = nil
+        loopStart = 0
         left = memory?.allocateSamples(frames) ?? .allocate(capacity: frames)
         left.initialize(from: channels[0], count: frames)
         if channels.count == 2 {
@@ -82,11 +86,12 @@ public final class Sound: @unchecked Sendable {
 
     /// Frames `start ..< start + count` of `sound`, without copying: the slice reads the
     /// sound's samples and keeps it alive. `start` and `count` are clamped to the sound (at
-    /// least one frame).
-    public init(slicing sound: Sound, from start: Int, count: Int) {
+    /// least one frame); so is `loopStart`, a frame of the slice.
+    public init(slicing sound: Sound, from start: Int, count: Int, loopStart: Int = 0) {
         let first = max(0, min(start, sound.frameCount - 1))
         channelCount = sound.channelCount
         frameCount = max(1, min(count, sound.frameCount - first))
+        self.loopStart = max(0, min(loopStart, frameCount - 1))
         sampleRate = sound.sampleRate
         memory = nil
         parent = sound

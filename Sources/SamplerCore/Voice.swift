@@ -8,6 +8,8 @@ struct SoundSlot {
     var stream: UnsafeMutablePointer<StreamRingState>?
     /// The largest |sample| (`Sound.peak`); infinity for a stream (its samples are not known).
     var peak: Float = .infinity
+    /// Where a looping voice goes on from after the last frame (`Sound.loopStart`; 0 for a stream).
+    var loopStart: Int64 = 0
 
     var isStreamed: Bool {
         @_noLocks @_noAllocation @inline(__always) get {

@@ -129,8 +129,14 @@ import Testing
                 == "k.json: instruments[0].layers[1].samples[0]: a streamed sample must be its instrument's only sample (one layer, one sample)")
         #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "stream": true, "preload": true } ] } ] }"#)
                 == #"k.json: instruments[0].layers[0].samples[0]: give either "stream" or "preload", not both"#)
-        #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "loop": true } ] } ] }"#)?
-            .hasPrefix("k.json: instruments[0].layers[0].samples[0].loop: unknown key") == true)
+        #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "looping": true } ] } ] }"#)?
+            .hasPrefix("k.json: instruments[0].layers[0].samples[0].looping: unknown key") == true)
+        #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "loop": true } ] } ] }"#)
+                == "k.json: instruments[0].layers[0].samples[0].loop: expected an array, got true")
+        #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "offset": 10, "loop": [5, 20] } ] } ] }"#)
+                == "k.json: instruments[0].layers[0].samples[0].loop: expected [first, last] frames of the file, offset ≤ first ≤ last (≤ end), got [5, 20] with offset 10")
+        #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "stream": true, "loop": [5, 20] } ] } ] }"#)
+                == #"k.json: instruments[0].layers[0].samples[0]: a streamed sample plays the whole file forwards: "offset", "end", "reverse" and "loop" need it in memory"#)
         #expect(error(#"{ "id": "a", "tune": 2, "layers": [ { "samples": [ { "path": "/nonexistent/y.wav", "stream": true } ] } ] }"#)
                 == #"k.json: instruments[0].layers[0].samples[0]: a streamed sample cannot be tuned ("tune": 2.0)"#)
         #expect(error(#"{ "id": "a", "gain": 1, "gainDb": 0, "layers": [ { "samples": ["x.wav"] } ] }"#)

@@ -394,6 +394,29 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, peakTolerance: 1.5)
     }
 
+    /// `loop_start`/`loop_end` of looping regions (`loop_continuous`), at the sample's pitch and
+    /// transposed (the loop's last frame interpolated towards its first), held by the sustain
+    /// pedal across the notes and released at the end.
+    @Test func loopPointsPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        // 400 Hz: 120 frames a cycle, so that a loop of whole cycles joins without a step.
+        try Self.writeWAV(dir.appendingPathComponent("tone.wav").path, [Self.tone(400, seconds: 0.3, decay: 4, level: 0.5)])
+        try Self.writeWAV(dir.appendingPathComponent("low.wav").path, [Self.tone(200, seconds: 0.3, decay: 2, level: 0.4)])
+        let sfz = dir.appendingPathComponent("loops.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <global> loop_mode=loop_continuous pitch_keycenter=60 ampeg_release=0.05
+        <region> sample=tone.wav key=60 loop_start=1200 loop_end=2399
+        <region> sample=tone.wav key=62 pitch_keycenter=62 offset=600 loop_start=2400 loop_end=4799
+        <region> sample=low.wav lokey=64 hikey=67 loop_start=4800 loop_end=7199
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        let notes = [60, 62, 64, 67].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
+        // The pedal holds every note to the end; each window then holds the notes before it too.
+        let extra: [(tick: Int, bytes: [UInt8])] = [(0, [0xB9, 64, 127]), (4 * 240 - 1, [0xB9, 64, 0])]
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
     /// Filters (`fil_type` of each kind carried, `cutoff`, `resonance`, `fil_keytrack`,
     /// `fil_veltrack`, `cutoff_oncc` set before a note and moved during one) over white noise:
     /// each note's spectrum in 1/3-octave bands within 1.5 dB of sfizz's, before and after the
