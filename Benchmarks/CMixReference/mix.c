@@ -193,11 +193,11 @@ void cmix_filter_coefficients(CMixFilterVoice *voices, int count, float cents, d
         double q = pow(10, 0.05 * voice->resonance);
         if (q < 0.001) q = 0.001;
         double cw = cos(w0), alpha = sin(w0) / (2 * q), a0 = 1 + alpha;
-        voice->b0 = (float)((1 - cw) / 2 / a0);
-        voice->b1 = (float)((1 - cw) / a0);
+        voice->b0 = (1 - cw) / 2 / a0;
+        voice->b1 = (1 - cw) / a0;
         voice->b2 = voice->b0;
-        voice->na1 = (float)(2 * cw / a0);
-        voice->na2 = (float)(-(1 - alpha) / a0);
+        voice->na1 = 2 * cw / a0;
+        voice->na2 = -(1 - alpha) / a0;
     }
 }
 
@@ -205,7 +205,7 @@ void cmix_render_filtered(CMixFilterVoice *voices, int count, float *outLeft, fl
     clear(outLeft, outRight, frameCount);
     for (int v = 0; v < count; v++) {
         CMixFilterVoice *voice = &voices[v];
-        const float b0 = voice->b0, b1 = voice->b1, b2 = voice->b2, na1 = voice->na1, na2 = voice->na2;
+        const double b0 = voice->b0, b1 = voice->b1, b2 = voice->b2, na1 = voice->na1, na2 = voice->na2;
         int out = 0;
         while (out < frameCount) {
             int64_t left = voice->frames - voice->position;
@@ -215,28 +215,29 @@ void cmix_render_filtered(CMixFilterVoice *voices, int count, float *outLeft, fl
             if (voice->left == voice->right) {
                 const float *restrict s = voice->left + p;
                 const float level = voice->level, pl = voice->panLeft, pr = voice->panRight;
-                float x1 = voice->lx1, x2 = voice->lx2, y1 = voice->ly1, y2 = voice->ly2;
+                double x1 = voice->lx1, x2 = voice->lx2, y1 = voice->ly1, y2 = voice->ly2;
                 for (int i = 0; i < n; i++) {
-                    float x = s[i] * level;
-                    float y = b0 * x + b1 * x1 + b2 * x2 + na2 * y2 + na1 * y1;
+                    double x = (double)(s[i] * level);
+                    double y = b0 * x + b1 * x1 + b2 * x2 + na2 * y2 + na1 * y1;
                     x2 = x1; x1 = x; y2 = y1; y1 = y;
-                    l[i] = l[i] + y * pl;
-                    r[i] = r[i] + y * pr;
+                    float yf = (float)y;
+                    l[i] = l[i] + yf * pl;
+                    r[i] = r[i] + yf * pr;
                 }
                 voice->lx1 = x1; voice->lx2 = x2; voice->ly1 = y1; voice->ly2 = y2;
             } else {
                 const float *restrict sl = voice->left + p, *restrict sr = voice->right + p;
                 const float gl = voice->level * voice->panLeft, gr = voice->level * voice->panRight;
-                float ax1 = voice->lx1, ax2 = voice->lx2, ay1 = voice->ly1, ay2 = voice->ly2;
-                float bx1 = voice->rx1, bx2 = voice->rx2, by1 = voice->ry1, by2 = voice->ry2;
+                double ax1 = voice->lx1, ax2 = voice->lx2, ay1 = voice->ly1, ay2 = voice->ly2;
+                double bx1 = voice->rx1, bx2 = voice->rx2, by1 = voice->ry1, by2 = voice->ry2;
                 for (int i = 0; i < n; i++) {
-                    float xa = sl[i] * gl, xb = sr[i] * gr;
-                    float ya = b0 * xa + b1 * ax1 + b2 * ax2 + na2 * ay2 + na1 * ay1;
-                    float yb = b0 * xb + b1 * bx1 + b2 * bx2 + na2 * by2 + na1 * by1;
+                    double xa = (double)(sl[i] * gl), xb = (double)(sr[i] * gr);
+                    double ya = b0 * xa + b1 * ax1 + b2 * ax2 + na2 * ay2 + na1 * ay1;
+                    double yb = b0 * xb + b1 * bx1 + b2 * bx2 + na2 * by2 + na1 * by1;
                     ax2 = ax1; ax1 = xa; ay2 = ay1; ay1 = ya;
                     bx2 = bx1; bx1 = xb; by2 = by1; by1 = yb;
-                    l[i] = l[i] + ya;
-                    r[i] = r[i] + yb;
+                    l[i] = l[i] + (float)ya;
+                    r[i] = r[i] + (float)yb;
                 }
                 voice->lx1 = ax1; voice->lx2 = ax2; voice->ly1 = ay1; voice->ly2 = ay2;
                 voice->rx1 = bx1; voice->rx2 = bx2; voice->ry1 = by1; voice->ry2 = by2;

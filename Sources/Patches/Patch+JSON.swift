@@ -60,7 +60,7 @@ extension Patch {
             fields.append(#""bend": [\#(number(instrument.bendUp)), \#(number(instrument.bendDown))]"#)
         }
         if !instrument.followsChannelControllers { fields.append(#""channelControllers": false"#) }
-        if let f = instrument.filter {
+        if let f = instrument.filter, f.kind != .none {
             var parts = [#""type": "\#(f.kind.sfzName)""#, #""cutoff": \#(number(Double(f.cutoff)))"#]
             if f.resonance != 0 { parts.append(#""resonance": \#(number(Double(f.resonance)))"#) }
             if f.keytrack != 0 { parts.append(#""keytrack": \#(number(Double(f.keytrack)))"#) }

@@ -172,7 +172,7 @@ extension SFZImporter {
     /// low-pass unless `fil_type` says otherwise, at 0 Hz unless `cutoff` says otherwise). A
     /// type not carried plays unfiltered, reported.
     static func filter(value: (String) -> SFZOpcode?, number: (String, ClosedRange<Double>, Double) throws -> Double,
-                       note: (String) throws -> Int?, keyOffset: Int, place: (SFZOpcode) -> String,
+                       note: (String) throws -> Int?, place: (SFZOpcode) -> String,
                        report: (String, String) -> Void) throws -> VoiceFilter? {
         let names = ["fil_type", "filtype", "cutoff", "resonance", "fil_keytrack", "fil_keycenter", "fil_veltrack", "fil_random", "cutoff_random"]
         guard names.contains(where: { value($0) != nil }) else { return nil }
@@ -187,9 +187,9 @@ extension SFZImporter {
         }
         let random = value("fil_random") != nil ? try number("fil_random", -12_000...12_000, 0) : try number("cutoff_random", -12_000...12_000, 0)
         return VoiceFilter(kind: kind, cutoff: Float(try number("cutoff", 0...20_000, 0)),
-                           resonance: Float(try number("resonance", 0...96, 0)),
+                           resonance: Float(try number("resonance", -60...96, 0)),
                            keytrack: Float(try number("fil_keytrack", -1200...1200, 0)),
-                           keycenter: min(127, max(0, (try note("fil_keycenter") ?? 60) + keyOffset)),
+                           keycenter: min(127, max(0, try note("fil_keycenter") ?? 60)),
                            veltrack: Float(try number("fil_veltrack", -12_000...12_000, 0)),
                            random: Float(random))
     }

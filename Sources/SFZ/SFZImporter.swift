@@ -443,12 +443,13 @@ package enum SFZImporter {
             default: throw SFZError("\(place(value("xf_keycurve")!)): xf_keycurve: expected power or gain, got \"\(value("xf_keycurve")!.value.prefix(40))\"")
             }
             keyLevel.decibelsPerKey = try number("amp_keytrack", -96...12, default: 0)
-            keyLevel.center = (try note("amp_keycenter") ?? 60) + keyOffset
+            // As sfizz, which moves key ranges, key centres and switches by note_offset, not this.
+            keyLevel.center = try note("amp_keycenter") ?? 60
             resolved[resolved.count - 1].keyLevel = keyLevel
             resolved[resolved.count - 1].randomGainDb = try number("amp_random", 0...48, default: 0)
             resolved[resolved.count - 1].randomCents = try number("pitch_random", -9600...9600, default: 0)
             resolved[resolved.count - 1].silent = silent
-            resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, keyOffset: keyOffset, place: place,
+            resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, place: place,
                                                              report: report)
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
                 resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"

@@ -16,10 +16,11 @@ extension Engine {
     /// A filtered voice (`Voice.isFiltered`) goes through its filter after its amplitude (a mono
     /// sound before its pan, as sfizz): with its samples from memory at rate 1 and a steady
     /// level, in one pass (`Filtering.addMono`, `addStereo`); otherwise in scratch memory. The
-    /// filter's memory depends on every frame before: frames the device skipped are filtered
-    /// all the same (nothing is added), the last `filterSettleFrames` of them at most, from rest
-    /// (exact whenever the skip is shorter, and where the filter's response has died away
-    /// within it); a streamed voice's filter starts from rest after a skip.
+    /// filter's memory depends on the frames before: of frames the device skipped, the last
+    /// ones are filtered all the same (nothing is added), from rest, as many as the filter
+    /// needs to forget what came before them below double precision
+    /// (`BiquadCoefficients.settle`, at most 65,536); a streamed voice's filter starts from
+    /// rest after a skip.
     @_noLocks @_noAllocation
     func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool = false) {
@@ -30,14 +31,13 @@ extension Engine {
         // Silent frames from `settleFrom` on are rendered for the filter's memory.
         var settleFrom = end
         if filtered, silent {
-            if slot.stream == nil { settleFrom = max(start, end - filterSettleFrames) }
+            if slot.stream == nil { settleFrom = max(start, end - Int(filter.pointee.coefficients.settle)) }
             if settleFrom > start {
                 // From rest where its rendering begins (a stream's: at the end).
                 filter.pointee.left = BiquadMemory()
                 filter.pointee.right = BiquadMemory()
             }
         }
-        var settleReset = filtered && silent && settleFrom > start && settleFrom < end
         // Silent: the wraps still to be reported one by one (see above).
         var wrapReports = silent ? 1 : 0
         var unreportedWrap: Frame = .min
@@ -58,11 +58,6 @@ extension Engine {
                     n = min(n, settleFrom - out)
                 } else {
                     quiet = false
-                    if settleReset {
-                        filter.pointee.left = BiquadMemory()
-                        filter.pointee.right = BiquadMemory()
-                        settleReset = false
-                    }
                 }
             }
             let discard = silent && !quiet
@@ -249,7 +244,4 @@ extension Engine {
         return voiceFilters + (v - voices)
     }
 
-    /// The skipped frames a filtered voice renders at most for its filter's memory (`mixVoice`):
-    /// 1.4 s at 48 kHz.
-    var filterSettleFrames: Int { @_noLocks @_noAllocation @inline(__always) get { 65_536 } }
 }

@@ -77,12 +77,14 @@ public struct VoiceFilter: Equatable, Sendable {
     }
 }
 
-/// One channel's memory of a direct-form-I biquad: the last two inputs and outputs.
+/// One channel's memory of a direct-form-I biquad: the last two inputs and outputs, in double
+/// (as sfizz's filters keep theirs): a low cutoff's poles lie so near the unit circle that in
+/// single precision they round onto or past it.
 struct BiquadMemory: BitwiseCopyable {
-    var x1: Float = 0
-    var x2: Float = 0
-    var y1: Float = 0
-    var y2: Float = 0
+    var x1: Double = 0
+    var x2: Double = 0
+    var y1: Double = 0
+    var y2: Double = 0
 
     @_noLocks @_noAllocation
     init() {}
@@ -91,14 +93,30 @@ struct BiquadMemory: BitwiseCopyable {
 /// A biquad's coefficients, normalized (a0 = 1), with the feedback ones negated:
 /// y = b0·x + b1·x1 + b2·x2 + na1·y1 + na2·y2.
 struct BiquadCoefficients: BitwiseCopyable {
-    var b0: Float = 1
-    var b1: Float = 0
-    var b2: Float = 0
-    var na1: Float = 0
-    var na2: Float = 0
+    var b0: Double = 1
+    var b1: Double = 0
+    var b2: Double = 0
+    var na1: Double = 0
+    var na2: Double = 0
+    /// Frames after which what came before the filter's input has died away below double
+    /// precision (its poles' radius r to the power of them is below e⁻⁴⁵), at most 65,536:
+    /// rendering frames the device skipped, this many from rest leave its memory as rendering
+    /// them all would.
+    var settle: Int32 = 2
 
     @_noLocks @_noAllocation
     init() {}
+
+    /// `settle` for the coefficients as they are.
+    @_semantics("no_performance_analysis")
+    mutating func computeSettle() {
+        // The poles: z² = na1·z + na2.
+        let d = na1 * na1 + 4 * na2
+        let r = d < 0 ? (-na2).squareRoot() : max(abs(na1 + d.squareRoot()), abs(na1 - d.squareRoot())) / 2
+        if !(r > 0) { settle = 2; return }
+        if !(r < 1) { settle = 65_536; return }
+        settle = Int32(min(65_536, 2 + (45 / -log(r)).rounded(.up)))
+    }
 
     /// The coefficients of `kind` at `cutoff` Hz (clamped to 1 Hz…20 kHz and 0.49 × the rate)
     /// and `resonance` dB, as sfizz's Faust filters compute them (in double). Real-time safe
@@ -116,34 +134,37 @@ struct BiquadCoefficients: BitwiseCopyable {
             return c
         case .lowpass1:
             let p = exp(-w0)
-            c.b0 = Float(1 - p)
-            c.na1 = Float(p)
+            c.b0 = 1 - p
+            c.na1 = p
+            c.computeSettle()
             return c
         case .highpass1:
             let p = exp(-w0)
-            c.b0 = Float(0.5 * (1 + p))
-            c.b1 = Float(-0.5 * (1 + p))
-            c.na1 = Float(p)
+            c.b0 = 0.5 * (1 + p)
+            c.b1 = -0.5 * (1 + p)
+            c.na1 = p
+            c.computeSettle()
             return c
         case .lowpass2:
-            c.b0 = Float((1 - cw) / 2 / a0)
-            c.b1 = Float((1 - cw) / a0)
+            c.b0 = (1 - cw) / 2 / a0
+            c.b1 = (1 - cw) / a0
             c.b2 = c.b0
         case .highpass2:
-            c.b0 = Float((1 + cw) / 2 / a0)
-            c.b1 = Float(-(1 + cw) / a0)
+            c.b0 = (1 + cw) / 2 / a0
+            c.b1 = -(1 + cw) / a0
             c.b2 = c.b0
         case .bandpass2:
-            c.b0 = Float(alpha / a0)
+            c.b0 = alpha / a0
             c.b1 = 0
-            c.b2 = Float(-alpha / a0)
+            c.b2 = -alpha / a0
         case .notch2:
-            c.b0 = Float(1 / a0)
-            c.b1 = Float(-2 * cw / a0)
+            c.b0 = 1 / a0
+            c.b1 = -2 * cw / a0
             c.b2 = c.b0
         }
-        c.na1 = Float(2 * cw / a0)
-        c.na2 = Float(-(1 - alpha) / a0)
+        c.na1 = 2 * cw / a0
+        c.na2 = -(1 - alpha) / a0
+        c.computeSettle()
         return c
     }
 }
@@ -196,15 +217,16 @@ func centsFactor(_ cents: Float) -> Float {
 /// same order (no fused multiply-adds), so that a voice filtered on any path, in blocks of any
 /// length, gives the same bits.
 enum Filtering {
-    /// One sample through the biquad.
+    /// One sample through the biquad (in double; the output rounded to single).
     @_noLocks @_noAllocation @inline(__always)
-    static func step(_ x: Float, _ c: BiquadCoefficients, _ m: inout BiquadMemory) -> Float {
+    static func step(_ input: Float, _ c: BiquadCoefficients, _ m: inout BiquadMemory) -> Float {
+        let x = Double(input)
         let y = c.b0 * x + c.b1 * m.x1 + c.b2 * m.x2 + c.na2 * m.y2 + c.na1 * m.y1
         m.x2 = m.x1
         m.x1 = x
         m.y2 = m.y1
         m.y1 = y
-        return y
+        return Float(y)
     }
 
     /// `count` samples of `x` through the biquad, in place.

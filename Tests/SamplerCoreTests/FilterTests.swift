@@ -118,6 +118,50 @@ import Glibc
         #expect(paired[200...].allSatisfy { $0 != 0 })
     }
 
+    /// Every cutoff down to 1 Hz, with any resonance, is a stable filter: its poles inside the
+    /// unit circle, and noise through it for ten seconds stays bounded (in single precision the
+    /// lowest cutoffs' poles round onto the circle and the output grows without end).
+    @Test(arguments: [FilterKind.lowpass2, .highpass2, .bandpass2, .notch2, .lowpass1, .highpass1])
+    func lowCutoffsStayStable(kind: FilterKind) throws {
+        for rate in [44_100.0, 48_000, 96_000] {
+            for cutoff: Float in [0, 1, 1.5, 2, 3, 5, 20] {
+                for resonance: Float in [-60, -2, 0, 24, 60] {
+                    let c = BiquadCoefficients.make(kind, cutoff: cutoff, resonance: resonance, sampleRate: rate)
+                    let d = c.na1 * c.na1 + 4 * c.na2
+                    let r = d < 0 ? (-c.na2).squareRoot() : max(abs(c.na1 + d.squareRoot()), abs(c.na1 - d.squareRoot())) / 2
+                    #expect(r < 1, "\(kind) at \(cutoff) Hz, \(resonance) dB, \(rate) Hz: a pole at radius \(r)")
+                }
+            }
+        }
+        var f = FilterState()
+        f.kind = kind
+        f.baseCutoff = 1
+        f.baseResonance = 24
+        f.reset(sampleRate: 48_000)
+        var x = Self.noise(480_000, seed: 9).map { $0 * 0.6 }
+        x.withUnsafeMutableBufferPointer { Filtering.apply($0.baseAddress!, count: $0.count, f.coefficients, &f.left) }
+        #expect(x.allSatisfy { abs($0) < 100 })
+    }
+
+    /// A skip longer than the filter needs to forget what came before it: the periods after are
+    /// still the same to the bit, its memory rebuilt from the last frames alone
+    /// (`BiquadCoefficients.settle`), however long the skip.
+    @Test func aLongSkipRebuildsTheFiltersMemoryFromItsLastFrames() throws {
+        func run(skipping: Bool) throws -> [Float] {
+            let (engine, sound) = try Self.engine()
+            var i = InstrumentDefinition(firstPlayer: 0, loops: -1, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [60])
+            i.filter = VoiceFilter(kind: .lowpass2, cutoff: 2_000, resonance: 6)
+            engine.setInstruments([i])
+            Self.midi(engine, [0x90, 60, 100], at: 0)
+            _ = renderBlocks(engine, periods: 1, blockSize: 512)
+            if skipping { return renderBlocks(engine, periods: 2, blockSize: 512, start: 512 * 200).left }
+            return Array(renderBlocks(engine, periods: 201, blockSize: 512, start: 512).left[(512 * 199)...])
+        }
+        #expect(Int(BiquadCoefficients.make(.lowpass2, cutoff: 2_000, resonance: 6, sampleRate: 48_000).settle) < 512 * 199)
+        let through = try run(skipping: false)
+        #expect(try run(skipping: true) == through)
+    }
+
     /// A controller moving the cutoff darkens a sounding voice on its frame.
     @Test func aControllerMovesTheCutoffOfASoundingVoiceOnItsFrame() throws {
         let (engine, sound) = try Self.engine()

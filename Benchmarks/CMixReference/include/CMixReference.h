@@ -63,7 +63,7 @@ void cmix_refill_streams(CMixStream *streams, int count);
 
 /// One filtered voice of the reference mixer: a looping sound at rate 1 and a constant level
 /// through a direct-form-I biquad (one for a mono sound, before its pan; one per channel for a
-/// stereo sound), its cutoff `baseCutoff` × 2^(cents / 1200) recomputed when the cents move.
+/// stereo sound), in double, its cutoff `baseCutoff` × 2^(cents / 1200) recomputed when the cents move.
 typedef struct {
     const float *left;
     const float *right;
@@ -71,8 +71,9 @@ typedef struct {
     int64_t position;
     float level, panLeft, panRight;
     float baseCutoff, resonance;
-    float b0, b1, b2, na1, na2;
-    float lx1, lx2, ly1, ly2, rx1, rx2, ry1, ry2;
+    /// Coefficients and memory in double, as the engine's (and sfizz's).
+    double b0, b1, b2, na1, na2;
+    double lx1, lx2, ly1, ly2, rx1, rx2, ry1, ry2;
 } CMixFilterVoice;
 
 /// Each voice's 2-pole low-pass coefficients for its cutoff moved by `cents` (RBJ's cookbook, in
