@@ -92,7 +92,13 @@ extension Engine {
         case .start: start(v, player: p, command, at: frame)
         case .stop: stop(v, player: p, command, at: frame)
         case .setGain: setGain(v, player: p, command, at: frame)
-        case .setPan: v.pointee.setPan(command.pan)
+        case .setPan:
+            // A stereo sound's pan is a gain before its filter: a late one leaves the filter's
+            // memory as the old pan made it (counted).
+            if v.pointee.isFiltered, v.pointee.isStereo, v.pointee.isActive, lateness(command, at: frame) > 0 {
+                lateCommandCounter.add(1, ordering: .relaxed)
+            }
+            v.pointee.setPan(command.pan)
         case .setLoops: setLoops(v, command, at: frame)
         case .pause: pause(v, command, at: frame)
         case .resume: resume(v, player: p, command, at: frame)

@@ -381,7 +381,9 @@ extension Engine {
             }
             let m = cache.pointee, old = control.pointee
             let filterMoves = v.pointee.isFiltered && (m.cutoff != old.cutoff || m.resonance != old.resonance)
-            if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) || filterMoves {
+            // A stereo sound's pan is a gain before its filter.
+            let filteredPanMoves = v.pointee.isFiltered && v.pointee.isStereo && m.pan != old.panOffset
+            if late, m.factor != old.factor || (m.cents != old.cents && !v.pointee.isStreamed) || filterMoves || filteredPanMoves {
                 lateCommandCounter.add(1, ordering: .relaxed)
             }
             if m.factor != old.factor {

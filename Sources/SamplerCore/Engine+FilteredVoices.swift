@@ -46,6 +46,16 @@ extension Engine {
         b.pointee.position += Int64(n)
     }
 
+    /// Mixes filtered voice `v` (`isFilteredPlainInMainMix` for the stretch) into `left`/`right`
+    /// for block offsets `start ..< end`, as `mixVoice` would.
+    @_noLocks @_noAllocation
+    func mixFilteredVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
+                          left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>) {
+        let n = end - start
+        addFiltered(v, voiceFilters + (v - voices), count: n, position: Int(v.pointee.position), into: left + start, right + start)
+        v.pointee.position += Int64(n)
+    }
+
     /// One filtered voice's `count` frames from `position`, in one pass (`mixVoice`'s fused step).
     @_noLocks @_noAllocation @inline(__always)
     func addFiltered(_ v: UnsafeMutablePointer<Voice>, _ f: UnsafeMutablePointer<FilterState>, count: Int, position: Int,

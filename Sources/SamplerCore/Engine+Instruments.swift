@@ -324,13 +324,9 @@ extension Engine {
         voices[player].output = inst.output
         if inst.hasEnvelope {
             voices[player].beginEnvelope(inst)
-            // A late trigger's envelope is where it would be had it begun on its frame. Its
-            // filter's memory is not: the frames since were filtered at the voice's full level
-            // (counted).
-            if frame > due {
-                advanceEnvelope(voices + player, player: player, by: frame - due, from: due)
-                if voices[player].isFiltered { lateCommandCounter.add(1, ordering: .relaxed) }
-            }
+            // A late trigger's envelope is where it would be had it begun on its frame (its
+            // filter's memory is not: counted in `advanceEnvelope`).
+            if frame > due { advanceEnvelope(voices + player, player: player, by: frame - due, from: due) }
             // A note-off later than this trigger's frame has been applied already (the trigger
             // came late or out of order): on time it would have released this voice. Released
             // now, counted.

@@ -13,6 +13,8 @@ extension Engine {
         // carry it forward again.
         guard v.pointee.rampFramesLeft == 0, v.pointee.rampEndedAt <= frame, !v.pointee.isStreamed, v.pointee.startedAt <= frame,
               frames <= Int64(configuration.maxCatchUpFrames) else { return false }
+        // A filter's memory holds the frames heard: they cannot be taken back (counted).
+        if v.pointee.isFiltered { lateCommandCounter.add(1, ordering: .relaxed) }
         if !v.pointee.isVarispeed {
             guard v.pointee.position - frames >= 0 else { return false }
             v.pointee.position -= frames
@@ -70,6 +72,9 @@ extension Engine {
         // A paused voice played only up to its pause (its ramp waits while it is paused).
         if v.pointee.isPaused { played = max(0, min(late, v.pointee.pausedAt - due)) }
         if played <= 0 { return 0 }
+        // A filter heard the frames since at the level they had: its memory is not where the
+        // change on time would have left it (counted).
+        if v.pointee.isFiltered { lateCommandCounter.add(1, ordering: .relaxed) }
         if v.pointee.rampFramesLeft > 0 {
             let k = Int64(v.pointee.rampElapsed) - played
             if k >= 0 {
@@ -96,6 +101,9 @@ extension Engine {
     @_noLocks @_noAllocation
     func advanceRamp(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, rampStart: Frame) {
         guard v.pointee.rampFramesLeft > 0, frames > 0 else { return }
+        // A filter heard those frames at the level before the ramp: its memory is not where
+        // the ramp on time would have left it (counted).
+        if v.pointee.isFiltered { lateCommandCounter.add(1, ordering: .relaxed) }
         if frames >= Int64(v.pointee.rampFramesLeft) {
             _ = finishRamp(v, player: p, at: rampStart + Int64(v.pointee.rampFramesLeft))
         } else {

@@ -114,13 +114,16 @@ extension Engine {
                         } else if pairMixed {
                             // Mixed with the filtered voice before it (`mixFilteredPair`).
                             pairMixed = false
-                        } else if !silent, isFilteredPlainInMainMix(v, count: frames), i + 1 < count,
-                                  !voiceList.key(at: i + 1).isTail,
-                                  isFilteredPlainInMainMix(voices + voiceList.key(at: i + 1).player, count: frames) {
-                            // Two filtered voices at once: their recursions overlap.
-                            mixFilteredPair(v, voices + voiceList.key(at: i + 1).player, from: start, to: end, left: left, right: right)
+                        } else if !silent, isFilteredPlainInMainMix(v, count: frames) {
+                            // Two filtered voices at once where the next is one too: their recursions overlap.
+                            if i + 1 < count, !voiceList.key(at: i + 1).isTail,
+                               isFilteredPlainInMainMix(voices + voiceList.key(at: i + 1).player, count: frames) {
+                                mixFilteredPair(v, voices + voiceList.key(at: i + 1).player, from: start, to: end, left: left, right: right)
+                                pairMixed = true
+                            } else {
+                                mixFilteredVoice(v, from: start, to: end, left: left, right: right)
+                            }
                             bound = .infinity
-                            pairMixed = true
                         } else if mixPlainVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                             bound += v.pointee.peakGain * abs(v.pointee.level)
                         } else if mixPlainStream(v, from: start, to: end, left: left, right: right, silent: silent) {

@@ -147,6 +147,9 @@ extension Engine {
     func advanceEnvelope(_ v: UnsafeMutablePointer<Voice>, player p: Int, by frames: Int64, from start: Frame) {
         // Beyond the catch-up limit nothing else is moved on either (see `advanceVoice`).
         guard frames <= Int64(configuration.maxCatchUpFrames) else { return }
+        // A filter heard those frames at the level before the envelope: its memory is not where
+        // the envelope on time would have left it (counted).
+        if frames > 0, v.pointee.isFiltered, v.pointee.rampFramesLeft > 0 { lateCommandCounter.add(1, ordering: .relaxed) }
         var left = frames
         var at = start
         while left > 0 {

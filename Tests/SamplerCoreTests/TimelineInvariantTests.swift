@@ -26,7 +26,7 @@ import Testing
     ]
 
     /// An engine with the sounds and four instruments: a pool of two with round robin over three
-    /// sounds and a declick, a single voice choosing at random, and a looping one with velocity
+    /// sounds, a declick and a filter, a single voice choosing at random, and a looping one with velocity
     /// layers, all three in choke group 1 (the last one choked without a fade); and a pool of two
     /// with an amplitude envelope and a velocity curve, released by note-offs, in the same choke
     /// group (choked with a release of its own).
@@ -47,9 +47,15 @@ import Testing
                                  ControllerModulation(controller: 2, target: .pan, depth: 0.5)]
         enveloped.bendUp = 200
         enveloped.bendDown = -300
+        // The pool's voices through a resonant low-pass whose cutoff CC1 moves (their declick
+        // tails filtered on, skipped stretches filtered for the filter's memory).
+        var filtered = InstrumentDefinition(firstPlayer: 4, voiceCount: 2, pan: -0.3, chokeGroup: 1,
+                                            layers: [InstrumentLayer(sounds: [ids[0], ids[1], ids[3]])], declickFrames: 64, chokeFadeFrames: 150)
+        filtered.filter = VoiceFilter(kind: .lowpass2, cutoff: 1_500, resonance: 9, veltrack: 1_200)
+        filtered.modulations = [ControllerModulation(controller: 1, target: .cutoff, depth: -2_400)]
+        filtered.followsChannelControllers = false
         engine.setInstruments([
-            InstrumentDefinition(firstPlayer: 4, voiceCount: 2, pan: -0.3, chokeGroup: 1,
-                                 layers: [InstrumentLayer(sounds: [ids[0], ids[1], ids[3]])], declickFrames: 64, chokeFadeFrames: 150),
+            filtered,
             random,
             InstrumentDefinition(firstPlayer: 7, loops: 2, chokeGroup: 1, layers: [
                 InstrumentLayer(velocities: 1...63, sounds: [ids[0]], gain: Gain(linear: 0.5)),
