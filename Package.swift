@@ -66,7 +66,7 @@ let package = Package(
         // Hydrogen import: drumkit.xml and .h2song in, the patch model out.
         .target(name: "Hydrogen", dependencies: ["Patches", "SamplerCore", "SafeFiles"]),
         // SFZ import: .sfz text (with #define and #include) in, the patch model out.
-        .target(name: "SFZ", dependencies: ["Patches", "SamplerCore", "SafeFiles"]),
+        .target(name: "SFZ", dependencies: ["Patches", "SamplerCore", "SafeFiles", "SoundFiles"]),
 
         // New Session Manager (NSM API 1.1) clients: the protocol over OSC and the state document
         // a command keeps in a session.

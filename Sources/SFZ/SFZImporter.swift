@@ -2,6 +2,7 @@ import Foundation
 import Patches
 import SafeFiles
 import SamplerCore
+import SoundFiles
 
 /// Converts an SFZ instrument into the patch model, as sfizz plays it where the model can:
 /// one instrument per MIDI note (a key range gives one per key, each tuned by
@@ -182,6 +183,8 @@ package enum SFZImporter {
         var switchLabels: [Int: String] = [:]
         var listings: [String: [String: String]] = [:]
         var reportedLayers: Set<Int> = []
+        // Each sample file's own loop, read once (`SoundFileLoops`).
+        var fileLoops: [String: ClosedRange<Int>?] = [:]
         var controlsByContext: [String: Region] = [:]
         var controlIDs: [String: Int] = [:]
         var pointsByContext: [String: [VelocityCurve.Point]] = [:]
@@ -218,10 +221,10 @@ package enum SFZImporter {
             // the end of the sample without loop_end), as sfizz plays them; a range sfizz finds
             // invalid loops the whole sample, noted.
             func loopRange(offset: Int, end: Int?, loops: Int) throws -> ClosedRange<Int>? {
-                guard loops < 0, value("loop_start") != nil || value("loop_end") != nil else { return nil }
+                guard loops < 0, value("loop_start") != nil || value("loop_end") != nil || fileLoop != nil else { return nil }
                 let last = end ?? SampleFile.toTheEnd
-                let first = max(offset, try integer("loop_start", 0...(1 << 40), default: 0))
-                let stop = min(last, try integer("loop_end", 0...(1 << 40), default: last))
+                let first = max(offset, try integer("loop_start", 0...(1 << 40), default: fileLoop?.lowerBound ?? 0))
+                let stop = min(last, try integer("loop_end", 0...(1 << 40), default: fileLoop?.upperBound ?? last))
                 guard first <= stop else {
                     report("loop:\(regionPlace)", "\(regionPlace): loop_start=\(first) is past loop_end=\(stop): the whole sample loops")
                     return nil
@@ -280,12 +283,27 @@ package enum SFZImporter {
             let hivel = try integer("hivel", 0...127, default: 127)
             guard lovel <= hivel else { continue }
             let lorand = try number("lorand", 0...1, default: 0), hirand = try number("hirand", 0...1, default: 1)
-            // loop_mode (default no_loop: the sample files' own loop points are not read): one_shot
+            // loop_mode (default no_loop, or loop_continuous where the file names a loop): one_shot
             // plays out whatever the note-off; the others are released by it, loop_continuous
-            // looping the whole sample until then.
+            // looping (its loop points, else the whole sample) until then.
             // `count` plays the sample that many times over, one-shot (sfizz), unless it loops.
             let count = value("count") == nil ? nil : try integer("count", 1...1_000_000, default: 1)
-            let mode = value("loop_mode")?.value ?? (count != nil ? "one_shot" : "no_loop")
+            // The sample file's own loop (its smpl chunk), read once per file where it decides
+            // something: without loop_mode sfizz loops a file that names a loop (continuous),
+            // and a looping region without loop_start/loop_end takes the file's.
+            let explicitPoints = value("loop_start") != nil && value("loop_end") != nil
+            let needsFileLoop = (value("loop_mode") == nil && count == nil && value("trigger")?.value != "release")
+                || (!explicitPoints && ["loop_continuous", "loop_sustain"].contains(value("loop_mode")?.value ?? ""))
+            var fileLoop: ClosedRange<Int>?
+            if needsFileLoop {
+                if let known = fileLoops[found] {
+                    fileLoop = known
+                } else {
+                    fileLoop = SoundFileLoops.firstLoop(path: found)
+                    fileLoops[found] = .some(fileLoop)
+                }
+            }
+            let mode = value("loop_mode")?.value ?? (count != nil ? "one_shot" : fileLoop != nil ? "loop_continuous" : "no_loop")
             var loops = 0
             switch mode {
             case "one_shot", "no_loop": loops = (count ?? 1) - 1

@@ -21,16 +21,26 @@ import Testing
         return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// A float WAV of `channels` (equal lengths) at 48 kHz.
-    static func writeWAV(_ path: String, _ channels: [[Float]]) throws {
+    /// A float WAV of `channels` (equal lengths) at 48 kHz; with `loop`, a `smpl` chunk naming it
+    /// (frames first … last, both included).
+    static func writeWAV(_ path: String, _ channels: [[Float]], loop: ClosedRange<Int>? = nil) throws {
         let frames = channels[0].count, n = channels.count
         var data = [UInt8]()
         func u32(_ v: Int) { data += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
         func u16(_ v: Int) { data += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-        data += Array("RIFF".utf8); u32(36 + frames * n * 4); data += Array("WAVEfmt ".utf8)
+        let smplBytes = loop == nil ? 0 : 8 + 36 + 24
+        data += Array("RIFF".utf8); u32(36 + frames * n * 4 + smplBytes); data += Array("WAVEfmt ".utf8)
         u32(16); u16(3); u16(n); u32(rate); u32(rate * n * 4); u16(n * 4); u16(32)
         data += Array("data".utf8); u32(frames * n * 4)
         for i in 0..<frames { for c in 0..<n { withUnsafeBytes(of: channels[c][i].bitPattern.littleEndian) { data += $0 } } }
+        if let loop {
+            data += Array("smpl".utf8); u32(36 + 24)
+            // Manufacturer, product, sample period (ns), unity note, pitch fraction, SMPTE format
+            // and offset, one loop, no sampler data; the loop: id, type (forward), start, end
+            // (its last frame), fraction, play count (forever).
+            for v in [0, 0, 1_000_000_000 / rate, 60, 0, 0, 0, 1, 0] { u32(v) }
+            for v in [0, 0, loop.lowerBound, loop.upperBound, 0, 0] { u32(v) }
+        }
         try Data(data).write(to: URL(fileURLWithPath: path))
     }
 
@@ -325,6 +335,9 @@ import Testing
         ("Regions/regions_bad.sfz", [(60, 100), (62, 100), (64, 70)]),
         ("Includes/root_local.sfz", [(60, 100)]),
         ("Includes/root_subdir.sfz", [(60, 100)]),
+        // Three regions on every key: the file's own loop (no loop_mode), no loop, and
+        // loop_start=4 loop_end=124 (the file's loop gives the mode: continuous).
+        ("looped_regions.sfz", [(60, 100), (62, 90)]),
     ]
 
     @Test(arguments: SFZComparisonTests.testFiles)
@@ -342,6 +355,10 @@ import Testing
             try FileManager.default.createDirectory(at: url.deletingLastPathComponent(), withIntermediateDirectories: true)
             try Self.writeWAV(url.path, [Self.tone(150 * pow(1.19, Double(k)), seconds: 0.4, decay: 5 + Double(k) * 2, level: 0.3)])
         }
+        // A sample whose file names a loop (as sfizz's flute does): 300 Hz, 160 frames a cycle,
+        // the loop 30 whole cycles.
+        try Self.writeWAV(dir.appendingPathComponent("looped_flute.wav").path, [Self.tone(300, seconds: 0.4, decay: 3, level: 0.3)],
+                          loop: 4_800...9_599)
         for sub in ["", "Regions", "Includes", "Includes/subdir"] {
             let from = sub.isEmpty ? fixtures : fixtures.appendingPathComponent(sub)
             for entry in try FileManager.default.contentsOfDirectory(atPath: from.path) where entry.hasSuffix(".sfz") {
@@ -413,6 +430,29 @@ import Testing
         """.write(toFile: sfz, atomically: true, encoding: .utf8)
         let notes = [60, 62, 64, 67].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
         // The pedal holds every note to the end; each window then holds the notes before it too.
+        let extra: [(tick: Int, bytes: [UInt8])] = [(0, [0xB9, 64, 127]), (4 * 240 - 1, [0xB9, 64, 0])]
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
+    /// A sample file's own loop (its `smpl` chunk), as sfizz plays it: a region without
+    /// `loop_mode` loops it (continuous), a looping one without loop points takes it, `no_loop`
+    /// and `one_shot` leave it; notes held by the sustain pedal long past the loop's start.
+    @Test func aSampleFilesOwnLoopPlaysAsSfizzPlaysIt() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        // 300 Hz: 160 frames a cycle; the loop is 15 whole cycles from 50 ms.
+        try Self.writeWAV(dir.appendingPathComponent("looped.wav").path, [Self.tone(300, seconds: 0.3, decay: 6, level: 0.5)],
+                          loop: 2_400...4_799)
+        let sfz = dir.appendingPathComponent("fileloop.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <global> sample=looped.wav pitch_keytrack=0 ampeg_release=0.03
+        <region> key=60
+        <region> key=61 loop_mode=loop_continuous
+        <region> key=62 loop_mode=no_loop
+        <region> key=63 loop_mode=loop_continuous loop_start=3200 loop_end=4799
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        let notes = [60, 61, 62, 63].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
         let extra: [(tick: Int, bytes: [UInt8])] = [(0, [0xB9, 64, 127]), (4 * 240 - 1, [0xB9, 64, 0])]
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
     }

@@ -1,0 +1,21 @@
+import CSndFile
+import Foundation
+
+/// The loop a sound file's header names (a WAV file's `smpl` chunk, an AIFF file's markers), as
+/// sfizz reads it: the first loop, its frames `start … end` with both ends included.
+package enum SoundFileLoops {
+    /// The first loop of the file at `path`, nil when it names none or cannot be read (the load
+    /// reports that). Control thread only.
+    package static func firstLoop(path: String) -> ClosedRange<Int>? {
+        guard let fd = try? SoundFileError.openGated(path) else { return nil }
+        defer { close(fd) }
+        var info = SF_INFO()
+        guard let handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else { return nil }
+        defer { sf_close(handle) }
+        var first: UInt32 = 0, past: UInt32 = 0
+        guard sampler_first_loop(handle, &first, &past) == 1 else { return nil }
+        // libsndfile gives the end one past the loop's last frame.
+        let start = Int(first), end = min(Int(past) - 1, Int(info.frames) - 1)
+        return start <= end ? start...end : nil
+    }
+}
