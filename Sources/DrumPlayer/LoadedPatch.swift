@@ -64,7 +64,7 @@ package final class LoadedPatch {
             let scale = Double.pow(2, -kit.instruments[i].tune / 12)
             for sample in kit.instruments[i].layers.flatMap(\.samples) {
                 copies.append(DecodeBudget.Copy(path: sample.resolvedPath, offset: sample.offset, end: sample.end, scale: scale,
-                                                reverse: sample.reverse))
+                                                reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay))
                 if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
             }
         }
@@ -88,7 +88,7 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                            let key = "\(instrument.tune)|\(instrument.delay)|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
                                 let sound: Sound
@@ -103,6 +103,8 @@ package final class LoadedPatch {
                                 if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
                                     tuned = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
                                 }
+                                let delay = Self.delayFrames(instrument, sampleRate: sampleRate)
+                                if delay > 0 { tuned = try Self.delayed(tuned, by: delay) }
                                 let id = try register(tuned)
                                 cache[key] = id
                                 ids.append(id)
@@ -132,6 +134,12 @@ package final class LoadedPatch {
                     panLaw: panLaw, roundRobinAcrossLayers: instrument.roundRobinAcrossLayers,
                     envelope: streamFiles[i] == nil ? instrument.envelope.map { Self.envelope($0, sampleRate: sampleRate) } : nil,
                     triggersOnNoteOff: instrument.triggersOnNoteOff, output: outputIndex(instrument)))
+                // A delayed instrument's sounds begin with its delay's silence (below), and its
+                // envelope waits for it too.
+                let delay = Self.delayFrames(instrument, sampleRate: sampleRate)
+                if delay > 0, streamFiles[i] == nil, definitions[definitions.count - 1].envelope != nil {
+                    definitions[definitions.count - 1].envelope!.delayFrames += delay
+                }
                 definitions[definitions.count - 1].conditions = instrument.conditions
                 definitions[definitions.count - 1].keySwitch = instrument.keySwitch
                 definitions[definitions.count - 1].keyDown = instrument.keyDown
@@ -276,11 +284,24 @@ package final class LoadedPatch {
         func frames(_ seconds: Double) -> Int { Int((seconds * sampleRate).rounded()) }
         return AmplitudeEnvelope(attackFrames: frames(e.attack), holdFrames: frames(e.hold), decayFrames: frames(e.decay),
                                  sustain: Float(e.sustain), releaseFrames: frames(e.release), followsNoteOff: e.noteOff,
-                                 chokeReleaseFrames: e.choke.map(frames))
+                                 chokeReleaseFrames: e.choke.map(frames), delayFrames: frames(e.delay), start: Float(e.start))
     }
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it
     /// says so), then at `sampleRate`.
+    /// An instrument's `delay` in frames at `sampleRate`.
+    static func delayFrames(_ instrument: DrumInstrument, sampleRate: Double) -> Int {
+        Int((instrument.delay * sampleRate).rounded())
+    }
+
+    /// `sound` after `frames` of silence (its loop start moved with it): a delayed instrument's
+    /// sample (SFZ's `delay`), so that a voice starts on its trigger's frame and sounds after the delay.
+    static func delayed(_ sound: Sound, by frames: Int) throws -> Sound {
+        let channels = (0..<sound.channelCount).map { [Float](repeating: 0, count: frames) + sound.samples(channel: $0) }
+        let whole = try Sound(channels: channels, sampleRate: sound.sampleRate, memory: HugePageSampleMemory.shared)
+        return Sound(slicing: whole, from: 0, count: whole.frameCount, loopStart: sound.loopStart + frames)
+    }
+
     /// `sound` (the file's frames `offset …` at `nativeFrames` of the file, resampled and tuned)
     /// ending at `loop`'s last frame, its loop start at the loop's first, both in the sound's
     /// frames (scaled as the resampling scaled the file's).

@@ -60,6 +60,7 @@ extension Patch {
             fields.append(#""bend": [\#(number(instrument.bendUp)), \#(number(instrument.bendDown))]"#)
         }
         if !instrument.followsChannelControllers { fields.append(#""channelControllers": false"#) }
+        if instrument.delay != 0 { fields.append(#""delay": \#(number(instrument.delay))"#) }
         if let f = instrument.filter, f.kind != .none {
             var parts = [#""type": "\#(f.kind.sfzName)""#, #""cutoff": \#(number(Double(f.cutoff)))"#]
             if f.resonance != 0 { parts.append(#""resonance": \#(number(Double(f.resonance)))"#) }
@@ -118,6 +119,8 @@ extension Patch {
             fields += Self.controlFields(instrument)
             if let e = instrument.envelope {
                 var parts: [String] = []
+                if e.delay != 0 { parts.append(#""delay": \#(Self.number(e.delay))"#) }
+                if e.start != 0 { parts.append(#""start": \#(Self.number(e.start))"#) }
                 if e.attack != 0 { parts.append(#""attack": \#(Self.number(e.attack))"#) }
                 if e.hold != 0 { parts.append(#""hold": \#(Self.number(e.hold))"#) }
                 if e.decay != 0 { parts.append(#""decay": \#(Self.number(e.decay))"#) }

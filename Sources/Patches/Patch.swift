@@ -209,10 +209,16 @@ package struct Envelope: Equatable, Sendable {
     /// A choke releases the voice over this time (seconds, a fall by e⁻⁹); nil: the kit's 5 ms
     /// straight fade. SFZ's `off_mode`/`off_time`.
     package var choke: Double?
+    /// Seconds at silence before the attack (SFZ's `ampeg_delay`).
+    package var delay: Double = 0
+    /// Where the attack starts, 0…1 of the level (SFZ's `ampeg_start`).
+    package var start: Double = 0
 
     package init(attack: Double = 0, hold: Double = 0, decay: Double = 0, sustain: Double = 1, release: Double = 0.006,
-                 noteOff: Bool = true, choke: Double? = nil) {
+                 noteOff: Bool = true, choke: Double? = nil, delay: Double = 0, start: Double = 0) {
         self.choke = choke
+        self.delay = delay
+        self.start = start
         self.attack = attack
         self.hold = hold
         self.decay = decay
@@ -282,6 +288,9 @@ package struct DrumInstrument: Equatable, Sendable {
     package var followsChannelControllers = true
     /// Each voice through this filter (`"filter"`; its `sampleRate` is set where the patch loads).
     package var filter: VoiceFilter?
+    /// Seconds between a trigger and its sound (`"delay"`; SFZ's `delay`): the samples begin with
+    /// that much silence, and the envelope waits as long.
+    package var delay: Double = 0
     /// One-way chokes (`"group"`, `"offBy"`; see `InstrumentDefinition.group`).
     package var group: Int?
     package var offBy: Int?

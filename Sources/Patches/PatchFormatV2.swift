@@ -18,7 +18,7 @@ enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
-                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter"]
+                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter", "delay"]
     static let filterKeys = ["type", "cutoff", "resonance", "keytrack", "keycenter", "veltrack", "random"]
     static let randomKeys = ["gainDb", "cents"]
     static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "bend", "channelPressure",
@@ -28,7 +28,7 @@ enum PatchFormatV2 {
     static let controllerNumberRange = NumberRange.between(0, Double(Controller.count - 1))
     static let controllerValueRange = NumberRange.between(0, 127)
     static let groupRange = NumberRange.between(-2_147_483_648, 2_147_483_647)
-    static let envelopeKeys = ["attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
+    static let envelopeKeys = ["delay", "start", "attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
     static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse", "loop"]
@@ -196,6 +196,7 @@ enum PatchFormatV2 {
             instrument.randomGainDb = try r.optional("gainDb")?.number(in: .between(0, 48)) ?? 0
             instrument.randomCents = try r.optional("cents")?.number(in: .between(-9600, 9600)) ?? 0
         }
+        instrument.delay = try object.optional("delay")?.number(in: .between(0, 10)) ?? 0
         if let node = object.optional("filter") {
             let f = try node.object(allowedKeys: filterKeys)
             let typeNode = try f.required("type")
@@ -312,7 +313,8 @@ enum PatchFormatV2 {
                     attack: try seconds("attack", 0), hold: try seconds("hold", 0), decay: try seconds("decay", 0),
                     sustain: try e.optional("sustain")?.number(in: .between(0, 1)) ?? 1,
                     release: try seconds("release", 0.006), noteOff: try e.optional("noteOff")?.bool() ?? true,
-                    choke: try e.optional("choke")?.number(in: .between(0, 100)))
+                    choke: try e.optional("choke")?.number(in: .between(0, 100)),
+                    delay: try seconds("delay", 0), start: try e.optional("start")?.number(in: .between(0, 1)) ?? 0)
             }
         }
         return instruments

@@ -137,6 +137,8 @@ extension SFZImporter {
         var randomGainDb = 0.0, randomCents = 0.0
         /// `fil_type`, `cutoff` … (nil: unfiltered).
         var filter: VoiceFilter?
+        /// `delay`, seconds.
+        var delay = 0.0
         /// The fields `resolveControls` sets, from `other`.
         mutating func takeControls(of other: Region) {
             conditions = other.conditions

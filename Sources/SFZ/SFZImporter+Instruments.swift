@@ -94,8 +94,8 @@ extension SFZImporter {
                 layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
                 let all = layerRegions.flatMap { $0 }
                 if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy
-                    || $0.envelope != first.envelope || $0.loops != first.loops || $0.output != first.output || $0.filter != first.filter }) {
-                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group, off_by, envelope, loop mode, output or filter: the first region's are used")
+                    || $0.envelope != first.envelope || $0.loops != first.loops || $0.output != first.output || $0.filter != first.filter || $0.delay != first.delay }) {
+                    report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group, off_by, envelope, loop mode, output, filter or delay: the first region's are used")
                 }
                 let semitones = first.semitones + Double(key - first.keycenter) * first.keytrack
                 guard abs(semitones) <= 48 else {
@@ -120,6 +120,7 @@ extension SFZImporter {
                 instruments[instruments.count - 1].randomGainDb = first.randomGainDb
                 instruments[instruments.count - 1].randomCents = first.randomCents
                 instruments[instruments.count - 1].filter = first.filter
+                instruments[instruments.count - 1].delay = first.delay
                 instruments[instruments.count - 1].channels = first.channels
                 instruments[instruments.count - 1].modulations = first.modulations
                 instruments[instruments.count - 1].bendUp = first.bendUp

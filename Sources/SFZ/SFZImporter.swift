@@ -30,7 +30,7 @@ package enum SFZImporter {
         "sample", "key", "lokey", "hikey", "pitch_keycenter", "lovel", "hivel", "seq_length", "seq_position",
         "lorand", "hirand", "group", "off_by", "off_mode", "off_time", "polyphony", "note_polyphony", "volume", "amplitude",
         "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
-        "offset", "end", "loop_start", "loop_end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release",
+        "offset", "end", "loop_start", "loop_end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release", "ampeg_delay", "ampeg_start", "delay",
         // Loading hints: the sampler decides how to load samples itself.
         "hint_ram_based",
         // sfizz's output pair N (0: the main mix): the named output "outN".
@@ -316,7 +316,7 @@ package enum SFZImporter {
             }
             // The amplitude envelope, as sfizz plays it: its release is never shorter than 6 ms
             // (a shorter or zero ampeg_release sounds as 6 ms there).
-            let shaped = ["ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain"].contains { value($0) != nil }
+            let shaped = ["ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_delay", "ampeg_start"].contains { value($0) != nil }
             let release = max(0.006, try number("ampeg_release", 0...100, default: 0.001))
             // Choked (off_by): off_mode fast (the default) releases over 6 ms, normal over the
             // region's release, time over off_time, each as sfizz's release falls.
@@ -335,7 +335,9 @@ package enum SFZImporter {
                 envelope = Envelope(attack: try number("ampeg_attack", 0...100, default: 0), hold: try number("ampeg_hold", 0...100, default: 0),
                                     decay: try number("ampeg_decay", 0...100, default: 0),
                                     sustain: try number("ampeg_sustain", 0...100, default: 100) / 100,
-                                    release: release, noteOff: mode != "one_shot", choke: choke)
+                                    release: release, noteOff: mode != "one_shot", choke: choke,
+                                    delay: try number("ampeg_delay", 0...100, default: 0),
+                                    start: try number("ampeg_start", 0...100, default: 0) / 100)
             }
             let offset = try integer("offset", 0...(1 << 40), default: 0)
             var reverse = false
@@ -467,6 +469,7 @@ package enum SFZImporter {
             resolved[resolved.count - 1].randomGainDb = try number("amp_random", 0...48, default: 0)
             resolved[resolved.count - 1].randomCents = try number("pitch_random", -9600...9600, default: 0)
             resolved[resolved.count - 1].silent = silent
+            resolved[resolved.count - 1].delay = try number("delay", 0...10, default: 0)
             resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, place: place,
                                                              report: report)
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {

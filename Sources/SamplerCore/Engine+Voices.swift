@@ -31,6 +31,18 @@ extension Engine {
             endVoice(v, player: p, endedAt: end, report: .stopped, at: end)
             return false
         }
+        if v.pointee.isInEnvelopeDelay {
+            // The attack of the instrument whose trigger started it (its tag).
+            let tables = instrumentTables.pointee
+            let i = Int(v.pointee.tag)
+            if i < tables.instrumentCount, tables.instruments[i].hasEnvelope {
+                v.pointee.beginAttack(tables.instruments[i])
+            } else {
+                v.pointee.envStage = .none
+                v.pointee.level = v.pointee.envBase
+            }
+            return true
+        }
         if v.pointee.envStage.isOn { v.pointee.nextEnvelopeSegment() }
         return true
     }

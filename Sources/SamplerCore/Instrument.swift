@@ -50,9 +50,15 @@ public struct AmplitudeEnvelope: Equatable, Sendable {
     /// A choke (another instrument of the group starting) releases the voice over these frames,
     /// the fall by e⁻⁹ of a release; nil: the instrument's linear `chokeFadeFrames`.
     public var chokeReleaseFrames: Int?
+    /// Frames before the attack, at its start level (SFZ's `ampeg_delay`; the sample plays on under it).
+    public var delayFrames: Int = 0
+    /// Where the attack starts, 0…1 of the level (SFZ's `ampeg_start`).
+    public var start: Float = 0
 
     public init(attackFrames: Int = 0, holdFrames: Int = 0, decayFrames: Int = 0, sustain: Float = 1, releaseFrames: Int = 0,
-                followsNoteOff: Bool = true, chokeReleaseFrames: Int? = nil) {
+                followsNoteOff: Bool = true, chokeReleaseFrames: Int? = nil, delayFrames: Int = 0, start: Float = 0) {
+        self.delayFrames = max(0, delayFrames)
+        self.start = start.isFinite ? min(1, max(0, start)) : 0
         self.chokeReleaseFrames = chokeReleaseFrames.map { max(1, $0) }
         self.attackFrames = max(0, attackFrames)
         self.holdFrames = max(0, holdFrames)
@@ -195,6 +201,9 @@ struct InstrumentSlot {
     var triggersOnNoteOff = false
     /// The envelope, resolved into segments (see `Voice`); `hasEnvelope` false: none.
     var hasEnvelope = false
+    /// The envelope's delay (frames at silence before the attack) and the attack's start (× the level).
+    var delayFrames: Int32 = 0
+    var attackStart: Float = 0
     var followsNoteOff = false
     var attackFrames: Int32 = 0
     var holdFrames: Int32 = 0
@@ -488,8 +497,11 @@ struct InstrumentTables {
                 let release = AmplitudeEnvelope.segments(forFall: e.releaseFrames)
                 t.instruments[i].hasEnvelope = true
                 t.instruments[i].followsNoteOff = e.followsNoteOff
-                t.instruments[i].attackFrames = Int32(clamping: e.attackFrames)
+                // From its start at sfizz's pace, 1 / attack per frame: (1 − start) × attack frames.
+                t.instruments[i].attackFrames = Int32(clamping: Int((Double(e.attackFrames) * Double(1 - e.start)).rounded()))
                 t.instruments[i].holdFrames = Int32(clamping: e.holdFrames)
+                t.instruments[i].delayFrames = Int32(clamping: e.delayFrames)
+                t.instruments[i].attackStart = e.start
                 t.instruments[i].decaySegment = e.decayFrames == 0 ? 0 : decay.frames
                 t.instruments[i].decayFactor = decay.factor
                 t.instruments[i].sustain = e.sustain

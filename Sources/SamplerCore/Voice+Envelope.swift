@@ -8,7 +8,10 @@ enum EnvelopeStage: UInt8, BitwiseCopyable {
     /// No envelope: the voice plays at its level (or under a command's ramp, which ends any
     /// envelope).
     case none = 0
-    /// A straight rise from 0 to the voice's base level.
+    /// Before the attack (SFZ's `ampeg_delay`): held at the attack's start level (0 unless
+    /// `ampeg_start`), as sfizz holds it.
+    case delay
+    /// A straight rise from its start (0 unless `ampeg_start` says otherwise) to the voice's base level.
     case attack
     /// Held at the base level.
     case hold
@@ -52,15 +55,35 @@ extension Voice {
         envSustain = inst.sustain
         envReleaseSegment = inst.releaseSegment
         envReleaseFactor = inst.releaseFactor
+        if inst.delayFrames > 0 {
+            // At the attack's start level, as sfizz holds it (silence unless `ampeg_start`).
+            envStage = .delay
+            level = envBase * inst.attackStart
+            envelopeSegment(to: inst.attackStart, frames: inst.delayFrames)
+            return
+        }
+        beginAttack(inst)
+    }
+
+    /// The attack of the envelope resolved in `inst`, from its start (after its delay, if any).
+    /// Real-time safe.
+    @_noLocks @_noAllocation
+    mutating func beginAttack(_ inst: InstrumentSlot) {
         envStage = .attack
         if inst.attackFrames > 0 {
-            level = 0
+            level = envBase * inst.attackStart
             envelopeSegment(to: 1, frames: inst.attackFrames)
         } else {
             // As if the attack had just ended.
+            level = envBase
             envValue = 1
             nextEnvelopeSegment()
         }
+    }
+
+    /// In its envelope's delay.
+    var isInEnvelopeDelay: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { envStage.rawValue == EnvelopeStage.delay.rawValue }
     }
 
     /// Begins the release from the level the voice has now: of its envelope, or, when a
@@ -108,7 +131,9 @@ extension Voice {
             return
         case .decay:
             break
-        case .none, .sustain, .releaseEnd:
+        case .none, .delay, .sustain, .releaseEnd:
+            // The delay's end is the engine's to follow (`Engine.finishRamp`: the attack needs
+            // the instrument).
             return
         }
         // The decay: down by a factor per segment, to the sustain level.

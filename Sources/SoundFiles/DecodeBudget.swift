@@ -25,8 +25,12 @@ package enum DecodeBudget {
         package var end: Int?
         package var scale: Double
         package var reverse: Bool
+        /// Seconds of silence before it (a delayed instrument's copy).
+        package var leadingSeconds: Double
 
-        package init(path: String, offset: Int = 0, end: Int? = nil, scale: Double = 1, reverse: Bool = false) {
+        package init(path: String, offset: Int = 0, end: Int? = nil, scale: Double = 1, reverse: Bool = false,
+                     leadingSeconds: Double = 0) {
+            self.leadingSeconds = leadingSeconds
             self.path = path
             self.offset = offset
             self.end = end
@@ -55,7 +59,8 @@ package enum DecodeBudget {
             let stop = min((copy.end ?? (header.frames - 1)) + 1, header.frames)
             let ratio = sampleRate.map { $0 / header.rate } ?? 1
             let scale = copy.scale.isFinite && copy.scale > 0 ? copy.scale : 1
-            let frames = Double(max(0, stop - start)) * ratio * scale
+            let leading = copy.leadingSeconds.isFinite ? max(0, copy.leadingSeconds) * (sampleRate ?? header.rate) : 0
+            let frames = Double(max(0, stop - start)) * ratio * scale + leading
             total = total.addingReportingOverflow(Int(min(frames * Double(header.channels) * 4, 1e15))).partialValue
         }
         return total

@@ -338,6 +338,8 @@ import Testing
         // Three regions on every key: the file's own loop (no loop_mode), no loop, and
         // loop_start=4 loop_end=124 (the file's loop gives the mode: continuous).
         ("looped_regions.sfz", [(60, 100), (62, 90)]),
+        // An envelope's delay (ampeg_delay) with a long release, on every key.
+        ("delay_release.sfz", [(60, 100), (64, 80)]),
     ]
 
     @Test(arguments: SFZComparisonTests.testFiles)
@@ -348,7 +350,7 @@ import Testing
         // The fixtures, with every sample any of them names (as sfizz's suite lays them out).
         let samples = ["36-CajonCenter-1.wav", "36-CajonCenter-2.wav", "36-CajonCenter-3.wav", "36-CajonCenter-4.wav",
                        "36-CajonCenter-5.wav", "mono_sample.wav", "snare.wav", "dummy1.wav", "Regions/dummy.wav",
-                       "DefaultPath/SubPath1/sample1.wav", "DefaultPath/SubPath2/sample2.wav", "Includes/dummy.wav",
+                       "DefaultPath/SubPath1/sample1.wav", "DefaultPath/SubPath2/sample2.wav", "Includes/dummy.wav", "Regions/dummy.1.wav",
                        "Includes/dummy_subdir.wav"]
         for (k, name) in samples.enumerated() {
             let url = dir.appendingPathComponent(name)
@@ -455,6 +457,28 @@ import Testing
         let notes = [60, 61, 62, 63].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
         let extra: [(tick: Int, bytes: [UInt8])] = [(0, [0xB9, 64, 127]), (4 * 240 - 1, [0xB9, 64, 0])]
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
+    /// `delay` (the region sounds that long after its note, one-shot and with an envelope),
+    /// `ampeg_delay` (the envelope silent that long while the sample plays on under it) and
+    /// `ampeg_start` (the attack from a level), as sfizz plays them.
+    @Test func delaysAndAttackStartsPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        try Self.writeWAV(dir.appendingPathComponent("tone.wav").path, [Self.tone(330, seconds: 0.4, decay: 5, level: 0.5)])
+        try Self.writeWAV(dir.appendingPathComponent("low.wav").path, [Self.tone(180, seconds: 0.4, decay: 4, level: 0.5)])
+        let sfz = dir.appendingPathComponent("delays.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <global> pitch_keytrack=0
+        <region> sample=tone.wav key=60 loop_mode=one_shot delay=0.02
+        <region> sample=low.wav key=61 delay=0.035 ampeg_attack=0.01 ampeg_release=0.05
+        <region> sample=tone.wav key=62 ampeg_delay=0.015 ampeg_attack=0.02 ampeg_start=30
+        <region> sample=low.wav key=63 loop_mode=one_shot ampeg_start=50 ampeg_attack=0.03
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        let notes = [60, 61, 62, 63, 60].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
+        // Each note's onset where it is first heard: after `delay`, or `ampeg_delay`.
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, soundsAfter: [960, 1_680, 720, 0, 960])
     }
 
     /// Filters (`fil_type` of each kind carried, `cutoff`, `resonance`, `fil_keytrack`,
@@ -586,7 +610,7 @@ import Testing
     @discardableResult
     func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000,
                           extra: [(tick: Int, bytes: [UInt8])] = [], lastWindow: Int = 4800, peakTolerance: Double = 1,
-                          leadIn: Int = 0, eachNote: Bool = true) throws -> Double {
+                          leadIn: Int = 0, eachNote: Bool = true, soundsAfter: [Int] = []) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
         // `leadIn` ticks of silence first (50 frames each): time for sfizz's loader thread, which
         // its render does not wait for, to hold a large kit's samples before the first note.
@@ -639,7 +663,8 @@ import Testing
             #expect(abs(peakDb) <= peakTolerance, "note \(k) (MIDI \(note.note), velocity \(note.velocity)): peak differs by \(peakDb) dB")
             // Onset: the lag (−4…4 frames) at which the note's first 10 ms here (after the
             // constant) differ least from sfizz's must be within a frame.
-            let start = lead + k * spacing
+            // Where the note is first heard: its frame, or later by its delay.
+            let start = lead + k * spacing + (k < soundsAfter.count ? soundsAfter[k] : 0)
             var bestLag = 0, bestError = Double.infinity
             for lag in -4...4 {
                 var error = 0.0

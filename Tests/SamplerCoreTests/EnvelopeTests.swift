@@ -36,6 +36,21 @@ import Testing
         e.send(.trigger(instrument: 0, velocity: velocity, at: frame))
     }
 
+    /// A delay held at the attack's start level, then the attack from that start at sfizz's pace
+    /// (1 / attack per frame); the same whatever the period split.
+    @Test func aDelayHoldsTheStartLevelThenTheAttackRisesFromIt() throws {
+        func run(_ blockSize: Int) throws -> [Float] {
+            let e = try engine(AmplitudeEnvelope(attackFrames: 1000, sustain: 1, releaseFrames: 100, delayFrames: 300, start: 0.4))
+            engine_trigger(e, at: 0)
+            return renderBlocks(e, periods: 4096 / blockSize, blockSize: blockSize).left
+        }
+        let out = try run(1024)
+        #expect(out[0] == 0.4 && out[299] == 0.4)
+        // 600 frames from 0.4 to 1: (1 − 0.4) × 1,000.
+        #expect(abs(out[300 + 300] - 0.7) < 1e-6 && out[900] == 1 && out[2000] == 1)
+        #expect(try run(64) == out)
+    }
+
     @Test func theSamePeriodSplitGivesTheSameSamplesWhateverTheBlockSize() throws {
         func run(_ block: Int) throws -> [Float] {
             let e = try engine(AmplitudeEnvelope(attackFrames: 333, holdFrames: 77, decayFrames: 1234, sustain: 0.4, releaseFrames: 987))
