@@ -88,7 +88,7 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(instrument.delay)|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                            let key = "\(instrument.tune)|\(instrument.delay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
                                 let sound: Sound
@@ -315,7 +315,12 @@ package final class LoadedPatch {
     /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it
     /// says so), then at `sampleRate`, and how many frames of the file they are.
     static func trimmed(_ sample: SampleFile, sampleRate: Double, root: String? = nil) throws -> (Sound, Int) {
-        let native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath, root: root)
+        let native: Sound
+        if let data = sample.data {
+            native = try SoundFileLoader(targetSampleRate: nil).load(bytes: data, name: sample.path)
+        } else {
+            native = try SoundFileLoader(targetSampleRate: nil).load(path: sample.resolvedPath, root: root)
+        }
         let start = min(sample.offset, native.frameCount)
         let stop = min((sample.end ?? (native.frameCount - 1)) + 1, native.frameCount)
         guard start < stop else {

@@ -75,7 +75,8 @@ package enum PatchFiles {
                 for (s, sample) in layer.samples.enumerated() {
                     do {
                         if described[sample.resolvedPath] == nil {
-                            described[sample.resolvedPath] = describe(try loader.load(path: sample.resolvedPath))
+                            described[sample.resolvedPath] = describe(try sample.data.map { try loader.load(bytes: $0, name: sample.path) }
+                                                                      ?? loader.load(path: sample.resolvedPath))
                         }
                         samples.append("\(sample.path) (\(described[sample.resolvedPath]!))")
                     } catch {

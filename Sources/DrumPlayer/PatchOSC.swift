@@ -233,7 +233,7 @@ package final class PatchOSC {
         // Every sample it names is held to the root as the patch is: one answer for a sample
         // outside it, whether a file is there or not.
         if let root {
-            for sample in kit.instruments.flatMap({ $0.layers.flatMap(\.samples) }) {
+            for sample in kit.instruments.flatMap({ $0.layers.flatMap(\.samples) }) where sample.data == nil {
                 do { try FileGate.checkUnderRoot(root, sample.resolvedPath) } catch {
                     throw SamplerError("\(path): a sample it names is not under \(root)")
                 }

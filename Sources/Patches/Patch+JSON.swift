@@ -198,6 +198,7 @@ extension Patch {
             if let end = file.end { fields.append(#""end": \#(end)"#) }
             if file.reverse { fields.append(#""reverse": true"#) }
             if let loop = file.loop { fields.append(#""loop": [\#(loop.lowerBound), \#(loop.upperBound)]"#) }
+            if let data = file.data { fields.append(#""data": "\#(Data(data).base64EncodedString())""#) }
             return "{ " + fields.joined(separator: ", ") + " }"
         }
         return switch file.loading {

@@ -82,9 +82,14 @@ package struct SampleFile: Equatable, Sendable {
     /// A loop's last frame when it runs to the file's end (its frames are not known before it is decoded).
     package static let toTheEnd = 1 << 40
 
+    /// The file's bytes, when the patch holds them (`"data"`, base64; SFZ's `<sample>` with
+    /// `base64data`): `path` only names it.
+    package var data: [UInt8]?
+
     package init(path: String, resolvedPath: String, loading: SampleLoading = .automatic, place: String? = nil,
-                 offset: Int = 0, end: Int? = nil, reverse: Bool = false, loop: ClosedRange<Int>? = nil) {
+                 offset: Int = 0, end: Int? = nil, reverse: Bool = false, loop: ClosedRange<Int>? = nil, data: [UInt8]? = nil) {
         self.loop = loop
+        self.data = data
         self.path = path
         self.resolvedPath = resolvedPath
         self.loading = loading
@@ -95,11 +100,11 @@ package struct SampleFile: Equatable, Sendable {
     }
 
     /// Whether only part of the file plays, or it plays backwards: a copy of its own.
-    package var isTrimmed: Bool { offset != 0 || end != nil || reverse || loop != nil }
+    package var isTrimmed: Bool { offset != 0 || end != nil || reverse || loop != nil || data != nil }
 
     package static func == (a: SampleFile, b: SampleFile) -> Bool {
         a.path == b.path && a.resolvedPath == b.resolvedPath && a.loading == b.loading && a.offset == b.offset && a.end == b.end
-            && a.reverse == b.reverse && a.loop == b.loop
+            && a.reverse == b.reverse && a.loop == b.loop && a.data == b.data
     }
 }
 

@@ -31,7 +31,7 @@ enum PatchFormatV2 {
     static let envelopeKeys = ["delay", "start", "attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
-    static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse", "loop"]
+    static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse", "loop", "data"]
     static let trackKeys = ["steps", "probability"]
     static let humanizeKeys = ["seed", "frames", "velocity"]
     static let songKeys = ["sequence", "loop"]
@@ -365,12 +365,19 @@ enum PatchFormatV2 {
                     }
                     loop = first...last
                 }
-                if loading == .stream, offset != 0 || end != nil || reverse || loop != nil {
-                    throw sampleNode.error("a streamed sample plays the whole file forwards: \"offset\", \"end\", \"reverse\" and \"loop\" need it in memory")
+                var data: [UInt8]?
+                if let dataNode = sample.optional("data") {
+                    guard let bytes = Data(base64Encoded: try dataNode.string()), !bytes.isEmpty else {
+                        throw dataNode.mismatch(expected: "the sound file's bytes in base64")
+                    }
+                    data = [UInt8](bytes)
                 }
-                samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
+                if loading == .stream, offset != 0 || end != nil || reverse || loop != nil || data != nil {
+                    throw sampleNode.error("a streamed sample plays the whole file forwards: \"offset\", \"end\", \"reverse\", \"loop\" and \"data\" need it in memory")
+                }
+                samples.append(SampleFile(path: path, resolvedPath: data != nil ? path : resolve(path, against: baseDirectory),
                                           loading: loading, place: sampleNode.path.description, offset: offset, end: end, reverse: reverse,
-                                          loop: loop))
+                                          loop: loop, data: data))
             } else {
                 let path = try sampleNode.nonEmptyString()
                 samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),

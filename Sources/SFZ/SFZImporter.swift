@@ -108,6 +108,8 @@ package enum SFZImporter {
         // The headers' opcodes merged once for the regions under them (a new header, a new
         // merge), counted: a header's opcodes are shared by its regions, never copied into each.
         var context = OpcodeLayer.empty, contextIsCurrent = false, mergedWork = 0
+        // Samples embedded in the file (`<sample>`), by name.
+        var embedded: [String: [UInt8]] = [:]
         var regions: [(opcodes: InheritedOpcodes, section: SFZSection, defaultPath: String, keyOffset: Int)] = []
         var curves: [Int: [Float]] = [:]
         for section in sections {
@@ -139,6 +141,19 @@ package enum SFZImporter {
                     let a = points[after - 1], b = points[after]
                     return a.1 + (b.1 - a.1) * Float(x - a.0) / Float(b.0 - a.0)
                 }
+            case "sample":
+                // A sample embedded in the file (sfizz's): its name and base64 data.
+                guard let name = own["name"]?.value.trimmedBlanks, !name.isEmpty, let data = own["base64data"] else {
+                    report("sample:\(section.line)", "\(section.file): line \(section.line): a <sample> without name= and base64data= is left out")
+                    continue
+                }
+                // sfizz's files may leave out the padding.
+                let padded = data.value + String(repeating: "=", count: (4 - data.value.utf8.count % 4) % 4)
+                guard let bytes = Data(base64Encoded: padded, options: .ignoreUnknownCharacters), !bytes.isEmpty else {
+                    report("sample:\(section.line)", "\(section.file): line \(section.line): <sample> name=\(name.prefix(40)): its base64data is not base64: left out")
+                    continue
+                }
+                embedded[name] = [UInt8](bytes)
             case "global": global = own; master = [:]; group = [:]; contextIsCurrent = false
             case "master": master = own; group = [:]; contextIsCurrent = false
             case "group": group = own; contextIsCurrent = false
@@ -250,15 +265,17 @@ package enum SFZImporter {
             }
             var written = defaultPath + sampleOpcode.value
             if written.utf8.contains(0x5C) { written = written.replacingOccurrences(of: "\\", with: "/") }
+            // A sample embedded in the file, named as written (with or without default_path).
+            let embeddedData = embedded[written] ?? embedded[sampleOpcode.value]
             let full = written.hasPrefix("/") ? written : directory + "/" + written
             let standardized = FileGate.lexical(full)
-            guard let found = findFile(standardized, exists: fileExists, listings: &listings) else {
+            guard let found = embeddedData != nil ? written : findFile(standardized, exists: fileExists, listings: &listings) else {
                 // As sfizz: the region is left out, the rest plays.
                 missing.append("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
                 report("missing:\(written)", "\(place(sampleOpcode)): sample \"\(written)\": no such file: the region at line \(section.line) is left out")
                 continue
             }
-            if found != standardized || sampleOpcode.value.utf8.contains(0x5C) {
+            if embeddedData == nil, found != standardized || sampleOpcode.value.utf8.contains(0x5C) {
                 report("spelling:\(found)", "\(place(sampleOpcode)): sample \"\(sampleOpcode.value)\" found as \"\(found)\"")
             }
             var keys: ClosedRange<Int>
@@ -299,7 +316,7 @@ package enum SFZImporter {
                 if let known = fileLoops[found] {
                     fileLoop = known
                 } else {
-                    fileLoop = SoundFileLoops.firstLoop(path: found)
+                    fileLoop = embeddedData == nil ? SoundFileLoops.firstLoop(path: found) : nil
                     fileLoops[found] = .some(fileLoop)
                 }
             }
@@ -427,7 +444,7 @@ package enum SFZImporter {
             resolved.append(Region(
                 line: regionPlace,
                 sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end, reverse: reverse,
-                                   loop: try loopRange(offset: offset, end: end, loops: loops)),
+                                   loop: try loopRange(offset: offset, end: end, loops: loops), data: embeddedData),
                 keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),

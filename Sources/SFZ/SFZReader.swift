@@ -46,6 +46,8 @@ package struct SFZReader {
     /// Bytes `$NAME`s added to values so far (`maximumExpansion`).
     private var expandedBytes = 0
     private var includes = 0
+    /// The last opcode was `base64data`, not yet ended by a header: the lines after it are more of it.
+    private var continuingData = false
     private var totalBytes = 0
     private var opcodeCount = 0
     /// The directory includes resolve against (the top file's).
@@ -106,8 +108,10 @@ package struct SFZReader {
             var lineEnd = lineStart
             while lineEnd < count, !Self.isLineEnd(bytes[lineEnd]) { lineEnd += 1 }
             lineNumber += 1
-            // A line without a comment (the most) is parsed where it lies.
-            if !inBlockComment, !bytes[lineStart..<lineEnd].contains(UInt8(ascii: "/")) {
+            // A line without a comment (the most) is parsed where it lies; so is embedded base64
+            // data, where "//" is data (as sfizz reads it).
+            if !inBlockComment, continuingData || !bytes[lineStart..<lineEnd].contains(UInt8(ascii: "/"))
+                || Self.holdsBase64Data(bytes[lineStart..<lineEnd]) {
                 try parseLine(bytes[lineStart..<lineEnd], decode: decode, file: file, line: lineNumber, depth: depth)
                 if lineEnd >= count { break }
                 lineStart = bytes[lineEnd] == 13 && lineEnd + 1 < count && bytes[lineEnd + 1] == 10 ? lineEnd + 2 : lineEnd + 1
@@ -133,9 +137,23 @@ package struct SFZReader {
             if lineEnd >= count { break }
             lineStart = bytes[lineEnd] == 13 && lineEnd + 1 < count && bytes[lineEnd + 1] == 10 ? lineEnd + 2 : lineEnd + 1
         }
+        // Embedded data ends with its file.
+        continuingData = false
     }
 
     private static func isLineEnd(_ c: UInt8) -> Bool { c >= 10 && c <= 13 }
+
+    /// Whether `line` holds a `base64data=` opcode.
+    private static func holdsBase64Data(_ line: ArraySlice<UInt8>) -> Bool {
+        let key = Array("base64data=".utf8)
+        guard line.count >= key.count else { return false }
+        var i = line.startIndex
+        while i + key.count <= line.endIndex {
+            if line[i] == key[0], line[i..<(i + key.count)].elementsEqual(key) { return true }
+            i += 1
+        }
+        return false
+    }
 
     private static func isBlank(_ c: UInt8) -> Bool { c == 32 || c == 9 }
 
@@ -151,6 +169,17 @@ package struct SFZReader {
                                     depth: Int) throws {
         var p = text.startIndex
         let end = text.endIndex
+        if continuingData {
+            // More of the last base64data, to the next header.
+            var e = p
+            while e < end, text[e] != UInt8(ascii: "<") { e += 1 }
+            let more = decode(text[p..<e].filter { !Self.isBlank($0) }[...])
+            let last = sections.count - 1, o = sections[last].opcodes.count - 1
+            sections[last].opcodes[o].value += more
+            if e == end { return }
+            continuingData = false
+            p = e
+        }
         while p < end, Self.isBlank(text[p]) { p += 1 }
         let s = text[p...]
         if s.starts(with: Array("#define".utf8)) {
@@ -223,6 +252,24 @@ package struct SFZReader {
             }
             var e = equals + 1
             var valueEnd = e
+            if name == "base64data" {
+                // A sample embedded in the file (sfizz's `<sample>`): the data runs to the next
+                // header, its blanks (line breaks) dropped; no #define names in it.
+                while e < end, text[e] != UInt8(ascii: "<") { e += 1 }
+                let data = text[(equals + 1)..<e].filter { !Self.isBlank($0) }
+                opcodeCount += 1
+                guard opcodeCount <= Self.maximumOpcodes else {
+                    throw SFZError("\(file): line \(line): more than \(Self.maximumOpcodes) opcodes")
+                }
+                if sections.isEmpty {
+                    throw SFZError("\(file): line \(line): \(name)= before any header (<region>, <group>, …)")
+                }
+                sections[sections.count - 1].opcodes.append(SFZOpcode(name: name, value: decode(data[...]), file: file, line: line))
+                // Lines after it hold more of it, up to the next header.
+                continuingData = e == end
+                p = e
+                continue
+            }
             scan: while e < end {
                 let c = text[e]
                 if c == UInt8(ascii: "<") { break scan }

@@ -52,7 +52,8 @@ package enum DecodeBudget {
         var total = 0
         for copy in Set(copies) {
             if headers[copy.path] == nil {
-                headers[copy.path] = (try? StreamFile(path: copy.path)).map { (Int($0.frameCount), $0.channelCount, $0.sampleRate) }
+                // Kept when the file cannot be read (nil inside): assigning nil would drop the key.
+                headers[copy.path] = .some((try? StreamFile(path: copy.path)).map { (Int($0.frameCount), $0.channelCount, $0.sampleRate) })
             }
             guard let header = headers[copy.path]!, header.rate > 0 else { continue }
             let start = min(max(0, copy.offset), header.frames)

@@ -67,6 +67,19 @@ import Testing
         #expect(again.instruments == kit.instruments)
     }
 
+    /// A sample's bytes held in the patch (`"data"`, base64) read back as written; bad base64 is
+    /// an error naming the key.
+    @Test func embeddedSampleDataReadsBackAsWritten() throws {
+        let bytes: [UInt8] = Array("RIFF1234WAVE".utf8) + [0, 255, 7]
+        let instruments = #"[ { "id": "k", "layers": [ { "samples": [ { "path": "k.wav", "data": "\#(Data(bytes).base64EncodedString())", "loop": [2, 9] } ] } ] } ]"#
+        let kit = try decodeKit(kitJSON(instruments: instruments, pattern: #"{ "name": "p", "tracks": {} }"#, song: nil))
+        #expect(kit.instruments[0].layers[0].samples[0].data == bytes && kit.instruments[0].layers[0].samples[0].resolvedPath == "k.wav")
+        #expect(try decodeKit(kit.patchJSON()).instruments == kit.instruments)
+        let bad = instruments.replacingOccurrences(of: Data(bytes).base64EncodedString(), with: "not base64!")
+        #expect(kitError(kitJSON(instruments: bad, pattern: #"{ "name": "p", "tracks": {} }"#, song: nil))
+                == #"kit.json: instruments[0].layers[0].samples[0].data: expected the sound file's bytes in base64, got "not base64!""#)
+    }
+
     @Test func samplePathsAreRewrittenRelativeToWhereThePatchIsWritten() throws {
         let kit = try PatchLoader.decode(Data(kitJSON().utf8), file: "kit.json", baseDirectory: "/a/kits")
         let moved = kit.withSamplePaths(relativeTo: "/a/b/c")

@@ -27,6 +27,22 @@ import Testing
         #expect(r.sections[3].opcodes[1].value == "c4")
     }
 
+    /// Embedded base64 data runs to the next header over any number of lines, "//" in it being
+    /// data (as sfizz reads it), its blanks dropped.
+    @Test func base64DataRunsToTheNextHeader() throws {
+        let r = try read("""
+        <sample> name=a.wav
+            base64data=UklG//Rt
+            BnAQ$X+/
+        AAAA // not a comment
+        <region> sample=a.wav key=36 // a comment
+        """)
+        #expect(r.sections.map(\.header) == ["sample", "region"])
+        #expect(r.sections[0].opcodes.map(\.name) == ["name", "base64data"])
+        #expect(r.sections[0].opcodes[1].value == "UklG//RtBnAQ$X+/AAAA//notacomment")
+        #expect(r.sections[1].opcodes.map(\.name) == ["sample", "key"])
+    }
+
     @Test func definesAndIncludes() throws {
         let r = try read("""
         #define $KICK 36
