@@ -148,6 +148,7 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].randomGainDb = Float(instrument.randomGainDb)
                 definitions[definitions.count - 1].randomCents = Float(instrument.randomCents)
+                definitions[definitions.count - 1].randomOffsetFrames = instrument.randomOffset
                 if var filter = instrument.filter {
                     filter.sampleRate = sampleRate
                     definitions[definitions.count - 1].filter = filter

@@ -73,10 +73,11 @@ extension Patch {
         if let g = instrument.group { fields.append(#""group": \#(g)"#) }
         if let o = instrument.offBy { fields.append(#""offBy": \#(o)"#) }
         if instrument.isSilent { fields.append(#""silent": true"#) }
-        if instrument.randomGainDb != 0 || instrument.randomCents != 0 {
+        if instrument.randomGainDb != 0 || instrument.randomCents != 0 || instrument.randomOffset != 0 {
             var parts: [String] = []
             if instrument.randomGainDb != 0 { parts.append(#""gainDb": \#(number(instrument.randomGainDb))"#) }
             if instrument.randomCents != 0 { parts.append(#""cents": \#(number(instrument.randomCents))"#) }
+            if instrument.randomOffset != 0 { parts.append(#""offset": \#(instrument.randomOffset)"#) }
             fields.append(#""random": { \#(parts.joined(separator: ", ")) }"#)
         }
         if instrument.sustainController != 64 {

@@ -305,6 +305,9 @@ package struct DrumInstrument: Equatable, Sendable {
     /// (`"random": { "gainDb": G, "cents": C }`; SFZ's `amp_random`, `pitch_random`).
     package var randomGainDb: Double = 0
     package var randomCents: Double = 0
+    /// Each trigger starts its samples a random 0 … `randomOffset` frames in (`"random": {"offset"}`;
+    /// SFZ's `offset_random`, frames of the file, played as frames at the engine's rate).
+    package var randomOffset: Int = 0
 
     /// Why `name` cannot name an output, or nil (`Engine.outputNameProblem`).
     package static func outputNameProblem(_ name: String) -> String? { Engine.outputNameProblem(name) }

@@ -135,6 +135,8 @@ extension SFZImporter {
         var keyLevel = KeyLevel()
         /// `amp_random` (dB), `pitch_random` (cents).
         var randomGainDb = 0.0, randomCents = 0.0
+        /// `offset_random`, frames.
+        var randomOffset = 0
         /// `fil_type`, `cutoff` … (nil: unfiltered).
         var filter: VoiceFilter?
         /// `delay`, seconds.

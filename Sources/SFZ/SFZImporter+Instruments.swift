@@ -119,6 +119,7 @@ extension SFZImporter {
                 instruments[instruments.count - 1].sustainController = first.sustainController
                 instruments[instruments.count - 1].randomGainDb = first.randomGainDb
                 instruments[instruments.count - 1].randomCents = first.randomCents
+                instruments[instruments.count - 1].randomOffset = first.randomOffset
                 instruments[instruments.count - 1].filter = first.filter
                 instruments[instruments.count - 1].delay = first.delay
                 instruments[instruments.count - 1].channels = first.channels

@@ -136,9 +136,15 @@ extension Engine {
         // Its random level, pitch and cutoff: drawn from the trigger's frame and place on it.
         var randomFactor: Float = 1
         var randomCutoff: Float = 0
-        if inst.randomGainDb > 0 || inst.randomCents != 0 || inst.filterRandom != 0 {
+        var randomOffset: Int64 = 0
+        if inst.randomGainDb > 0 || inst.randomCents != 0 || inst.filterRandom != 0 || inst.randomOffsetFrames > 0 {
             let order = inst.roundRobinAcrossLayers ? tables.layers + inst.layerStart : choice.layer
             let draw = randomDraw(instrument: index, due: due, place: order.pointee.sameFrameIndex)
+            if inst.randomOffsetFrames > 0 {
+                // A draw of its own: the first three's bits hashed again.
+                let other = randomDraw(instrument: index ^ 0x5A5A, due: due, place: order.pointee.sameFrameIndex &+ 0x9E37)
+                randomOffset = Int64(other.0 * Float(inst.randomOffsetFrames))
+            }
             if inst.randomGainDb > 0 { randomFactor = decibelFactor(draw.0 * inst.randomGainDb) }
             if inst.randomCents != 0, !sounds[Int(choice.sound)].isStreamed { control.randomCents = draw.1 * inst.randomCents }
             randomCutoff = draw.2 * inst.filterRandom
@@ -147,7 +153,7 @@ extension Engine {
             prepareFilter(inst, velocity: velocity, randomCents: randomCutoff, control: &control)
         }
         startVoice(player, instrument: inst, index: index, layer: choice.layer, sound: choice.sound, velocity: velocity,
-                   control: control, randomFactor: randomFactor, due: due, at: frame)
+                   control: control, randomFactor: randomFactor, offset: randomOffset, due: due, at: frame)
         voiceControls[player] = control
     }
 
@@ -297,7 +303,8 @@ extension Engine {
     /// instrument's envelope, output and declick.
     @_noLocks @_noAllocation
     private func startVoice(_ player: Int, instrument inst: InstrumentSlot, index: Int, layer: UnsafeMutablePointer<LayerSlot>,
-                            sound: Int32, velocity: Int, control: VoiceControl, randomFactor: Float, due: Frame, at frame: Frame) {
+                            sound: Int32, velocity: Int, control: VoiceControl, randomFactor: Float, offset: Int64,
+                            due: Frame, at frame: Frame) {
         // A voice started after the trigger's frame (it reached the render thread out of order)
         // is taken as it is now: counted.
         if voices[player].isActive {
@@ -318,6 +325,8 @@ extension Engine {
         let cents = min(9600, max(-9600, control.cents + control.randomCents))
         if cents != 0 { start.rate = centsRate(cents) }
         start.fadeFrames = inst.declickFrames
+        // A random start within the sound (`offset_random`; held within it by the start).
+        start.position = offset
         start.tag = UInt32(index)
         apply(start, at: frame)
         nextFilter.pointee.disable()

@@ -153,6 +153,9 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// a function of the trigger's frame, so that live and offline renders draw the same.
     public var randomGainDb: Float = 0
     public var randomCents: Float = 0
+    /// Each trigger starts its sample a random 0 … `randomOffsetFrames` frames in (SFZ's
+    /// `offset_random`), drawn as the level and pitch are.
+    public var randomOffsetFrames: Int = 0
     /// Frames over which a sounding voice's level glides to what a controller change gives it
     /// (a straight line from the change's frame; pan and pitch move in one step); nil: its
     /// `declickFrames`. A voice in its envelope's attack, hold, decay or release, or fading out,
@@ -272,6 +275,7 @@ struct InstrumentSlot {
     /// `InstrumentDefinition.randomGainDb`, `randomCents`.
     var randomGainDb: Float = 0
     var randomCents: Float = 0
+    var randomOffsetFrames: Int32 = 0
     /// Its filter (`VoiceFilter`), `filterKind == .none` for none.
     var filterKind: FilterKind = .none
     var filterCutoff: Float = 0
@@ -481,6 +485,7 @@ struct InstrumentTables {
             t.instruments[i].steerFrames = Int32(clamping: max(0, d.steerFrames ?? d.declickFrames))
             t.instruments[i].randomGainDb = d.randomGainDb.isFinite ? min(48, max(0, d.randomGainDb)) : 0
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
+            t.instruments[i].randomOffsetFrames = Int32(clamping: max(0, d.randomOffsetFrames))
             if let f = d.filter, f.kind != .none, f.sampleRate.isFinite, f.sampleRate >= 1000 {
                 func finite(_ x: Float, _ range: ClosedRange<Float>) -> Float { x.isFinite ? min(range.upperBound, max(range.lowerBound, x)) : 0 }
                 t.instruments[i].filterKind = f.kind

@@ -136,7 +136,7 @@ import Testing
         #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "offset": 10, "loop": [5, 20] } ] } ] }"#)
                 == "k.json: instruments[0].layers[0].samples[0].loop: expected [first, last] frames of the file, offset ≤ first ≤ last (≤ end), got [5, 20] with offset 10")
         #expect(error(#"{ "id": "a", "layers": [ { "samples": [ { "path": "y.wav", "stream": true, "loop": [5, 20] } ] } ] }"#)
-                == #"k.json: instruments[0].layers[0].samples[0]: a streamed sample plays the whole file forwards: "offset", "end", "reverse" and "loop" need it in memory"#)
+                == #"k.json: instruments[0].layers[0].samples[0]: a streamed sample plays the whole file forwards: "offset", "end", "reverse", "loop" and "data" need it in memory"#)
         #expect(error(#"{ "id": "a", "tune": 2, "layers": [ { "samples": [ { "path": "/nonexistent/y.wav", "stream": true } ] } ] }"#)
                 == #"k.json: instruments[0].layers[0].samples[0]: a streamed sample cannot be tuned ("tune": 2.0)"#)
         #expect(error(#"{ "id": "a", "gain": 1, "gainDb": 0, "layers": [ { "samples": ["x.wav"] } ] }"#)

@@ -12,6 +12,26 @@ import Testing
         return (engine, ids)
     }
 
+    /// `offset_random`: each trigger starts a random 0 … N frames into its sample, drawn from its
+    /// frame (the same live and offline), the rest of the sound after it in order.
+    @Test func aRandomOffsetStartsEachTriggerWithinItsRange() throws {
+        // Where a trigger on `frame` starts (frames into the sound), one trigger per engine.
+        func start(_ frame: Frame) throws -> Int {
+            let engine = Engine(configuration: .init(maxPlayers: 4))
+            let id = try engine.register(rampSound(frames: 20_000))
+            var i = InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [id])], declickFrames: 0)
+            i.randomOffsetFrames = 1_000
+            engine.setInstruments([i])
+            engine.send(.trigger(instrument: 0, velocity: 127, at: frame))
+            let out = renderBlocks(engine, periods: 4, blockSize: 256).left
+            return Int((out[Int(frame)] * 1000).rounded()) - 1
+        }
+        let starts = try [0, 300, 600, 901].map { try start(Frame($0)) }
+        #expect(starts.allSatisfy { (0..<1_000).contains($0) })
+        #expect(Set(starts).count == 4)
+        #expect(try [0, 300, 600, 901].map { try start(Frame($0)) } == starts)
+    }
+
     @Test func centrePanIsThePanLawAtZero() {
         #expect(PanGains(pan: 0) == PanGains.center)
     }
