@@ -63,8 +63,12 @@ package final class LoadedPatch {
         for i in kit.instruments.indices where streamFiles[i] == nil {
             let scale = Double.pow(2, -kit.instruments[i].tune / 12)
             for sample in kit.instruments[i].layers.flatMap(\.samples) {
-                copies.append(DecodeBudget.Copy(path: sample.resolvedPath, offset: sample.offset, end: sample.end, scale: scale,
-                                                reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay))
+                // A file held in the patch is named by its bytes' hash, its header read from them.
+                let header = sample.data.flatMap(DecodeBudget.header(of:))
+                let path = sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? sample.resolvedPath
+                copies.append(DecodeBudget.Copy(path: path, offset: sample.offset, end: sample.end, scale: scale,
+                                                reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay,
+                                                header: header ?? (sample.data != nil ? DecodeBudget.Header(frames: 0, channels: 1, rate: 0) : nil)))
                 if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
             }
         }
@@ -148,7 +152,10 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].randomGainDb = Float(instrument.randomGainDb)
                 definitions[definitions.count - 1].randomCents = Float(instrument.randomCents)
-                definitions[definitions.count - 1].randomOffsetFrames = instrument.randomOffset
+                // Frames of the file, as the tuning stretched them; not with a delay (its silence
+                // begins the sound: the import notes it).
+                definitions[definitions.count - 1].randomOffsetFrames = instrument.delay > 0 ? 0
+                    : Int((Double(instrument.randomOffset) * Double.pow(2, -instrument.tune / 12)).rounded())
                 if var filter = instrument.filter {
                     filter.sampleRate = sampleRate
                     definitions[definitions.count - 1].filter = filter
@@ -269,12 +276,15 @@ package final class LoadedPatch {
             return nil
         case .automatic:
             // A tuned sample is resampled when decoded; streaming plays it untuned, and whole.
-            guard let threshold = options.threshold, instrument.tune == 0, !sample.isTrimmed else { return nil }
+            guard let threshold = options.threshold, instrument.tune == 0, instrument.delay == 0, !sample.isTrimmed else { return nil }
             let file = try open(sample, place(kit, i, 0, 0))
             return file.duration > threshold ? file : nil
         case .stream:
             guard instrument.tune == 0 else {
                 throw SamplerError("\(place(kit, i, 0, 0)): a streamed sample cannot be tuned (\"tune\": \(instrument.tune))")
+            }
+            guard instrument.delay == 0 else {
+                throw SamplerError("\(place(kit, i, 0, 0)): a streamed sample cannot be delayed (\"delay\": \(instrument.delay))")
             }
             return try open(sample, place(kit, i, 0, 0))
         }

@@ -233,22 +233,22 @@ package enum SFZImporter {
             }
             let direction = value("direction")?.value.trimmedBlanks ?? "forward"
             // A looping region's loop_start … loop_end (frames of the file, within offset … end;
-            // the end of the sample without loop_end), as sfizz plays them; a range sfizz finds
-            // invalid loops the whole sample, noted.
-            func loopRange(offset: Int, end: Int?, loops: Int) throws -> ClosedRange<Int>? {
-                guard loops < 0, value("loop_start") != nil || value("loop_end") != nil || fileLoop != nil else { return nil }
+            // the end of the sample without loop_end), as sfizz plays them. A range sfizz finds
+            // invalid (its start past its end) does not loop there: `invalid`.
+            func loopRange(offset: Int, end: Int?, loops: Int) throws -> (range: ClosedRange<Int>?, invalid: Bool) {
+                guard loops < 0, value("loop_start") != nil || value("loop_end") != nil || fileLoop != nil else { return (nil, false) }
                 let last = end ?? SampleFile.toTheEnd
                 let first = max(offset, try integer("loop_start", 0...(1 << 40), default: fileLoop?.lowerBound ?? 0))
                 let stop = min(last, try integer("loop_end", 0...(1 << 40), default: fileLoop?.upperBound ?? last))
                 guard first <= stop else {
-                    report("loop:\(regionPlace)", "\(regionPlace): loop_start=\(first) is past loop_end=\(stop): the whole sample loops")
-                    return nil
+                    report("loop:\(regionPlace)", "\(regionPlace): the loop starts (\(first)) past its end (\(stop)): the region does not loop (as sfizz)")
+                    return (nil, true)
                 }
                 if direction == "reverse" {
                     report("loop:reverse", "\(regionPlace): loop_start/loop_end of a reversed sample are not carried: the whole sample loops")
-                    return nil
+                    return (nil, false)
                 }
-                return first...stop
+                return (first...stop, false)
             }
             let triggerMode = value("trigger")?.value ?? "attack"
             if triggerMode != "attack", triggerMode != "release" {
@@ -316,7 +316,7 @@ package enum SFZImporter {
                 if let known = fileLoops[found] {
                     fileLoop = known
                 } else {
-                    fileLoop = embeddedData == nil ? SoundFileLoops.firstLoop(path: found) : nil
+                    fileLoop = embeddedData.map(SoundFileLoops.firstLoop(bytes:)) ?? SoundFileLoops.firstLoop(path: found)
                     fileLoops[found] = .some(fileLoop)
                 }
             }
@@ -441,10 +441,12 @@ package enum SFZImporter {
                 }
                 curve = VelocityCurve(shape: .points(faded.enumerated().map { VelocityCurve.Point(velocity: $0.offset, level: min(1, max(0, $0.element))) }))
             }
+            let loop = try loopRange(offset: offset, end: end, loops: loops)
+            if loop.invalid { loops = 0 }
             resolved.append(Region(
                 line: regionPlace,
                 sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end, reverse: reverse,
-                                   loop: try loopRange(offset: offset, end: end, loops: loops), data: embeddedData),
+                                   loop: loop.range, data: embeddedData),
                 keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),
@@ -488,6 +490,10 @@ package enum SFZImporter {
             resolved[resolved.count - 1].randomOffset = try integer("offset_random", 0...(1 << 30), default: 0)
             resolved[resolved.count - 1].silent = silent
             resolved[resolved.count - 1].delay = try number("delay", 0...10, default: 0)
+            if resolved[resolved.count - 1].randomOffset > 0, resolved[resolved.count - 1].delay > 0 {
+                report("offset_random+delay", "\(regionPlace): offset_random with delay is not carried (the delay's silence begins the sample here): the sample starts at its offset")
+                resolved[resolved.count - 1].randomOffset = 0
+            }
             resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, place: place,
                                                              report: report)
             if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {

@@ -143,17 +143,23 @@ package struct SFZReader {
 
     private static func isLineEnd(_ c: UInt8) -> Bool { c >= 10 && c <= 13 }
 
-    /// Whether `line` holds a `base64data=` opcode.
+    /// Whether `line` holds a `base64data=` opcode that no comment before it hides.
     private static func holdsBase64Data(_ line: ArraySlice<UInt8>) -> Bool {
         let key = Array("base64data=".utf8)
         guard line.count >= key.count else { return false }
         var i = line.startIndex
         while i + key.count <= line.endIndex {
+            if line[i] == UInt8(ascii: "/"), i + 1 < line.endIndex, line[i + 1] == UInt8(ascii: "/") || line[i + 1] == UInt8(ascii: "*") {
+                return false
+            }
             if line[i] == key[0], line[i..<(i + key.count)].elementsEqual(key) { return true }
             i += 1
         }
         return false
     }
+
+    /// Whether base64 data ends before `c`: a header or a directive (`#include`, `#define`), as sfizz ends it.
+    private static func endsData(_ c: UInt8) -> Bool { c == UInt8(ascii: "<") || c == UInt8(ascii: "#") }
 
     private static func isBlank(_ c: UInt8) -> Bool { c == 32 || c == 9 }
 
@@ -172,7 +178,7 @@ package struct SFZReader {
         if continuingData {
             // More of the last base64data, to the next header.
             var e = p
-            while e < end, text[e] != UInt8(ascii: "<") { e += 1 }
+            while e < end, !Self.endsData(text[e]) { e += 1 }
             let more = decode(text[p..<e].filter { !Self.isBlank($0) }[...])
             let last = sections.count - 1, o = sections[last].opcodes.count - 1
             sections[last].opcodes[o].value += more
@@ -255,7 +261,7 @@ package struct SFZReader {
             if name == "base64data" {
                 // A sample embedded in the file (sfizz's `<sample>`): the data runs to the next
                 // header, its blanks (line breaks) dropped; no #define names in it.
-                while e < end, text[e] != UInt8(ascii: "<") { e += 1 }
+                while e < end, !Self.endsData(text[e]) { e += 1 }
                 let data = text[(equals + 1)..<e].filter { !Self.isBlank($0) }
                 opcodeCount += 1
                 guard opcodeCount <= Self.maximumOpcodes else {

@@ -15,15 +15,19 @@ extension Engine {
               frames <= Int64(configuration.maxCatchUpFrames) else { return false }
         // A filter's memory holds the frames heard: they cannot be taken back (counted).
         if v.pointee.isFiltered { lateCommandCounter.add(1, ordering: .relaxed) }
+        // Not back across where the current pass began: 0, or past a loop start, the loop start
+        // (a position before it is in the first pass; one after it may be in a later one).
+        let loopStart = v.pointee.sound >= 0 ? sounds[Int(v.pointee.sound)].loopStart : 0
+        let passStart: Int64 = v.pointee.position >= loopStart ? loopStart : 0
         if !v.pointee.isVarispeed {
-            guard v.pointee.position - frames >= 0 else { return false }
+            guard v.pointee.position - frames >= passStart else { return false }
             v.pointee.position -= frames
             return true
         }
         // Fixed point (`Voice.rateStep`): n steps back are exactly the n steps played forward.
         let back = UInt128(UInt64(frames)) * UInt128(v.pointee.rateStep)
         let at = UInt128(UInt64(v.pointee.position)) << 32 | UInt128(v.pointee.phase)
-        guard at >= back else { return false }
+        guard at >= back, Int64(truncatingIfNeeded: (at - back) >> 32) >= passStart else { return false }
         let earlier = at - back
         v.pointee.position = Int64(earlier >> 32)
         v.pointee.phase = UInt32(truncatingIfNeeded: earlier)
@@ -36,13 +40,21 @@ extension Engine {
     @_noLocks @_noAllocation
     func playedSince(_ v: UnsafeMutablePointer<Voice>, late: Int64) -> (wrapped: Bool, passes: Int32) {
         let step = UInt128(v.pointee.isVarispeed ? v.pointee.rateStep : 1 << 32)
-        // With a loop start, passes after the first run from it: counted from there (a voice
-        // still in its first pass, past the loop start, is taken as in a later one).
-        let loopStart = v.pointee.sound >= 0 && !v.pointee.isStreamed ? min(sounds[Int(v.pointee.sound)].loopStart, max(0, v.pointee.position)) : 0
-        let at = UInt128(UInt64(max(0, v.pointee.position) - loopStart)) << 32 | UInt128(v.pointee.isVarispeed ? v.pointee.phase : 0)
+        let at = UInt128(UInt64(max(0, v.pointee.position))) << 32 | UInt128(v.pointee.isVarispeed ? v.pointee.phase : 0)
         let moved = UInt128(UInt64(max(0, late))) * step
-        guard at < moved, v.pointee.frames - loopStart > 0 else { return (false, 0) }
-        let length = UInt128(UInt64(v.pointee.frames - loopStart)) << 32
+        // With a loop start, a position before it is in the first pass (which began at 0), one
+        // past it in the first or a later one (which began at the loop start): frames played
+        // since that reach back past the loop start may or may not hold a wrap, which cannot be
+        // placed (counted; taken as one).
+        let loopStart = v.pointee.sound >= 0 && !v.pointee.isStreamed ? sounds[Int(v.pointee.sound)].loopStart : 0
+        if loopStart > 0, v.pointee.frames > 0 {
+            let start = UInt128(UInt64(loopStart)) << 32
+            if at < start || moved <= at - start { return (false, 0) }
+            lateCommandCounter.add(1, ordering: .relaxed)
+            return (true, 1)
+        }
+        guard at < moved, v.pointee.frames > 0 else { return (false, 0) }
+        let length = UInt128(UInt64(v.pointee.frames)) << 32
         let passes = (moved - at + length - 1) / length
         return (true, passes > UInt128(Int32.max) ? Int32.max : Int32(passes))
     }

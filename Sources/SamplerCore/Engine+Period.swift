@@ -137,6 +137,12 @@ extension Engine {
     func swapInInstruments() {
         guard instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.published else { return }
         let inUse = instrumentTables.pointee
+        // A voice still in its envelope's delay would take its attack from the new tables (its
+        // tag names an instrument of the old ones): it begins it now, from the old.
+        for p in 0..<configuration.maxPlayers {
+            attackAfterDelay(voices + p, inUse)
+            attackAfterDelay(tails + p, inUse)
+        }
         instrumentTables.pointee = pendingInstruments.pointee
         pendingInstruments.pointee = inUse
         instrumentSwap.store(InstrumentSwap.handedBack, ordering: .releasing)

@@ -17,6 +17,21 @@ extension Engine {
         if p >= 0 { emit(Event(kind: kind, player: Int32(p), frame: reported, tag: v.pointee.tag)) }
     }
 
+    /// Voice `v`, in its envelope's delay, begins the attack of the instrument of `tables` whose
+    /// trigger started it (its tag); a voice not in a delay is left as it is.
+    @_noLocks @_noAllocation
+    func attackAfterDelay(_ v: UnsafeMutablePointer<Voice>, _ tables: InstrumentTables) {
+        guard v.pointee.isActive, v.pointee.isInEnvelopeDelay else { return }
+        let i = Int(v.pointee.tag)
+        if i < tables.instrumentCount, tables.instruments[i].hasEnvelope {
+            v.pointee.beginAttack(tables.instruments[i])
+        } else {
+            v.pointee.envStage = .none
+            v.pointee.rampFramesLeft = 0
+            v.pointee.level = v.pointee.envBase
+        }
+    }
+
     /// Voice `v`'s ramp has reached its end on frame `end`: its level is the target; a stop's
     /// fade (or an envelope's last segment) ends the voice, reported as `.stopped`; an envelope
     /// goes on with its next segment. Returns whether the voice still sounds. Real-time safe.
@@ -32,15 +47,7 @@ extension Engine {
             return false
         }
         if v.pointee.isInEnvelopeDelay {
-            // The attack of the instrument whose trigger started it (its tag).
-            let tables = instrumentTables.pointee
-            let i = Int(v.pointee.tag)
-            if i < tables.instrumentCount, tables.instruments[i].hasEnvelope {
-                v.pointee.beginAttack(tables.instruments[i])
-            } else {
-                v.pointee.envStage = .none
-                v.pointee.level = v.pointee.envBase
-            }
+            attackAfterDelay(v, instrumentTables.pointee)
             return true
         }
         if v.pointee.envStage.isOn { v.pointee.nextEnvelopeSegment() }

@@ -1,4 +1,5 @@
 import Foundation
+import CSndFile
 
 /// How much memory decoded sounds may take: one file, and everything one patch or kit loads.
 /// 4,096 MB by default (an hour of stereo at 48 kHz is 1,383 MB as float); the environment
@@ -27,15 +28,45 @@ package enum DecodeBudget {
         package var reverse: Bool
         /// Seconds of silence before it (a delayed instrument's copy).
         package var leadingSeconds: Double
+        /// For a file held in memory (a patch's `"data"`): its frames, channels and rate, read from
+        /// its bytes (`header(of:)`); `path` then names it only, and is not opened.
+        package var header: Header?
 
         package init(path: String, offset: Int = 0, end: Int? = nil, scale: Double = 1, reverse: Bool = false,
-                     leadingSeconds: Double = 0) {
+                     leadingSeconds: Double = 0, header: Header? = nil) {
             self.leadingSeconds = leadingSeconds
+            self.header = header
             self.path = path
             self.offset = offset
             self.end = end
             self.scale = scale
             self.reverse = reverse
+        }
+    }
+
+    /// A sound file's frames, channels and rate.
+    package struct Header: Hashable, Sendable {
+        package var frames: Int
+        package var channels: Int
+        package var rate: Double
+
+        package init(frames: Int, channels: Int, rate: Double) {
+            self.frames = frames
+            self.channels = channels
+            self.rate = rate
+        }
+    }
+
+    /// The header of the sound file in `bytes`, nil when libsndfile cannot read it.
+    package static func header(of bytes: [UInt8]) -> Header? {
+        bytes.withUnsafeBytes { buffer -> Header? in
+            let memory = MemoryFile(bytes: buffer)
+            return withExtendedLifetime(memory) {
+                var info = SF_INFO()
+                guard let handle = memory.open(&info) else { return nil }
+                sf_close(handle)
+                return Header(frames: Int(info.frames), channels: Int(info.channels), rate: Double(info.samplerate))
+            }
         }
     }
 
@@ -51,7 +82,9 @@ package enum DecodeBudget {
         var headers: [String: (frames: Int, channels: Int, rate: Double)?] = [:]
         var total = 0
         for copy in Set(copies) {
-            if headers[copy.path] == nil {
+            if let known = copy.header {
+                headers[copy.path] = .some((known.frames, known.channels, known.rate))
+            } else if headers[copy.path] == nil {
                 // Kept when the file cannot be read (nil inside): assigning nil would drop the key.
                 headers[copy.path] = .some((try? StreamFile(path: copy.path)).map { (Int($0.frameCount), $0.channelCount, $0.sampleRate) })
             }

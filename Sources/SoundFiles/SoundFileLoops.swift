@@ -11,6 +11,23 @@ package enum SoundFileLoops {
         defer { close(fd) }
         var info = SF_INFO()
         guard let handle = sf_open_fd(fd, Int32(SFM_READ), &info, 0) else { return nil }
+        return firstLoop(handle, info)
+    }
+
+    /// The first loop of the sound file held in `bytes` (see `firstLoop(path:)`).
+    package static func firstLoop(bytes: [UInt8]) -> ClosedRange<Int>? {
+        bytes.withUnsafeBytes { buffer -> ClosedRange<Int>? in
+            let memory = MemoryFile(bytes: buffer)
+            return withExtendedLifetime(memory) {
+                var info = SF_INFO()
+                guard let handle = memory.open(&info) else { return nil }
+                return firstLoop(handle, info)
+            }
+        }
+    }
+
+    /// The first loop of the open `handle` (closed here).
+    private static func firstLoop(_ handle: OpaquePointer, _ info: SF_INFO) -> ClosedRange<Int>? {
         defer { sf_close(handle) }
         var first: UInt32 = 0, past: UInt32 = 0
         guard sampler_first_loop(handle, &first, &past) == 1 else { return nil }

@@ -14,14 +14,14 @@ import Testing
         let sfz = dir.appendingPathComponent("kit.sfz")
         try """
         <region> sample=kick.wav key=36
-        <region> sample=kick.wav key=38 fil_type=lpf_2p
+        <region> sample=kick.wav key=38 eq1_gain=3
         """.write(to: sfz, atomically: true, encoding: .utf8)
         let r = try runSampler(["validate", sfz.path], timeout: 20)
         #expect(r.status == 0, "\(r.stderr)")
         let lines = r.stdout.split(separator: "\n").map(String.init)
         #expect(lines.first?.hasPrefix("\(sfz.path): OK") == true, "\(r.stdout)")
         #expect(lines.contains { $0.contains("kick.wav (1 ch, 48000 Hz, 0.100 s)") }, "\(r.stdout)")
-        #expect(lines.contains { $0.contains("note: ") && $0.contains("fil_type is not carried") }, "\(r.stdout)")
+        #expect(lines.contains { $0.contains("note: ") && $0.contains("eq1_gain is not carried") }, "\(r.stdout)")
     }
 
     @Test func anSFZNamingAMissingSampleIsOneLineNamingIt() throws {

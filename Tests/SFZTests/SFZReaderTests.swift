@@ -43,6 +43,21 @@ import Testing
         #expect(r.sections[1].opcodes.map(\.name) == ["sample", "key"])
     }
 
+    /// Base64 data ends at a directive as at a header (as sfizz ends it); a commented-out line
+    /// naming base64data is a comment.
+    @Test func base64DataEndsAtADirectiveAndCommentsStillHideIt() throws {
+        let r = try read("""
+        // <sample> name=x.wav base64data=AAAA
+        <sample> name=a.wav base64data=UklG
+        QUFB
+        #define $KEY 36
+        <region> sample=a.wav key=$KEY
+        """)
+        #expect(r.sections.map(\.header) == ["sample", "region"])
+        #expect(r.sections[0].opcodes[1].value == "UklGQUFB")
+        #expect(r.sections[1].opcodes[1].value == "36")
+    }
+
     @Test func definesAndIncludes() throws {
         let r = try read("""
         #define $KICK 36

@@ -51,6 +51,22 @@ import Testing
         #expect(try run(64) == out)
     }
 
+    /// A kit replaced while a voice waits in its envelope's delay: the voice takes its attack
+    /// from the instrument that started it, not from the new kit's instrument of that index.
+    @Test func aVoiceInItsDelayKeepsItsOwnAttackWhenTheKitIsReplaced() throws {
+        let e = try engine(AmplitudeEnvelope(attackFrames: 400, sustain: 1, releaseFrames: 100, delayFrames: 200, start: 0.5))
+        engine_trigger(e, at: 0)
+        _ = renderBlocks(e, periods: 1, blockSize: 100)
+        let id = try e.register(Sound(channels: [[Float](repeating: 1, count: 100)], sampleRate: 48_000))
+        // The new kit's instrument 0: an attack from 0 over 4,000 frames.
+        #expect(e.replaceInstruments([InstrumentDefinition(firstPlayer: 1, layers: [InstrumentLayer(sounds: [id])], midiNotes: [37],
+                                                           envelope: AmplitudeEnvelope(attackFrames: 4_000, sustain: 1, releaseFrames: 100))],
+                                     at: 150))
+        let out = renderBlocks(e, periods: 7, blockSize: 100, start: 100).left
+        // Its own start level, then its own rise: 1 by frame 400 at the latest.
+        #expect(out[0] == 0.5 && out[399] == 1 && out[599] == 1)
+    }
+
     @Test func theSamePeriodSplitGivesTheSameSamplesWhateverTheBlockSize() throws {
         func run(_ block: Int) throws -> [Float] {
             let e = try engine(AmplitudeEnvelope(attackFrames: 333, holdFrames: 77, decayFrames: 1234, sustain: 0.4, releaseFrames: 987))
