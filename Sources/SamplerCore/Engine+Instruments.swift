@@ -328,7 +328,18 @@ extension Engine {
         // A random start within the sound (`offset_random`; held within it by the start).
         start.position = offset
         start.tag = UInt32(index)
+        // A voice it takes over (polyphony) fades on its tail: over the declick, or, where the
+        // instrument's chokes release (SFZ's off_mode/off_time), with that release, as sfizz
+        // releases a voice it steals.
+        var stealing = false
+        if voices[player].isActive, !voices[player].isPaused, inst.declickFrames > 0 { stealing = true }
         apply(start, at: frame)
+        if stealing, inst.chokeReleases, frame == due, tails[player].isActive, !tails[player].envStage.isReleased {
+            tails[player].stopsAfterRamp = false
+            tails[player].envReleaseSegment = inst.chokeReleaseSegment
+            tails[player].envReleaseFactor = inst.chokeReleaseFactor
+            tails[player].beginRelease()
+        }
         nextFilter.pointee.disable()
         voices[player].output = inst.output
         if inst.hasEnvelope {

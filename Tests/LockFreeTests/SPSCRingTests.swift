@@ -58,13 +58,18 @@ import LockFree
         // 64 MB of 64-byte elements.
         struct Element { var a: (Int64, Int64, Int64, Int64, Int64, Int64, Int64, Int64) = (0, 0, 0, 0, 0, 0, 0, 0) }
         let capacity = 1 << 20
-        let ring = SPSCRing<Element>(capacity: capacity)
-        let before = anonKilobytes()
-        for _ in 0..<capacity { _ = ring.push(Element()) }
-        while ring.pop() != nil {}
-        let grown = anonKilobytes() - before
         // Not resident, going round would add the ring's 64 MB. The bound is half of that: the
-        // other tests run in parallel in this process and allocate too (16 MB was seen once).
+        // other tests run in parallel in this process and allocate too (49 MB was seen once), so
+        // the least growth of three rings counts.
+        var grown = Int.max
+        for _ in 0..<3 {
+            let ring = SPSCRing<Element>(capacity: capacity)
+            let before = anonKilobytes()
+            for _ in 0..<capacity { _ = ring.push(Element()) }
+            while ring.pop() != nil {}
+            grown = min(grown, anonKilobytes() - before)
+            if grown < 32_000 { break }
+        }
         #expect(grown < 32_000, "going round the ring made the process grow by \(grown) kB")
     }
 }

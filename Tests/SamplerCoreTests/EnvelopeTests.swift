@@ -67,6 +67,23 @@ import Testing
         #expect(out[0] == 0.5 && out[399] == 1 && out[599] == 1)
     }
 
+    /// A voice taken over by the instrument's next note (polyphony) is released as its chokes
+    /// are (SFZ's off_mode=time with off_time, as sfizz releases a voice it steals), not cut in
+    /// the declick's 2 ms.
+    @Test func aStolenVoiceFadesWithTheChokeRelease() throws {
+        let e = Engine(configuration: .init(maxPlayers: 2))
+        let id = try e.register(Sound(channels: [[Float](repeating: 1, count: 48_000)], sampleRate: 48_000))
+        e.setInstruments([InstrumentDefinition(firstPlayer: 0, pan: -1, layers: [InstrumentLayer(sounds: [id])], declickFrames: 96,
+                                               midiNotes: [36],
+                                               envelope: AmplitudeEnvelope(releaseFrames: 100, chokeReleaseFrames: 4_800))])
+        engine_trigger(e, at: 0)
+        engine_trigger(e, at: 1_000)
+        let out = renderBlocks(e, periods: 8, blockSize: 1_000).left
+        // The new voice at 1, the old one falling by e^-9 over 4,800 frames: e^-4.5 half way.
+        #expect(abs(out[1_000 + 2_400] - (1 + Float(Double.exp(-4.5)))) < 0.002)
+        #expect(out[7_000] == 1)
+    }
+
     @Test func theSamePeriodSplitGivesTheSameSamplesWhateverTheBlockSize() throws {
         func run(_ block: Int) throws -> [Float] {
             let e = try engine(AmplitudeEnvelope(attackFrames: 333, holdFrames: 77, decayFrames: 1234, sustain: 0.4, releaseFrames: 987))
