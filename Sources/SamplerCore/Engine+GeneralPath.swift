@@ -112,17 +112,7 @@ extension Engine {
                         v.pointee.level = v.pointee.rampOrigin + v.pointee.levelStep * Float(Int(v.pointee.rampElapsed) + n)
                     }
                 } else if fused {
-                    let pos = Int(v.pointee.position)
-                    let level = v.pointee.level
-                    let c = filter.pointee.coefficients
-                    if v.pointee.isStereo {
-                        Filtering.addStereo(slot.left + pos, slot.right + pos, count: n,
-                                            gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight,
-                                            c, &filter.pointee.left, &filter.pointee.right, into: dl, dr)
-                    } else {
-                        Filtering.addMono(slot.left + pos, count: n, level: level, c, &filter.pointee.left,
-                                          panLeft: v.pointee.panLeft, panRight: v.pointee.panRight, into: dl, dr)
-                    }
+                    addFiltered(v, filter, count: n, position: Int(v.pointee.position), into: dl, dr)
                 } else {
                     if toScratch {
                         dl.update(repeating: 0, count: n)
