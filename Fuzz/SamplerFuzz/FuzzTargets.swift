@@ -37,7 +37,8 @@ func fuzzSMF(_ data: Data) {
 func fuzzSFZ(_ data: Data) {
     let bytes = [UInt8](data)
     guard let reader = try? SFZReader.read(bytes: bytes, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", readInclude: { _ in bytes }) else { return }
-    _ = try? SFZImporter.convert(reader.sections, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", fileExists: { _ in true })
+    var sections = reader.sections
+    _ = try? SFZImporter.convert(&sections, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", fileExists: { _ in true })
 }
 
 /// The patch JSON parser and decoding, every format version.

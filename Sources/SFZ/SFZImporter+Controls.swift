@@ -40,15 +40,35 @@ struct OpcodeLayer {
     /// The header's section order (−1: a region's own).
     var id: Int
     var all: [String: SFZOpcode]
+    /// The same opcodes as a short list where there are few (looked up without hashing: a
+    /// region's own, a small header's).
+    var few: [SFZOpcode]?
+    /// A bit per name it holds (`bit`): most names asked for are not there, and are answered
+    /// without a lookup.
+    var mask: UInt64 = 0
     /// Those `resolveControls` reads, and the velocity curve's points.
     var controls: [String: SFZOpcode]
     var velocityCurve: [String: SFZOpcode]
 
     static let empty = OpcodeLayer(id: -2, [:])
 
+    static func bit(_ name: String) -> UInt64 {
+        let u = name.utf8
+        return 1 << UInt64((u.count &* 7 &+ Int(u.last ?? 0) &+ Int(u.first ?? 0) &* 3) & 63)
+    }
+
+    subscript(name: String) -> SFZOpcode? {
+        guard mask & Self.bit(name) != 0 else { return nil }
+        guard let few else { return all[name] }
+        for o in few where o.name == name { return o }
+        return nil
+    }
+
     init(id: Int, _ all: [String: SFZOpcode]) {
         self.id = id
         self.all = all
+        self.few = all.count <= 16 ? Array(all.values) : nil
+        self.mask = all.keys.reduce(0) { $0 | Self.bit($1) }
         var controls: [String: SFZOpcode] = [:], velocityCurve: [String: SFZOpcode] = [:]
         for (name, opcode) in all {
             if name.hasPrefix("amp_velcurve_") {
@@ -69,7 +89,7 @@ struct InheritedOpcodes {
 
     var layers: [OpcodeLayer] { [own, context] }
 
-    subscript(name: String) -> SFZOpcode? { own.all[name] ?? context.all[name] }
+    subscript(name: String) -> SFZOpcode? { own[name] ?? context[name] }
 
     /// The headers this region inherits from, as a key.
     var contextKey: String { String(context.id) }

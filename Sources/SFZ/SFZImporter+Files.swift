@@ -9,38 +9,48 @@ extension SFZImporter {
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 
+    /// What the import has learnt of the disk while finding samples: each directory as written
+    /// resolved once, and each directory it had to search listed once.
+    struct SampleLookup {
+        /// Directories as written → as spelled on disk (nil: none matches).
+        var directories: [String: String?] = [:]
+        /// Listed directories (as spelled on disk): their regular files, by name and by
+        /// lowercased name.
+        var listings: [String: (names: Set<String>, lowercased: [String: String])] = [:]
+    }
+
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path
-    /// matches it ignoring letter case (component by component), else nil. `listings` keeps
-    /// each directory's entries, lowercased, once read: a kit of many regions lists each
-    /// directory once.
-    static func findFile(_ standardized: String, exists: (String) -> Bool, listings: inout [String: [String: String]]) -> String? {
+    /// matches it ignoring letter case (component by component), else nil. Once a directory
+    /// has been searched its listing answers for every later sample in it (no file is looked
+    /// up again): a kit of many regions costs a listing per directory, not a lookup per region.
+    static func findFile(_ standardized: String, exists: (String) -> Bool, lookup: inout SampleLookup) -> String? {
         // A path longer than the system's (PATH_MAX) names no file: nothing is looked up.
         guard standardized.utf8.count < 4096 else { return nil }
-        if exists(standardized) { return standardized }
-        // The directory as found on disk, then the file in its listing.
         guard let slash = standardized.lastIndex(of: "/") else { return nil }
-        let directory = String(standardized[..<slash]), name = standardized[standardized.index(after: slash)...]
-        guard !name.isEmpty, let found = findDirectory(directory.isEmpty ? "/" : directory, listings: &listings) else { return nil }
-        let candidate = found + (found.hasSuffix("/") ? "" : "/") + name
-        if candidate != standardized, exists(candidate) { return candidate }
-        guard let match = listing(found, &listings)[name.lowercased()] else { return nil }
-        let path = found + (found.hasSuffix("/") ? "" : "/") + match
-        return exists(path) ? path : nil
+        let directory = String(standardized[..<slash]), name = String(standardized[standardized.index(after: slash)...])
+        guard !name.isEmpty, let found = findDirectory(directory.isEmpty ? "/" : directory, lookup: &lookup) else { return nil }
+        let prefix = found + (found.hasSuffix("/") ? "" : "/")
+        if lookup.listings[found] == nil {
+            if exists(prefix + name) { return prefix + name }
+            lookup.listings[found] = listing(found)
+        }
+        guard let listed = lookup.listings[found] else { return nil }
+        if listed.names.contains(name) { return prefix + name }
+        return listed.lowercased[name.lowercased()].map { prefix + $0 }
     }
 
     /// The directory `path` (absolute, under 4,096 bytes) names, as spelled on disk: letter case
     /// matched component by component from the root where it is not found as written; nil when
-    /// none matches. Each directory is resolved once (`listings` keeps it under "=" + the path
-    /// as written).
-    private static func findDirectory(_ path: String, listings: inout [String: [String: String]]) -> String? {
-        if let known = listings["=" + path] { return known[""] }
+    /// none matches. Each directory is resolved once.
+    private static func findDirectory(_ path: String, lookup: inout SampleLookup) -> String? {
+        if let known = lookup.directories[path] { return known }
         var found = "/"
         var written = ""
         var result: String? = "/"
         for component in path.split(separator: "/") {
             written += "/" + component
-            if let known = listings["=" + written] {
-                guard let k = known[""] else { result = nil; break }
+            if let known = lookup.directories[written] {
+                guard let k = known else { result = nil; break }
                 found = k
                 continue
             }
@@ -49,27 +59,62 @@ extension SFZImporter {
             var next: String?
             if FileManager.default.fileExists(atPath: candidate, isDirectory: &isDirectory), isDirectory.boolValue {
                 next = candidate
-            } else if let match = listing(found, &listings)[component.lowercased()] {
+            } else if let match = directoryEntries(found)[component.lowercased()] {
                 next = found + (found.hasSuffix("/") ? "" : "/") + match
             }
-            listings["=" + written] = next.map { ["": $0] } ?? [:]
+            lookup.directories[written] = .some(next)
             guard let next else { result = nil; break }
             found = next
         }
         if result != nil { result = found }
-        listings["=" + path] = result.map { ["": $0] } ?? [:]
+        lookup.directories[path] = .some(result)
         return result
     }
 
-    /// The entries of directory `path`, by lowercased name (read once).
-    private static func listing(_ path: String, _ listings: inout [String: [String: String]]) -> [String: String] {
-        if let known = listings[path] { return known }
-        var entries: [String: String] = [:]
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [] where entries[entry.lowercased()] == nil {
-            entries[entry.lowercased()] = entry
+    /// The subdirectories of `path`, by lowercased name.
+    private static func directoryEntries(_ path: String) -> [String: String] {
+        var directories: [String: String] = [:]
+        for (name, kind) in entries(of: path) where kind == S_IFDIR && directories[name.lowercased()] == nil {
+            directories[name.lowercased()] = name
         }
-        listings[path] = entries
-        return entries
+        return directories
+    }
+
+    /// The regular files of directory `path`, by name and by lowercased name (the first in the
+    /// listing's order where two differ only in case).
+    private static func listing(_ path: String) -> (names: Set<String>, lowercased: [String: String]) {
+        var names: Set<String> = [], lowercased: [String: String] = [:]
+        for (name, kind) in entries(of: path) where kind == S_IFREG {
+            names.insert(name)
+            if lowercased[name.lowercased()] == nil { lowercased[name.lowercased()] = name }
+        }
+        return (names, lowercased)
+    }
+
+    /// The entries of directory `path` with their kinds (`S_IFREG`, `S_IFDIR`, …; a symbolic
+    /// link as what it points to), read once with `readdir`.
+    private static func entries(of path: String) -> [(String, mode_t)] {
+        guard let dir = opendir(path) else { return [] }
+        defer { closedir(dir) }
+        let prefix = path + (path.hasSuffix("/") ? "" : "/")
+        var result: [(String, mode_t)] = []
+        while let entry = readdir(dir) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name == "." || name == ".." { continue }
+            var kind: mode_t = 0
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): kind = S_IFREG
+            case Int32(DT_DIR): kind = S_IFDIR
+            case Int32(DT_LNK), Int32(DT_UNKNOWN):
+                var info = stat()
+                if stat(prefix + name, &info) == 0 { kind = info.st_mode & S_IFMT }
+            default: break
+            }
+            result.append((name, kind))
+        }
+        return result
     }
 }
 

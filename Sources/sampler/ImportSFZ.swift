@@ -28,10 +28,8 @@ struct ImportSFZ: ParsableCommand {
 
     func run() throws {
         let result = try SFZImporter.importSFZ(path: sfz)
-        let text = result.kit.patchJSON()
-        do { _ = try PatchLoader.decode(Data(text.utf8), file: out, baseDirectory: "/") } catch {
-            throw SamplerError("the converted patch does not validate: \(error)")
-        }
+        // `importSFZ` has checked this text against the patch format.
+        let text = result.patchJSON
         do { try text.write(toFile: out, atomically: true, encoding: .utf8) } catch {
             throw SamplerError("\(out): cannot write the patch (\(error.localizedDescription))")
         }

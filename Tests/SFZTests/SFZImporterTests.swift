@@ -138,6 +138,20 @@ import Testing
         // About 1 s here; listing the directory once a region took over ten.
         #expect(Date().timeIntervalSince(started) < 4)
         #expect(result.kit.samplePaths.count == 4000)
+        // The first few are named; the rest are one line.
+        #expect(result.notes.filter { $0.contains("found as") }.count == SFZImporter.respellingsNamed)
+        #expect(result.notes.contains { $0.hasSuffix("\(4000 - SFZImporter.respellingsNamed) more region(s) name their sample under another spelling (letter case or \\)") })
+    }
+
+    /// A searched directory's listing answers only with regular files (a symbolic link as what
+    /// it points to): a directory of the sample's name is no sample.
+    @Test func aSearchedDirectoryYieldsOnlyItsFiles() throws {
+        let (path, directory) = try kit("<region> sample=samples/A.wav key=36\n<region> sample=samples/B.WAV key=38\n<region> sample=samples/c.wav key=40", files: ["samples/a.wav", "samples/x.wav"])
+        try FileManager.default.createDirectory(atPath: directory + "/samples/b.wav", withIntermediateDirectories: true)
+        try FileManager.default.createSymbolicLink(atPath: directory + "/samples/C.WAV", withDestinationPath: directory + "/samples/x.wav")
+        let result = try SFZImporter.importSFZ(path: path)
+        #expect(result.kit.instruments.map(\.midiNote) == [36, 40])
+        #expect(result.kit.samplePaths.map { URL(fileURLWithPath: $0.resolvedPath).lastPathComponent }.sorted() == ["C.WAV", "a.wav"])
     }
 
     /// Headers' opcodes are shared by the regions under them, not copied into each (issue 52:
