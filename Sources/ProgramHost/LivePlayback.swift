@@ -101,6 +101,13 @@ package final class LivePlayback {
         package var lostFrames: Int
         /// Frames JACK asked for again after they had been rendered (written as silence).
         package var repeatedFrames: Int
+        /// Times a port this client was connected to went away and came back, and was connected
+        /// again (a netjack2 slave's net driver restarting re-registers its `system` ports).
+        package var reconnections: Int = 0
+        /// "; …" for the exit line when ports were reconnected, else "".
+        package var reconnectionDescription: String {
+            reconnections == 0 ? "" : "; \(reconnections) connection(s) lost with a port that went away and made again when it came back (on a netjack2 slave: its net driver restarted, and what follows reaches the master later by the cycles it missed)"
+        }
         package var serverShutDown: Bool
         package var originFrame: Frame
         package var sampleRate: Double
@@ -145,12 +152,20 @@ package final class LivePlayback {
             tap?.stop()
             writer?.close()
         }
+        // The connections made here, made again when a port they go to comes back after going
+        // away (a netjack2 slave's driver restart re-registers the server's ports).
+        var made: [(from: String, to: String)] = []
+        func pairs(_ pair: [String], _ ports: [String]) -> [(from: String, to: String)] {
+            ports.prefix(2).enumerated().map { (pair[$0.offset], $0.element) } + (ports.count == 1 ? [(pair[1], ports[0])] : [])
+        }
         if let wanted = options.connections {
             // The wanted ports come from the command line's --connect.
             do { if !wanted.isEmpty { try client.connectOutputs(to: wanted) } } catch { throw SamplerError("--connect: \(error)") }
+            made += pairs(client.outputPortNames, wanted)
         } else {
             let physical = client.physicalPlaybackPorts()
             if !physical.isEmpty { try client.connectOutputs(to: Array(physical.prefix(2))) }
+            made += pairs(client.outputPortNames, Array(physical.prefix(2)))
         }
         for (output, ports) in options.outputConnections {
             guard client.outputs.contains(output) else {
@@ -158,12 +173,18 @@ package final class LivePlayback {
                 throw SamplerError("--connect-output: \(program.title) has no output \"\(output)\" (\(have))")
             }
             do { try client.connectOutput(output, to: ports) } catch { throw SamplerError("--connect-output: \(error)") }
+            made += pairs(client.portNames(ofOutput: output), ports)
         }
         if let midiOut = client.midiOutputPortName {
             for port in options.midiConnections {
                 do { try client.connect(midiOut, to: port) } catch { throw SamplerError("--midi-connect: \(error)") }
+                made.append((midiOut, port))
             }
         }
+        _ = client.takeRouteChanges()
+        _ = client.takeRegisteredPorts()
+        var broken: [(from: String, to: String)] = []
+        var reconnections = 0
 
         // Wait (bounded) for the first period, so the device clock is running. The same watchdog
         // then checks, all through the run, that JACK still runs this client. Mid-run, a server
@@ -211,6 +232,21 @@ package final class LivePlayback {
             if !program.tick(engine: engine, feeder: &feeder, frame: rendered) { break }
             if let onTick = options.onTick, !onTick() { break }
             engine.drainEvents { if $0.kind == .lateStart { late += 1 } }
+            for change in client.takeRouteChanges() where !change.connected {
+                if made.contains(where: { $0.from == change.source && $0.to == change.destination }),
+                   !broken.contains(where: { $0.from == change.source && $0.to == change.destination }) {
+                    broken.append((change.source, change.destination))
+                }
+            }
+            let registered = client.takeRegisteredPorts()
+            if !broken.isEmpty, !registered.isEmpty {
+                let back = broken.filter { registered.contains($0.to) }
+                for link in back where (try? client.connect(link.from, to: link.to)) != nil {
+                    broken.removeAll { $0.from == link.from && $0.to == link.to }
+                    reconnections += 1
+                    FileHandle.standardError.write(Data("sampler: warning: \(link.to) went away and came back; \(link.from) is connected to it again (on a netjack2 slave its net driver restarted: see docs/netjack.md)\n".utf8))
+                }
+            }
             if options.showStatus, Date().timeIntervalSince(lastStatus) > 0.25 {
                 lastStatus = Date()
                 let t = Double(rendered - origin) / rate
@@ -236,6 +272,7 @@ package final class LivePlayback {
                        serverShutDown: client.isShutDown, originFrame: origin, sampleRate: rate,
                        bufferSize: client.bufferSize)
         summary.programChanges = engine.programChangeCount
+        summary.reconnections = reconnections
         return summary
     }
 }

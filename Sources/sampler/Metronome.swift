@@ -233,7 +233,7 @@ struct Metronome: ParsableCommand {
             throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
         var line = String(format: "played %.2f s: %d clicks, %d late, %d xruns, ", summary.renderedSeconds, summary.startsSent,
-                          summary.lateStarts, summary.xruns) + summary.lostDescription
+                          summary.lateStarts, summary.xruns) + summary.lostDescription + summary.reconnectionDescription
         if midiClock {
             line += "; \(summary.midiMessages) MIDI clock messages, \(summary.deferredMIDIMessages) deferred"
             if summary.unwrittenMIDIMessages > 0 { line += ", \(summary.unwrittenMIDIMessages) refused by JACK's MIDI buffer" }

@@ -57,6 +57,31 @@ public final class JACKServer: @unchecked Sendable {
         }
     }
 
+    /// A `jackd` named `name` with `arguments` (everything after `jackd`, `-n NAME` included),
+    /// started through `launch` (a namespace's `command`: jackd is still the process, so it is
+    /// stopped by its own PID). Used for netjack2's master and slave (`NetJackRig`).
+    public init(name: String, arguments: [String], period: Int, sampleRate: Int, synchronous: Bool,
+                launch: (URL, [String]) -> (URL, [String])) throws {
+        try requireTestTool("/usr/bin/jackd", "Debian's jackd2")
+        self.synchronous = synchronous
+        kind = .jack2
+        environment = [:]
+        self.name = name
+        self.sampleRate = sampleRate
+        self.period = period
+        (process.executableURL, process.arguments) = launch(URL(fileURLWithPath: "/usr/bin/jackd"), arguments)
+        process.standardOutput = FileHandle.nullDevice
+        process.standardError = FileHandle.nullDevice
+        let wait = try withStartLock { () throws -> Int32 in
+            try process.run()
+            return try run("/usr/bin/jack_wait", ["-w", "-t", "10"], environment: ["JACK_DEFAULT_SERVER": name])
+        }
+        guard wait == 0 else {
+            stop()
+            throw TestFailure("jackd \(name) (\(arguments.joined(separator: " "))) did not come up")
+        }
+    }
+
     /// A private headless PipeWire daemon (its default configuration: the Dummy-Driver, no
     /// session manager) in a runtime directory of its own, its graph held at `quantum` frames
     /// and `sampleRate` (`clock.force-quantum`, `clock.force-rate`). Clients reach it with
