@@ -54,7 +54,7 @@ struct OpcodeLayer {
 
     static func bit(_ name: String) -> UInt64 {
         let u = name.utf8
-        return 1 << UInt64((u.count &* 7 &+ Int(u.last ?? 0) &+ Int(u.first ?? 0) &* 3) & 63)
+        return 1 << UInt64((u.count &* 7 &+ Int(u.first ?? 0) &* 3) & 63)
     }
 
     subscript(name: String) -> SFZOpcode? {
