@@ -18,6 +18,7 @@ extension Patch {
         if let k = instrument.keyDown { conditions.append(#""keyDown": \#(k)"#) }
         if let k = instrument.keyUp { conditions.append(#""keyUp": \#(k)"#) }
         if let k = instrument.previousKey { conditions.append(#""previousKey": \#(k)"#) }
+        if let l = instrument.legato { conditions.append(#""legato": \#(l)"#) }
         func bendValue(_ v: Float) -> String { number((Double(v) * (v >= 0 ? 8191 : 8192)).rounded()) }
         for c in instrument.conditions {
             if c.controller == Controller.pitchBend { conditions.append(#""bend": [\#(bendValue(c.low)), \#(bendValue(c.high))]"#) }

@@ -277,6 +277,9 @@ package struct DrumInstrument: Equatable, Sendable {
     package var keyDown: Int?
     package var keyUp: Int?
     package var previousKey: Int?
+    /// Plays only while another key is held (true: SFZ's `trigger=legato`) or only while none
+    /// is (false: `trigger=first`): `"legato"` in `"conditions"`.
+    package var legato: Bool?
     package var channels: ClosedRange<Int> = 1...16
     /// The controller whose pedal holds its note-offs (`"sustain"`: a controller number, or
     /// false for none; SFZ's `sustain_cc`, `sustain_sw`).
@@ -329,11 +332,12 @@ package struct DrumInstrument: Equatable, Sendable {
 
 extension Patch {
     /// The notes whose note-ons and note-offs change what instruments' conditions read (key
-    /// switches, `keyDown`/`keyUp` keys; every note when some instrument has a `previousKey`):
+    /// switches, `keyDown`/`keyUp` keys; every note when some instrument has a `previousKey` or
+    /// `legato`):
     /// each is sent to the engine as `Command.ChannelMessage.noteOn`/`noteOff` besides its
     /// triggers.
     package var stateNotes: Set<Int> {
-        if instruments.contains(where: { $0.previousKey != nil }) { return Set(0..<128) }
+        if instruments.contains(where: { $0.previousKey != nil || $0.legato != nil }) { return Set(0..<128) }
         return Set(instruments.flatMap { [$0.keySwitch, $0.keyDown, $0.keyUp].compactMap { $0 } })
     }
 }

@@ -21,7 +21,7 @@ enum PatchFormatV2 {
                                  "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter", "delay"]
     static let filterKeys = ["type", "cutoff", "resonance", "keytrack", "keycenter", "veltrack", "random"]
     static let randomKeys = ["gainDb", "cents", "offset"]
-    static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "bend", "channelPressure",
+    static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "legato", "bend", "channelPressure",
                                 "polyPressure"]
     static let controllerTriggerKeys = ["controller", "range"]
     static let modulationKeys = ["controller", "target", "depth", "curve", "smooth"]
@@ -118,6 +118,7 @@ enum PatchFormatV2 {
             instrument.keyDown = try c.optional("keyDown")?.integer(in: noteRange)
             instrument.keyUp = try c.optional("keyUp")?.integer(in: noteRange)
             instrument.previousKey = try c.optional("previousKey")?.integer(in: noteRange)
+            instrument.legato = try c.optional("legato")?.bool()
             if let bendNode = c.optional("bend") {
                 let bounds = try bendNode.array()
                 guard bounds.count == 2 else { throw bendNode.mismatch(expected: "[low, high] with -8192 ≤ low ≤ high ≤ 8191") }

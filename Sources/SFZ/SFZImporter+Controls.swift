@@ -138,6 +138,8 @@ extension SFZImporter {
         var conditions: [ControllerRange] = []
         var keySwitch: Int?
         var keyDown: Int?, keyUp: Int?, previousKey: Int?
+        /// `trigger=legato` (true) or `trigger=first` (false).
+        var legato: Bool?
         var sustainController: Int? = 64
         var channels: ClosedRange<Int> = 1...16
         var controllerTrigger: ControllerRange?
@@ -187,7 +189,7 @@ extension SFZImporter {
         var controlsID = 0
 
         mutating func makeControlKey() {
-            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)"
+            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)|\(String(describing: legato))"
         }
     }
 

@@ -263,7 +263,9 @@ package enum SFZImporter {
                 }
                 return (first...stop, false)
             }
-            let triggerMode = value("trigger")?.value ?? "attack"
+            let triggerWritten = value("trigger")?.value.trimmedBlanks ?? "attack"
+            // first and legato play as attack regions do, with a condition on the other keys.
+            let triggerMode = triggerWritten == "first" || triggerWritten == "legato" ? "attack" : triggerWritten
             if triggerMode != "attack", triggerMode != "release" {
                 report("trigger=\(triggerMode)", "\(place(value("trigger")!)): trigger=\(triggerMode) is not carried: those regions are left out")
                 continue
@@ -483,6 +485,7 @@ package enum SFZImporter {
                 output = 0
             }
             resolved[resolved.count - 1].output = output
+            if triggerWritten == "first" || triggerWritten == "legato" { resolved[resolved.count - 1].legato = triggerWritten == "legato" }
             // Key crossfades and amplitude key tracking: a level for each key (sfizz's, keys
             // moved by note_offset/octave_offset as the region's are).
             func keyOpcode(_ name: String, default d: Int) throws -> Int { (try note(name)).map { min(127, max(0, $0 + keyOffset)) } ?? d }

@@ -172,6 +172,7 @@ extension Engine {
             if inst.lastTriggerDue <= due { continue }
             if isKeySwitch {
                 if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0 { return true }
+                if inst.legato >= 0 { return true }
                 continue
             }
             if isBend, inst.bendUp != 0 || inst.bendDown != 0 { return true }
@@ -193,7 +194,7 @@ extension Engine {
     /// `channel` (or the key switch, or the bend) changed after frame `due`.
     @_noLocks @_noAllocation
     func controllersChanged(since due: Frame, _ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> Bool {
-        if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0,
+        if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0 || inst.legato >= 0,
            controllers.lastChange(-1, channel: channel) > due { return true }
         var k = inst.conditionStart
         while k < inst.conditionStart + inst.conditionCount {
@@ -218,6 +219,14 @@ extension Engine {
         if inst.keyDown >= 0, !controllers.keysDown[Int(inst.keyDown)] { return false }
         if inst.keyUp >= 0, controllers.keysDown[Int(inst.keyUp)] { return false }
         if inst.previousKey >= 0, controllers.keySwitch[2] != inst.previousKey { return false }
+        if inst.legato >= 0 {
+            // Another key than the instrument's own (whose note-on came just before its trigger).
+            var others = false
+            for k in 0..<128 where k != Int(inst.note) {
+                if controllers.keysDown[k] { others = true }
+            }
+            if others != (inst.legato == 1) { return false }
+        }
         var k = inst.conditionStart
         while k < inst.conditionStart + inst.conditionCount {
             let c = tables.conditions[k]

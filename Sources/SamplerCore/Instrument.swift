@@ -121,6 +121,9 @@ public struct InstrumentDefinition: Equatable, Sendable {
     public var keyDown: Int?
     public var keyUp: Int?
     public var previousKey: Int?
+    /// Plays only while another key is held down (true: SFZ's `trigger=legato`), or only while
+    /// none is (false: `trigger=first`); nil: either.
+    public var legato: Bool?
     /// The controller that holds its note-offs while at or above 64 (SFZ's `sustain_cc`; nil:
     /// none holds them, `sustain_sw=off`). Sostenuto (CC66) holds the notes down when it is
     /// pressed, whatever this is.
@@ -266,6 +269,8 @@ struct InstrumentSlot {
     var keyDown: Int32 = -1
     var keyUp: Int32 = -1
     var previousKey: Int32 = -1
+    /// `InstrumentDefinition.legato`: 1 true, 0 false, −1 nil.
+    var legato: Int8 = -1
     /// `InstrumentDefinition.sustainController` (−1: none).
     var sustainController: Int32 = 64
     /// The sostenuto pedal went down while its note was down: its note-offs wait for the pedal.
@@ -353,7 +358,8 @@ struct InstrumentTables {
     /// Per MIDI note: whether it is some instrument's key switch.
     var keySwitchNotes: UnsafeMutablePointer<Bool>
     /// Per MIDI note: whether its note-ons and note-offs change what conditions read (key
-    /// switches, `keyDown`/`keyUp` keys, every note when some instrument has a `previousKey`), so
+    /// switches, `keyDown`/`keyUp` keys, every note when some instrument has a `previousKey` or
+    /// `legato`), so
     /// that they reach the render thread as `ChannelMessage.noteOn`/`noteOff` besides triggers.
     var stateNotes: UnsafeMutablePointer<Bool>
     /// Per controller number 0…127: some instrument's sustain controller.
@@ -406,7 +412,7 @@ struct InstrumentTables {
         t.noteNext.initialize(repeating: -1, count: max(1, definitions.count))
         t.steered.initialize(repeating: false, count: Controller.count + 1)
         t.keySwitchNotes.initialize(repeating: false, count: 128)
-        t.stateNotes.initialize(repeating: definitions.contains { $0.previousKey != nil }, count: 128)
+        t.stateNotes.initialize(repeating: definitions.contains { $0.previousKey != nil || $0.legato != nil }, count: 128)
         t.sustainPedals.initialize(repeating: false, count: 128)
         t.controllerDefaults.initialize(from: controllers.values, count: Controller.count)
         t.keySwitchDefault = controllers.keySwitch.map { (0..<128).contains($0) ? Int32($0) : -1 } ?? -1
@@ -443,6 +449,7 @@ struct InstrumentTables {
                 t.stateNotes[k] = true
             }
             if let k = d.previousKey, (0..<128).contains(k) { t.instruments[i].previousKey = Int32(k) }
+            if let l = d.legato { t.instruments[i].legato = l ? 1 : 0 }
             if let n = d.midiNotes.first(where: { (0..<128).contains($0) }) { t.instruments[i].note = Int32(n) }
             if let c = d.sustainController, (0..<128).contains(c) {
                 t.instruments[i].sustainController = Int32(c)

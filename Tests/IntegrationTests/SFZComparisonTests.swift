@@ -231,6 +231,33 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
     }
 
+    /// `trigger=first` and `trigger=legato`: a region that plays only while no other key is
+    /// held, or only while another one is (sfizz counts every held note).
+    @Test func firstAndLegatoRegionsPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        for (name, f) in [("first", 300.0), ("legato", 500.0), ("always", 700.0), ("first62", 900.0), ("legato62", 1100.0)] {
+            try Self.writeWAV(dir.appendingPathComponent("\(name).wav").path, [Self.tone(f, seconds: 0.4, decay: 8)])
+        }
+        let sfz = dir.appendingPathComponent("legato.sfz").path
+        try """
+        <group> key=60 loop_mode=one_shot
+        <region> sample=first.wav trigger=first
+        <region> sample=legato.wav trigger=legato
+        <group> key=64 loop_mode=one_shot
+        <region> sample=always.wav
+        <group> key=62 loop_mode=one_shot
+        <region> sample=first62.wav trigger=first
+        <region> sample=legato62.wav trigger=legato
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        // Eighths (240 ticks); note-offs 60 ticks after their notes. Key 62 is held from tick
+        // 120 to 600 and key 40 (no region) from 1,320 to 1,800: the notes under them are legato.
+        let notes: [(tick: Int, note: Int, velocity: Int)] = [(0, 60, 100), (240, 60, 100), (480, 64, 100), (720, 60, 100), (960, 62, 100),
+                                                               (1440, 60, 100), (1680, 62, 100), (1920, 60, 100)]
+        let extra: [(tick: Int, bytes: [UInt8])] = [(120, [0x99, 62, 90]), (600, [0x89, 62, 0]), (1320, [0x99, 40, 90]), (1800, [0x89, 40, 0])]
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
     /// Key crossfades (`xfin_lokey` … `xfout_hikey`, both curves) between two samples over an
     /// octave, and amplitude key tracking (`amp_keytrack`, `amp_keycenter`).
     @Test func keyCrossfadesAndKeyTrackingPlayAsSfizzPlaysThem() throws {

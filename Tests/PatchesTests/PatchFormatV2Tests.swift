@@ -111,7 +111,7 @@ import Testing
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "conditions": { "channelPressure": [0] } } ]"#),
          "kit.json: instruments[0].conditions.channelPressure: expected [low, high] with 0 ≤ low ≤ high ≤ 127, got an array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "conditions": { "held": 1 } } ]"#),
-         "kit.json: instruments[0].conditions.held: unknown key (expected one of: controllers, keySwitch, channels, keyDown, keyUp, previousKey, bend, channelPressure, polyPressure)"),
+         "kit.json: instruments[0].conditions.held: unknown key (expected one of: controllers, keySwitch, channels, keyDown, keyUp, previousKey, legato, bend, channelPressure, polyPressure)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "sustain": true } ]"#),
          "kit.json: instruments[0].sustain: expected a controller number (0 to 127), or false for none, got true"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "modulations": [ { "controller": 1, "target": "filter", "depth": 1 } ] } ]"#),

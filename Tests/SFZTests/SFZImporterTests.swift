@@ -197,6 +197,15 @@ import Testing
         #expect(result.kit.patterns.first?.tracks.count == SFZImporter.auditionLimit)
     }
 
+    @Test func firstAndLegatoTriggersBecomeConditions() throws {
+        let (path, _) = try kit("<region> sample=a.wav key=36 trigger=first\n<region> sample=a.wav key=36 trigger=legato\n<region> sample=a.wav key=38", files: ["a.wav"])
+        let kit = try SFZImporter.importSFZ(path: path).kit
+        #expect(kit.instruments.map(\.legato) == [false, true, nil])
+        #expect(kit.stateNotes == Set(0..<128))
+        let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
+        #expect(back.instruments.map(\.legato) == [false, true, nil])
+    }
+
     @Test func randomLevelAndPitchAreImported() throws {
         let (path, _) = try kit("<region> sample=a.wav key=36 amp_random=3 pitch_random=25", files: ["a.wav"])
         let kit = try SFZImporter.importSFZ(path: path).kit
@@ -329,7 +338,7 @@ import Testing
         let (path, _) = try kit("""
         <region> sample=a.wav key=42 loop_mode=one_shot
         <region> sample=b.wav key=42 trigger=release
-        <region> sample=b.wav key=43 trigger=first
+        <region> sample=b.wav key=43 trigger=release_key
         """, files: ["a.wav", "b.wav"])
         let result = try SFZImporter.importSFZ(path: path)
         let kit = result.kit
@@ -337,7 +346,7 @@ import Testing
         #expect(kit.instruments.map(\.triggersOnNoteOff) == [false, true])
         #expect(kit.instruments.allSatisfy { $0.sharesNote })
         #expect(kit.instruments[1].envelope?.noteOff == false)
-        #expect(result.notes.contains { $0.contains("trigger=first is not carried") })
+        #expect(result.notes.contains { $0.contains("trigger=release_key is not carried") })
         let back = try PatchLoader.decode(Data(kit.patchJSON().utf8), file: "k.json", baseDirectory: "/")
         #expect(back.instruments == kit.instruments)
     }
