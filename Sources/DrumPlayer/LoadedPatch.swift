@@ -150,6 +150,7 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].keyUp = instrument.keyUp
                 definitions[definitions.count - 1].previousKey = instrument.previousKey
                 definitions[definitions.count - 1].legato = instrument.legato
+                definitions[definitions.count - 1].heldDecayPerFrame = instrument.heldDecay / sampleRate
                 definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].randomGainDb = Float(instrument.randomGainDb)
                 definitions[definitions.count - 1].randomCents = Float(instrument.randomCents)

@@ -299,6 +299,9 @@ package struct DrumInstrument: Equatable, Sendable {
     /// Seconds between a trigger and its sound (`"delay"`; SFZ's `delay`): the samples begin with
     /// that much silence, and the envelope waits as long.
     package var delay: Double = 0
+    /// dB per second: a note-off instrument (`"trigger": "noteOff"`) sounds this much quieter for
+    /// each second its note was held (`"heldDecay"`; SFZ's `rt_decay`).
+    package var heldDecay: Double = 0
     /// One-way chokes (`"group"`, `"offBy"`; see `InstrumentDefinition.group`).
     package var group: Int?
     package var offBy: Int?
@@ -332,13 +335,21 @@ package struct DrumInstrument: Equatable, Sendable {
 
 extension Patch {
     /// The notes whose note-ons and note-offs change what instruments' conditions read (key
-    /// switches, `keyDown`/`keyUp` keys; every note when some instrument has a `previousKey` or
-    /// `legato`):
+    /// switches, `keyDown`/`keyUp` keys, the notes of instruments with a `heldDecay`; every note
+    /// when some instrument has a `previousKey` or `legato`):
     /// each is sent to the engine as `Command.ChannelMessage.noteOn`/`noteOff` besides its
     /// triggers.
     package var stateNotes: Set<Int> {
         if instruments.contains(where: { $0.previousKey != nil || $0.legato != nil }) { return Set(0..<128) }
         return Set(instruments.flatMap { [$0.keySwitch, $0.keyDown, $0.keyUp].compactMap { $0 } })
+            .union(heldDecayNotes)
+    }
+
+    /// The notes of instruments with a `heldDecay`.
+    private var heldDecayNotes: [Int] {
+        guard instruments.contains(where: { $0.heldDecay > 0 }) else { return [] }
+        let notes = resolvedMIDINotes
+        return instruments.indices.compactMap { instruments[$0].heldDecay > 0 ? notes[$0] : nil }
     }
 }
 

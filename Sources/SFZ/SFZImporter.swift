@@ -42,7 +42,7 @@ package enum SFZImporter {
         "output",
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "xfin_lokey", "xfin_hikey", "xfout_lokey", "xfout_hikey", "xf_keycurve", "amp_keytrack", "amp_keycenter",
-        "direction", "count", "amp_random", "pitch_random", "offset_random",
+        "direction", "count", "amp_random", "pitch_random", "offset_random", "rt_decay",
         "fil_type", "filtype", "cutoff", "resonance", "fil_keytrack", "fil_keycenter", "fil_veltrack", "fil_random", "cutoff_random",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
@@ -486,6 +486,9 @@ package enum SFZImporter {
             }
             resolved[resolved.count - 1].output = output
             if triggerWritten == "first" || triggerWritten == "legato" { resolved[resolved.count - 1].legato = triggerWritten == "legato" }
+            // rt_decay: a release region's level by the time its note was held (sfizz reads it
+            // on release regions only).
+            if triggerMode == "release" { resolved[resolved.count - 1].heldDecay = try number("rt_decay", 0...200, default: 0) }
             // Key crossfades and amplitude key tracking: a level for each key (sfizz's, keys
             // moved by note_offset/octave_offset as the region's are).
             func keyOpcode(_ name: String, default d: Int) throws -> Int { (try note(name)).map { min(127, max(0, $0 + keyOffset)) } ?? d }

@@ -154,6 +154,9 @@ struct ControllerState {
     /// Per key: held down (its note-on came, its note-off not yet; kept for the `keyDown`/`keyUp`
     /// keys).
     let keysDown: UnsafeMutablePointer<Bool>
+    /// Per key: the frame of its latest note-on (`Frame.min`: none on this clock; kept for the
+    /// keys of instruments whose level falls while held, `heldDecay`).
+    let keyDownAt: UnsafeMutablePointer<Frame>
     /// Per channel and controller (and the bend, the channel pressure and the polyphonic
     /// pressure of any key: `Controller.pitchBend` …), the latest frame a message changed it on;
     /// [`channels` × `perChannel`], the key switch's last (`Frame.min`: none yet).
@@ -168,7 +171,7 @@ struct ControllerState {
     static func allocate() -> ControllerState {
         let state = ControllerState(values: .allocate(capacity: channels * Controller.count), bend: .allocate(capacity: channels),
                                     channelPressure: .allocate(capacity: channels), polyPressure: .allocate(capacity: channels * 128),
-                                    keySwitch: .allocate(capacity: 3), keysDown: .allocate(capacity: 128),
+                                    keySwitch: .allocate(capacity: 3), keysDown: .allocate(capacity: 128), keyDownAt: .allocate(capacity: 128),
                                     changedAt: .allocate(capacity: changeSlots),
                                     pendingSteer: .allocate(capacity: 1), steerStamp: .allocate(capacity: 1))
         state.values.initialize(repeating: 0, count: channels * Controller.count)
@@ -177,6 +180,7 @@ struct ControllerState {
         state.polyPressure.initialize(repeating: 0, count: channels * 128)
         state.keySwitch.initialize(repeating: -1, count: 3)
         state.keysDown.initialize(repeating: false, count: 128)
+        state.keyDownAt.initialize(repeating: .min, count: 128)
         state.changedAt.initialize(repeating: .min, count: changeSlots)
         state.pendingSteer.initialize(to: 0)
         state.steerStamp.initialize(to: 0)
@@ -190,6 +194,7 @@ struct ControllerState {
         polyPressure.deallocate()
         keySwitch.deallocate()
         keysDown.deallocate()
+        keyDownAt.deallocate()
         changedAt.deallocate()
         pendingSteer.deallocate()
         steerStamp.deallocate()

@@ -39,6 +39,7 @@ extension Engine {
         controllers.keySwitch[1] = -1
         controllers.keySwitch[2] = -1
         for k in 0..<128 { controllers.keysDown[k] = false }
+        for k in 0..<128 { controllers.keyDownAt[k] = .min }
         for i in 0..<tables.instrumentCount { tables.instruments[i].sostenutoHeld = false }
     }
 
@@ -106,6 +107,7 @@ extension Engine {
             controllers.keySwitch[2] = controllers.keySwitch[1]
             controllers.keySwitch[1] = Int32(note)
             controllers.keysDown[note] = true
+            controllers.keyDownAt[note] = due
             controllers.changed(-1, channel: channel, at: due)
         case Command.ChannelMessage.noteOff:
             controllers.keysDown[Int(command.sound & 127)] = false
@@ -173,6 +175,7 @@ extension Engine {
             if isKeySwitch {
                 if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0 { return true }
                 if inst.legato >= 0 { return true }
+                if inst.heldDecay > 0 { return true }
                 continue
             }
             if isBend, inst.bendUp != 0 || inst.bendDown != 0 { return true }
@@ -194,7 +197,7 @@ extension Engine {
     /// `channel` (or the key switch, or the bend) changed after frame `due`.
     @_noLocks @_noAllocation
     func controllersChanged(since due: Frame, _ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int) -> Bool {
-        if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0 || inst.legato >= 0,
+        if inst.keySwitch >= 0 || inst.keyDown >= 0 || inst.keyUp >= 0 || inst.previousKey >= 0 || inst.legato >= 0 || inst.heldDecay > 0,
            controllers.lastChange(-1, channel: channel) > due { return true }
         var k = inst.conditionStart
         while k < inst.conditionStart + inst.conditionCount {

@@ -149,6 +149,14 @@ extension Engine {
             if inst.randomCents != 0, !sounds[Int(choice.sound)].isStreamed { control.randomCents = draw.1 * inst.randomCents }
             randomCutoff = draw.2 * inst.filterRandom
         }
+        // A note-off instrument whose level falls while its note is held (SFZ's rt_decay): by
+        // the frames from the note's note-on to this trigger.
+        if inst.heldDecay > 0, inst.note >= 0 {
+            let on = controllers.keyDownAt[Int(inst.note)]
+            if on != Frame.min, on <= due {
+                randomFactor *= decibelFactor(Float(max(-200, -inst.heldDecay * Double(due - on))))
+            }
+        }
         if !inst.filterKind.isNone {
             prepareFilter(inst, velocity: velocity, randomCents: randomCutoff, control: &control)
         }

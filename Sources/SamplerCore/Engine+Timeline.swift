@@ -91,6 +91,7 @@ extension Engine {
         // note-offs (dropped as stale), and the last notes are of the old timeline.
         for k in 0..<ControllerState.changeSlots { controllers.changedAt[k] = .min }
         for k in 0..<128 { controllers.keysDown[k] = false }
+        for k in 0..<128 { controllers.keyDownAt[k] = .min }
         controllers.keySwitch[1] = -1
         controllers.keySwitch[2] = -1
         // Every sounding voice is listed; the period's end publishes them once more.

@@ -124,6 +124,9 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// Plays only while another key is held down (true: SFZ's `trigger=legato`), or only while
     /// none is (false: `trigger=first`); nil: either.
     public var legato: Bool?
+    /// A note-off instrument's level falls by this many dB per frame its note was held, from
+    /// the note's note-on to the trigger (SFZ's `rt_decay`, given per second); 0: none.
+    public var heldDecayPerFrame: Double = 0
     /// The controller that holds its note-offs while at or above 64 (SFZ's `sustain_cc`; nil:
     /// none holds them, `sustain_sw=off`). Sostenuto (CC66) holds the notes down when it is
     /// pressed, whatever this is.
@@ -271,6 +274,8 @@ struct InstrumentSlot {
     var previousKey: Int32 = -1
     /// `InstrumentDefinition.legato`: 1 true, 0 false, −1 nil.
     var legato: Int8 = -1
+    /// `InstrumentDefinition.heldDecayPerFrame`.
+    var heldDecay: Double = 0
     /// `InstrumentDefinition.sustainController` (−1: none).
     var sustainController: Int32 = 64
     /// The sostenuto pedal went down while its note was down: its note-offs wait for the pedal.
@@ -450,6 +455,10 @@ struct InstrumentTables {
             }
             if let k = d.previousKey, (0..<128).contains(k) { t.instruments[i].previousKey = Int32(k) }
             if let l = d.legato { t.instruments[i].legato = l ? 1 : 0 }
+            if d.heldDecayPerFrame > 0, d.heldDecayPerFrame.isFinite, let n = d.midiNotes.first(where: { (0..<128).contains($0) }) {
+                t.instruments[i].heldDecay = d.heldDecayPerFrame
+                t.stateNotes[n] = true
+            }
             if let n = d.midiNotes.first(where: { (0..<128).contains($0) }) { t.instruments[i].note = Int32(n) }
             if let c = d.sustainController, (0..<128).contains(c) {
                 t.instruments[i].sustainController = Int32(c)

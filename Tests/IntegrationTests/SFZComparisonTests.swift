@@ -52,7 +52,7 @@ import Testing
         }
     }
 
-    static func midiFile(_ notes: [(tick: Int, note: Int, velocity: Int)], extra: [(tick: Int, bytes: [UInt8])] = []) -> Data {
+    static func midiFile(_ notes: [(tick: Int, note: Int, velocity: Int)], extra: [(tick: Int, bytes: [UInt8])] = [], lengths: [Int] = []) -> Data {
         func vlq(_ n: Int) -> [UInt8] {
             var out: [UInt8] = [UInt8(n & 0x7F)]; var n = n >> 7
             while n > 0 { out.insert(UInt8(n & 0x7F) | 0x80, at: 0); n >>= 7 }
@@ -60,9 +60,9 @@ import Testing
         }
         var track: [UInt8] = [0x00, 0xFF, 0x51, 0x03, 0x07, 0xA1, 0x20]  // 120 bpm
         var events: [(Int, [UInt8])] = []
-        for n in notes {
+        for (k, n) in notes.enumerated() {
             events.append((n.tick, [0x99, UInt8(n.note), UInt8(n.velocity)]))
-            events.append((n.tick + 60, [0x89, UInt8(n.note), 0]))
+            events.append((n.tick + (k < lengths.count ? lengths[k] : 60), [0x89, UInt8(n.note), 0]))
         }
         // Controllers and key switches first on their tick (a stable sort keeps them there).
         events = extra.map { ($0.tick, $0.bytes) } + events
@@ -256,6 +256,27 @@ import Testing
                                                                (1440, 60, 100), (1680, 62, 100), (1920, 60, 100)]
         let extra: [(tick: Int, bytes: [UInt8])] = [(120, [0x99, 62, 90]), (600, [0x89, 62, 0]), (1320, [0x99, 40, 90]), (1800, [0x89, 40, 0])]
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
+    /// `rt_decay`: a release region sounds quieter by the time its note was held (here 10 dB
+    /// per second, notes held 0.03 to 0.9 s).
+    @Test func releaseDecayByTheTimeHeldPlaysAsSfizzPlaysIt() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        try Self.writeWAV(dir.appendingPathComponent("rel.wav").path, [Self.tone(600, seconds: 0.3, decay: 8)])
+        try Self.writeWAV(dir.appendingPathComponent("hum.wav").path, [Self.tone(200, seconds: 1, decay: 0.5)])
+        let sfz = dir.appendingPathComponent("rt.sfz").path
+        // sfizz plays a release region only while a voice of the key's attack still sounds
+        // (rt_dead=0): a quiet, long attack sample keeps one sounding.
+        try """
+        <control> hint_ram_based=1
+        <region> sample=hum.wav key=60 loop_mode=one_shot volume=-40
+        <region> sample=rel.wav key=60 trigger=release rt_decay=10 loop_mode=one_shot
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        // A second apart (960 ticks, 48,000 frames); note-offs after 30 … 900 ticks.
+        let lengths = [30, 300, 600, 900, 120]
+        let notes = lengths.indices.map { (tick: $0 * 960, note: 60, velocity: 100) }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, spacing: 48_000, soundsAfter: lengths.map { $0 * 50 }, lengths: lengths)
     }
 
     /// Key crossfades (`xfin_lokey` … `xfout_hikey`, both curves) between two samples over an
@@ -644,12 +665,12 @@ import Testing
     @discardableResult
     func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000,
                           extra: [(tick: Int, bytes: [UInt8])] = [], lastWindow: Int = 4800, peakTolerance: Double = 1,
-                          leadIn: Int = 0, eachNote: Bool = true, soundsAfter: [Int] = []) throws -> Double {
+                          leadIn: Int = 0, eachNote: Bool = true, soundsAfter: [Int] = [], lengths: [Int] = []) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
         // `leadIn` ticks of silence first (50 frames each): time for sfizz's loader thread, which
         // its render does not wait for, to hold a large kit's samples before the first note.
         let shifted = notes.map { (tick: $0.tick + leadIn, note: $0.note, velocity: $0.velocity) }
-        try Self.midiFile(shifted, extra: extra.map { (tick: $0.tick + leadIn, bytes: $0.bytes) }).write(to: URL(fileURLWithPath: mid))
+        try Self.midiFile(shifted, extra: extra.map { (tick: $0.tick + leadIn, bytes: $0.bytes) }, lengths: lengths).write(to: URL(fileURLWithPath: mid))
         let lead = leadIn * 50
         // sfizz_render holds the first 8,192 frames of each sample and streams the rest from a
         // thread of its own, which the render does not wait for: about one render in 40 of
