@@ -295,9 +295,14 @@ package final class LoadedPatch {
     /// `e` in frames at `sampleRate`.
     static func envelope(_ e: Envelope, sampleRate: Double) -> AmplitudeEnvelope {
         func frames(_ seconds: Double) -> Int { Int((seconds * sampleRate).rounded()) }
-        return AmplitudeEnvelope(attackFrames: frames(e.attack), holdFrames: frames(e.hold), decayFrames: frames(e.decay),
-                                 sustain: Float(e.sustain), releaseFrames: frames(e.release), followsNoteOff: e.noteOff,
-                                 chokeReleaseFrames: e.choke.map(frames), delayFrames: frames(e.delay), start: Float(e.start))
+        var envelope = AmplitudeEnvelope(attackFrames: frames(e.attack), holdFrames: frames(e.hold), decayFrames: frames(e.decay),
+                                         sustain: Float(e.sustain), releaseFrames: frames(e.release), followsNoteOff: e.noteOff,
+                                         chokeReleaseFrames: e.choke.map(frames), delayFrames: frames(e.delay), start: Float(e.start))
+        if let v = e.velocity {
+            envelope.velocity = EnvelopeVelocity(delayFrames: frames(v.delay), attackFrames: frames(v.attack), holdFrames: frames(v.hold),
+                                                 decayFrames: frames(v.decay), sustain: Float(v.sustain), releaseFrames: frames(v.release))
+        }
+        return envelope
     }
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it

@@ -131,6 +131,10 @@ extension Patch {
                 if e.release != 0.006 { parts.append(#""release": \#(Self.number(e.release))"#) }
                 if !e.noteOff { parts.append(#""noteOff": false"#) }
                 if let choke = e.choke { parts.append(#""choke": \#(Self.number(choke))"#) }
+                if let v = e.velocity {
+                    let stages = [("delay", v.delay), ("attack", v.attack), ("hold", v.hold), ("decay", v.decay), ("sustain", v.sustain), ("release", v.release)]
+                    parts.append(#""velocity": { "# + stages.filter { $0.1 != 0 }.map { #""\#($0.0)": \#(Self.number($0.1))"# }.joined(separator: ", ") + " }")
+                }
                 fields.append(#""envelope": { \#(parts.joined(separator: ", ")) }"#)
             }
             lines.append("    { " + fields.joined(separator: ", ") + #", "layers": ["#)

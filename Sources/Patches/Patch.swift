@@ -218,6 +218,10 @@ package struct Envelope: Equatable, Sendable {
     package var delay: Double = 0
     /// Where the attack starts, 0…1 of the level (SFZ's `ampeg_start`).
     package var start: Double = 0
+    /// What velocity 127 adds to each stage (seconds, −100…100; the sustain −1…1), a trigger at
+    /// velocity v adding v / 127 of it (`"velocity"`; SFZ's `ampeg_vel2delay` …
+    /// `ampeg_vel2release`). nil: none.
+    package var velocity: EnvelopeStages?
 
     package init(attack: Double = 0, hold: Double = 0, decay: Double = 0, sustain: Double = 1, release: Double = 0.006,
                  noteOff: Bool = true, choke: Double? = nil, delay: Double = 0, start: Double = 0) {
@@ -230,6 +234,14 @@ package struct Envelope: Equatable, Sendable {
         self.sustain = sustain
         self.release = release
         self.noteOff = noteOff
+    }
+}
+
+/// Seconds (and a sustain level) for each stage of an envelope: what velocity adds to them.
+package struct EnvelopeStages: Equatable, Sendable {
+    package var delay = 0.0, attack = 0.0, hold = 0.0, decay = 0.0, sustain = 0.0, release = 0.0
+    package init(delay: Double = 0, attack: Double = 0, hold: Double = 0, decay: Double = 0, sustain: Double = 0, release: Double = 0) {
+        (self.delay, self.attack, self.hold, self.decay, self.sustain, self.release) = (delay, attack, hold, decay, sustain, release)
     }
 }
 

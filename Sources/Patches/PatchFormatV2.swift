@@ -28,7 +28,8 @@ enum PatchFormatV2 {
     static let controllerNumberRange = NumberRange.between(0, Double(Controller.count - 1))
     static let controllerValueRange = NumberRange.between(0, 127)
     static let groupRange = NumberRange.between(-2_147_483_648, 2_147_483_647)
-    static let envelopeKeys = ["delay", "start", "attack", "hold", "decay", "sustain", "release", "noteOff", "choke"]
+    static let envelopeKeys = ["delay", "start", "attack", "hold", "decay", "sustain", "release", "noteOff", "choke", "velocity"]
+    static let envelopeVelocityKeys = ["delay", "attack", "hold", "decay", "sustain", "release"]
     static let layerKeys = ["velocity", "samples", "selection", "seed", "gainDb", "velocityCurve", "velocityTrack"]
     static let patternKeys = ["name", "beatsPerBar", "stepsPerBeat", "bars", "stepCount", "tracks", "swing", "seed", "humanize"]
     static let sampleKeys = ["path", "stream", "preload", "offset", "end", "reverse", "loop", "data"]
@@ -318,6 +319,13 @@ enum PatchFormatV2 {
                     release: try seconds("release", 0.006), noteOff: try e.optional("noteOff")?.bool() ?? true,
                     choke: try e.optional("choke")?.number(in: .between(0, 100)),
                     delay: try seconds("delay", 0), start: try e.optional("start")?.number(in: .between(0, 1)) ?? 0)
+                if let velocityNode = e.optional("velocity") {
+                    let v = try velocityNode.object(allowedKeys: envelopeVelocityKeys)
+                    func change(_ key: String) throws(PatchError) -> Double { try v.optional(key)?.number(in: .between(-100, 100)) ?? 0 }
+                    instruments[instruments.count - 1].envelope?.velocity = EnvelopeStages(
+                        delay: try change("delay"), attack: try change("attack"), hold: try change("hold"), decay: try change("decay"),
+                        sustain: try v.optional("sustain")?.number(in: .between(-1, 1)) ?? 0, release: try change("release"))
+                }
             }
         }
         return instruments

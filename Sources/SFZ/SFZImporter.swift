@@ -36,6 +36,8 @@ package enum SFZImporter {
         "lorand", "hirand", "group", "off_by", "off_mode", "off_time", "polyphony", "note_polyphony", "volume", "amplitude",
         "pan", "tune", "transpose", "pitch_keytrack", "amp_veltrack", "loop_mode", "trigger", "default_path",
         "offset", "end", "loop_start", "loop_end", "ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_release", "ampeg_delay", "ampeg_start", "delay",
+        "ampeg_vel2delay", "ampeg_vel2attack", "ampeg_vel2hold", "ampeg_vel2decay", "ampeg_vel2sustain", "ampeg_vel2release",
+        "ampeg_veltodelay", "ampeg_veltoattack", "ampeg_veltohold", "ampeg_veltodecay", "ampeg_veltosustain", "ampeg_veltorelease",
         // Loading hints: the sampler decides how to load samples itself.
         "hint_ram_based",
         // sfizz's output pair N (0: the main mix): the named output "outN".
@@ -352,7 +354,17 @@ package enum SFZImporter {
             }
             // The amplitude envelope, as sfizz plays it: its release is never shorter than 6 ms
             // (a shorter or zero ampeg_release sounds as 6 ms there).
+            // What velocity adds to each stage (ampeg_vel2*, also spelt ampeg_velto*): seconds,
+            // the sustain in percent.
+            func velocityChange(_ stage: String, _ range: ClosedRange<Double>) throws -> Double {
+                let name = value("ampeg_vel2" + stage) != nil ? "ampeg_vel2" + stage : "ampeg_velto" + stage
+                return try number(name, range, default: 0)
+            }
+            let velocityStages = EnvelopeStages(delay: try velocityChange("delay", -100...100), attack: try velocityChange("attack", -100...100),
+                                                hold: try velocityChange("hold", -100...100), decay: try velocityChange("decay", -100...100),
+                                                sustain: try velocityChange("sustain", -100...100) / 100, release: try velocityChange("release", -100...100))
             let shaped = ["ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_delay", "ampeg_start"].contains { value($0) != nil }
+                || velocityStages != EnvelopeStages()
             let release = max(0.006, try number("ampeg_release", 0...100, default: 0.001))
             // Choked (off_by): off_mode fast (the default) releases over 6 ms, normal over the
             // region's release, time over off_time, each as sfizz's release falls.
@@ -374,6 +386,7 @@ package enum SFZImporter {
                                     release: release, noteOff: mode != "one_shot", choke: choke,
                                     delay: try number("ampeg_delay", 0...100, default: 0),
                                     start: try number("ampeg_start", 0...100, default: 0) / 100)
+                if velocityStages != EnvelopeStages() { envelope?.velocity = velocityStages }
             }
             let offset = try integer("offset", 0...(1 << 40), default: 0)
             var reverse = false

@@ -153,6 +153,7 @@ extension Engine {
             tails[p] = v.pointee
             tails[p].isMetered = false  // a tail's meters are never published
             tailFilters[p] = voiceFilters[p]
+            tailAttacks[p] = voiceAttacks[p]
             let played = restoreLevel(tails + p, due: command.frame, late: lateness(command, at: frame))
             startRamp(tails + p, to: 0, frames: command.fadeFrames)
             tails[p].stopsAfterRamp = true

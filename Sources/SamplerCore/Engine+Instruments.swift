@@ -351,7 +351,14 @@ extension Engine {
         nextFilter.pointee.disable()
         voices[player].output = inst.output
         if inst.hasEnvelope {
-            voices[player].beginEnvelope(inst)
+            if inst.hasVelocityEnvelope {
+                // Its stages at this velocity; the attack kept for the end of its delay.
+                let e = envelope(of: inst, velocity: velocity)
+                voiceAttacks[player] = e.attackFrames
+                voices[player].beginEnvelope(e)
+            } else {
+                voices[player].beginEnvelope(inst)
+            }
             // A late trigger's envelope is where it would be had it begun on its frame (its
             // filter's memory is not: counted in `advanceEnvelope`).
             if frame > due { advanceEnvelope(voices + player, player: player, by: frame - due, from: due) }
@@ -363,6 +370,32 @@ extension Engine {
                 releaseVoice(voices + player, player: player, due: frame, at: frame)
             }
         }
+    }
+
+    /// Instrument `inst` with its envelope's stages at `velocity` (0…127: v / 127 of what
+    /// velocity 127 adds to each, as sfizz's `ampeg_vel2*`): times held at 0 or more (the
+    /// release at a frame or more), the sustain within 0…1.
+    @_noLocks @_noAllocation
+    func envelope(of inst: InstrumentSlot, velocity: Int) -> InstrumentSlot {
+        var e = inst
+        let add = inst.velocityEnvelope
+        let v = Double(min(127, max(0, velocity))) / 127
+        func frames(_ base: Int32, _ extra: Int, floor: Int) -> Int {
+            let x = Double(base) + Double(extra) * v
+            return x < Double(floor) ? floor : x > 2_000_000_000 ? 2_000_000_000 : Int(x + 0.5)
+        }
+        e.delayFrames = Int32(frames(inst.delayFrames, add.delayFrames, floor: 0))
+        e.attackFrames = Int32(Double(frames(inst.baseAttackFrames, add.attackFrames, floor: 0)) * Double(1 - inst.attackStart) + 0.5)
+        e.holdFrames = Int32(frames(inst.holdFrames, add.holdFrames, floor: 0))
+        let decay = frames(inst.baseDecayFrames, add.decayFrames, floor: 0)
+        let decaySegments = envelopeSegments(forFall: decay)
+        e.decaySegment = decay == 0 ? 0 : decaySegments.frames
+        e.decayFactor = decaySegments.factor
+        e.sustain = min(1, max(0, inst.sustain + add.sustain * Float(v)))
+        let release = envelopeSegments(forFall: frames(inst.baseReleaseFrames, add.releaseFrames, floor: 1))
+        e.releaseSegment = release.frames
+        e.releaseFactor = release.factor
+        return e
     }
 
     /// Releases instrument `index`'s sounding voices that follow note-offs (see `Kind.release`).

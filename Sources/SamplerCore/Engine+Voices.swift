@@ -24,7 +24,15 @@ extension Engine {
         guard v.pointee.isActive, v.pointee.isInEnvelopeDelay else { return }
         let i = Int(v.pointee.tag)
         if i < tables.instrumentCount, tables.instruments[i].hasEnvelope {
-            v.pointee.beginAttack(tables.instruments[i])
+            if tables.instruments[i].hasVelocityEnvelope {
+                // The attack its velocity gave it.
+                var e = tables.instruments[i]
+                if v >= voices, v < voices + configuration.maxPlayers { e.attackFrames = voiceAttacks[v - voices] }
+                if v >= tails, v < tails + configuration.maxPlayers { e.attackFrames = tailAttacks[v - tails] }
+                v.pointee.beginAttack(e)
+            } else {
+                v.pointee.beginAttack(tables.instruments[i])
+            }
         } else {
             v.pointee.envStage = .none
             v.pointee.rampFramesLeft = 0

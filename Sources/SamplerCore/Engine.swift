@@ -88,6 +88,10 @@ public final class Engine: @unchecked Sendable {
     let voiceFilters: UnsafeMutablePointer<FilterState>
     let tailFilters: UnsafeMutablePointer<FilterState>
     let nextFilter: UnsafeMutablePointer<FilterState>
+    /// Per player, the attack (frames) of a voice whose envelope moves with its velocity, and of
+    /// its tail: what it begins at the end of its envelope's delay.
+    let voiceAttacks: UnsafeMutablePointer<Int32>
+    let tailAttacks: UnsafeMutablePointer<Int32>
     let programChangeCounter = Atomic<Int>(0)
     /// The buffers silent blocks (a catch-up, a late start moved on) are given as their output,
     /// `discardCapacity` frames per channel: a silent block moves its voices on in closed form
@@ -175,6 +179,10 @@ public final class Engine: @unchecked Sendable {
         voiceFilters.initialize(repeating: FilterState(), count: configuration.maxPlayers)
         tailFilters = .allocate(capacity: configuration.maxPlayers)
         tailFilters.initialize(repeating: FilterState(), count: configuration.maxPlayers)
+        voiceAttacks = .allocate(capacity: configuration.maxPlayers)
+        voiceAttacks.initialize(repeating: 0, count: configuration.maxPlayers)
+        tailAttacks = .allocate(capacity: configuration.maxPlayers)
+        tailAttacks.initialize(repeating: 0, count: configuration.maxPlayers)
         nextFilter = .allocate(capacity: 1)
         nextFilter.initialize(to: FilterState())
         discardLeft = .allocate(capacity: discardCapacity)
@@ -217,6 +225,8 @@ public final class Engine: @unchecked Sendable {
         voiceFilters.deallocate()
         tailFilters.deallocate()
         nextFilter.deallocate()
+        voiceAttacks.deallocate()
+        tailAttacks.deallocate()
         discardRight.deallocate()
         blockBuses.deallocate()
         discardBuses.deallocate()

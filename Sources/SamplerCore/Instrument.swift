@@ -54,6 +54,9 @@ public struct AmplitudeEnvelope: Equatable, Sendable {
     public var delayFrames: Int = 0
     /// Where the attack starts, 0…1 of the level (SFZ's `ampeg_start`).
     public var start: Float = 0
+    /// What velocity 127 adds to the stages (SFZ's `ampeg_vel2delay` … `ampeg_vel2release`):
+    /// a trigger at velocity v adds v / 127 of each. nil: none.
+    public var velocity: EnvelopeVelocity?
 
     public init(attackFrames: Int = 0, holdFrames: Int = 0, decayFrames: Int = 0, sustain: Float = 1, releaseFrames: Int = 0,
                 followsNoteOff: Bool = true, chokeReleaseFrames: Int? = nil, delayFrames: Int = 0, start: Float = 0) {
@@ -68,13 +71,37 @@ public struct AmplitudeEnvelope: Equatable, Sendable {
         self.followsNoteOff = followsNoteOff
     }
 
-    /// A fall by e⁻⁹ over `frames` in straight segments: their length (each falls by at most
-    /// 10 %, and at most 256 frames) and the factor per segment.
-    static func segments(forFall frames: Int) -> (frames: Int32, factor: Float) {
-        let perFrame = 9 / Double(max(1, frames))
-        let length = max(1, min(256, Int(0.1 / perFrame)))
-        return (Int32(length), Float(Double.exp(-perFrame * Double(length))))
+    /// A fall by e⁻⁹ over `frames` in straight segments (see `envelopeSegments(forFall:)`).
+    static func segments(forFall frames: Int) -> (frames: Int32, factor: Float) { envelopeSegments(forFall: frames) }
+}
+
+/// What velocity 127 adds to an envelope's stages (frames; the sustain level 0…1), each stage
+/// held at 0 or more (a release at 1 frame or more; a sustain within 0…1).
+public struct EnvelopeVelocity: Equatable, Sendable {
+    public var delayFrames: Int
+    public var attackFrames: Int
+    public var holdFrames: Int
+    public var decayFrames: Int
+    public var sustain: Float
+    public var releaseFrames: Int
+
+    public init(delayFrames: Int = 0, attackFrames: Int = 0, holdFrames: Int = 0, decayFrames: Int = 0, sustain: Float = 0, releaseFrames: Int = 0) {
+        self.delayFrames = delayFrames
+        self.attackFrames = attackFrames
+        self.holdFrames = holdFrames
+        self.decayFrames = decayFrames
+        self.sustain = sustain.isFinite ? min(1, max(-1, sustain)) : 0
+        self.releaseFrames = releaseFrames
     }
+}
+
+/// A fall by e⁻⁹ over `frames` in straight segments: their length (each falls by at most 10 %,
+/// and at most 256 frames) and the factor per segment. Real-time safe (`exp` only).
+@_semantics("no_performance_analysis")
+func envelopeSegments(forFall frames: Int) -> (frames: Int32, factor: Float) {
+    let perFrame = 9 / Double(max(1, frames))
+    let length = max(1, min(256, Int(0.1 / perFrame)))
+    return (Int32(length), Float(Double.exp(-perFrame * Double(length))))
 }
 
 /// A drum-machine instrument: velocity layers, gain, pan, loops, a choke group and a pool of
@@ -225,6 +252,13 @@ struct InstrumentSlot {
     var chokeReleases = false
     var chokeReleaseSegment: Int32 = 1
     var chokeReleaseFactor: Float = 0
+    /// The envelope moves with the velocity (`AmplitudeEnvelope.velocity`): its stages before
+    /// velocity (frames; the attack's not yet scaled by its start), and what velocity 127 adds.
+    var hasVelocityEnvelope = false
+    var baseAttackFrames: Int32 = 0
+    var baseDecayFrames: Int32 = 0
+    var baseReleaseFrames: Int32 = 1
+    var velocityEnvelope = EnvelopeVelocity()
     /// Instruments a MIDI note plays together (a multi-microphone drum) have one stack number
     /// (the lowest index among them); others, their own index. A choke never reaches across a
     /// stack, as sfizz skips a voice of the same note and group.
@@ -528,6 +562,13 @@ struct InstrumentTables {
                 t.instruments[i].sustain = e.sustain
                 t.instruments[i].releaseSegment = release.frames
                 t.instruments[i].releaseFactor = release.factor
+                if let v = e.velocity {
+                    t.instruments[i].hasVelocityEnvelope = true
+                    t.instruments[i].baseAttackFrames = Int32(clamping: e.attackFrames)
+                    t.instruments[i].baseDecayFrames = Int32(clamping: e.decayFrames)
+                    t.instruments[i].baseReleaseFrames = Int32(clamping: e.releaseFrames)
+                    t.instruments[i].velocityEnvelope = v
+                }
                 if let frames = e.chokeReleaseFrames {
                     let choke = AmplitudeEnvelope.segments(forFall: frames)
                     t.instruments[i].chokeReleases = true

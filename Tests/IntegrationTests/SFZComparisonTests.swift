@@ -279,6 +279,31 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, spacing: 48_000, soundsAfter: lengths.map { $0 * 50 }, lengths: lengths)
     }
 
+    /// `ampeg_vel2delay` … `ampeg_vel2release`: each stage of the envelope moved by the
+    /// velocity, at velocities 30, 90 and 127.
+    @Test func envelopesMovedByVelocityPlayAsSfizzPlaysThem() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        try Self.writeWAV(dir.appendingPathComponent("long.wav").path, [Self.tone(440, seconds: 1, decay: 0.5)])
+        let sfz = dir.appendingPathComponent("vel2.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <group> sample=long.wav amp_veltrack=0
+        <region> key=60 ampeg_attack=0.01 ampeg_vel2attack=0.18
+        <region> key=62 ampeg_decay=0.04 ampeg_sustain=20 ampeg_vel2sustain=60
+        <region> key=64 ampeg_release=0.03 ampeg_vel2release=0.3
+        <region> key=65 ampeg_vel2delay=0.08 loop_mode=one_shot
+        <region> key=67 ampeg_hold=0.01 ampeg_vel2hold=0.08 ampeg_decay=0.05 ampeg_sustain=10 ampeg_vel2decay=0.3
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        var notes: [(tick: Int, note: Int, velocity: Int)] = []
+        for key in [60, 62, 64, 65, 67] {
+            for velocity in [30, 90, 127] { notes.append((notes.count * 240, key, velocity)) }
+        }
+        // Key 65's notes are heard after their delay: 0.08 s × velocity / 127.
+        let after = notes.map { $0.note == 65 ? Int(0.08 * 48_000 * Double($0.velocity) / 127) : 0 }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, soundsAfter: after)
+    }
+
     /// Key crossfades (`xfin_lokey` … `xfout_hikey`, both curves) between two samples over an
     /// octave, and amplitude key tracking (`amp_keytrack`, `amp_keycenter`).
     @Test func keyCrossfadesAndKeyTrackingPlayAsSfizzPlaysThem() throws {
