@@ -51,6 +51,27 @@ import Testing
         #expect(try run(64) == out)
     }
 
+    /// An envelope moved by velocity (SFZ's `ampeg_vel2*`): each stage plus v / 127 of what
+    /// velocity 127 adds, the attack taken at the end of the delay from the voice's own
+    /// velocity, whatever the period split.
+    @Test func theVelocityMovesEachStageAndTheAttackAfterADelayIsTheVoicesOwn() throws {
+        var envelope = AmplitudeEnvelope(attackFrames: 200, sustain: 0.5, releaseFrames: 100, delayFrames: 100)
+        envelope.velocity = EnvelopeVelocity(delayFrames: 254, attackFrames: 1016, holdFrames: 0, decayFrames: 0, sustain: 0.5, releaseFrames: 0)
+        func run(_ blockSize: Int, velocity: Int) throws -> [Float] {
+            let e = try engine(envelope)
+            engine_trigger(e, at: 0, velocity: velocity)
+            return renderBlocks(e, periods: 4096 / blockSize, blockSize: blockSize).left
+        }
+        // Velocity 127: a delay of 354 frames, an attack of 1,216, a sustain of 1.
+        let loud = try run(1024, velocity: 127)
+        #expect(loud[353] == 0 && abs(loud[354 + 608] - 0.5) < 1e-3 && loud[354 + 1216] == 1 && loud[3000] == 1)
+        // Velocity 64 (64/127 of each): a delay of 228, an attack of 712, a sustain of 0.752.
+        let soft = try run(1024, velocity: 64)
+        #expect(soft[227] == 0 && abs(soft[228 + 356] - 0.5 * 64 / 127) < 2e-3 && abs(soft[3000] - (0.5 + 0.5 * 64 / 127) * 64 / 127) < 1e-3)
+        #expect(try run(64, velocity: 127) == loud)
+        #expect(try run(64, velocity: 64) == soft)
+    }
+
     /// A kit replaced while a voice waits in its envelope's delay: the voice takes its attack
     /// from the instrument that started it, not from the new kit's instrument of that index.
     @Test func aVoiceInItsDelayKeepsItsOwnAttackWhenTheKitIsReplaced() throws {
