@@ -67,7 +67,7 @@ package final class LoadedPatch {
                 let header = sample.data.flatMap(DecodeBudget.header(of:))
                 let path = sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? sample.resolvedPath
                 copies.append(DecodeBudget.Copy(path: path, offset: sample.offset, end: sample.end, scale: scale,
-                                                reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay,
+                                                reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay + kit.instruments[i].randomDelay,
                                                 header: header ?? (sample.data != nil ? DecodeBudget.Header(frames: 0, channels: 1, rate: 0) : nil)))
                 if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
             }
@@ -92,7 +92,7 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(instrument.delay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                            let key = "\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
                                 let sound: Sound
@@ -156,8 +156,15 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].randomCents = Float(instrument.randomCents)
                 // Frames of the file, as the tuning stretched them; not with a delay (its silence
                 // begins the sound: the import notes it).
-                definitions[definitions.count - 1].randomOffsetFrames = instrument.delay > 0 ? 0
+                definitions[definitions.count - 1].randomOffsetFrames = instrument.delay > 0 || instrument.randomDelay > 0 ? 0
                     : Int((Double(instrument.randomOffset) * Double.pow(2, -instrument.tune / 12)).rounded())
+                // A random delay: each trigger starts a random 0 … randomDelay into the silence
+                // that begins its samples (delay + randomDelay), its envelope's delay shortened
+                // as much.
+                if instrument.randomDelay > 0, streamFiles[i] == nil {
+                    definitions[definitions.count - 1].randomOffsetFrames = Int((instrument.randomDelay * sampleRate).rounded())
+                    definitions[definitions.count - 1].randomOffsetShortensDelay = true
+                }
                 if var filter = instrument.filter {
                     filter.sampleRate = sampleRate
                     definitions[definitions.count - 1].filter = filter
@@ -278,15 +285,15 @@ package final class LoadedPatch {
             return nil
         case .automatic:
             // A tuned sample is resampled when decoded; streaming plays it untuned, and whole.
-            guard let threshold = options.threshold, instrument.tune == 0, instrument.delay == 0, !sample.isTrimmed else { return nil }
+            guard let threshold = options.threshold, instrument.tune == 0, instrument.delay == 0, instrument.randomDelay == 0, !sample.isTrimmed else { return nil }
             let file = try open(sample, place(kit, i, 0, 0))
             return file.duration > threshold ? file : nil
         case .stream:
             guard instrument.tune == 0 else {
                 throw SamplerError("\(place(kit, i, 0, 0)): a streamed sample cannot be tuned (\"tune\": \(instrument.tune))")
             }
-            guard instrument.delay == 0 else {
-                throw SamplerError("\(place(kit, i, 0, 0)): a streamed sample cannot be delayed (\"delay\": \(instrument.delay))")
+            guard instrument.delay == 0, instrument.randomDelay == 0 else {
+                throw SamplerError("\(place(kit, i, 0, 0)): a streamed sample cannot be delayed (\"delay\": \(instrument.delay), \"random\": {\"delay\": \(instrument.randomDelay)})")
             }
             return try open(sample, place(kit, i, 0, 0))
         }
@@ -309,7 +316,7 @@ package final class LoadedPatch {
     /// says so), then at `sampleRate`.
     /// An instrument's `delay` in frames at `sampleRate`.
     static func delayFrames(_ instrument: DrumInstrument, sampleRate: Double) -> Int {
-        Int((instrument.delay * sampleRate).rounded())
+        Int(((instrument.delay + instrument.randomDelay) * sampleRate).rounded())
     }
 
     /// `sound` after `frames` of silence (its loop start moved with it): a delayed instrument's

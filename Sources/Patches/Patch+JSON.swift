@@ -75,11 +75,12 @@ extension Patch {
         if let g = instrument.group { fields.append(#""group": \#(g)"#) }
         if let o = instrument.offBy { fields.append(#""offBy": \#(o)"#) }
         if instrument.isSilent { fields.append(#""silent": true"#) }
-        if instrument.randomGainDb != 0 || instrument.randomCents != 0 || instrument.randomOffset != 0 {
+        if instrument.randomGainDb != 0 || instrument.randomCents != 0 || instrument.randomOffset != 0 || instrument.randomDelay != 0 {
             var parts: [String] = []
             if instrument.randomGainDb != 0 { parts.append(#""gainDb": \#(number(instrument.randomGainDb))"#) }
             if instrument.randomCents != 0 { parts.append(#""cents": \#(number(instrument.randomCents))"#) }
             if instrument.randomOffset != 0 { parts.append(#""offset": \#(instrument.randomOffset)"#) }
+            if instrument.randomDelay != 0 { parts.append(#""delay": \#(number(instrument.randomDelay))"#) }
             fields.append(#""random": { \#(parts.joined(separator: ", ")) }"#)
         }
         if instrument.sustainController != 64 {

@@ -311,6 +311,10 @@ package struct DrumInstrument: Equatable, Sendable {
     /// Seconds between a trigger and its sound (`"delay"`; SFZ's `delay`): the samples begin with
     /// that much silence, and the envelope waits as long.
     package var delay: Double = 0
+    /// Up to this many seconds more, drawn per trigger (`"random": {"delay"}`; SFZ's
+    /// `delay_random`): the samples begin with `delay + randomDelay` of silence, and each
+    /// trigger starts a random part of the way into it.
+    package var randomDelay: Double = 0
     /// dB per second: a note-off instrument (`"trigger": "noteOff"`) sounds this much quieter for
     /// each second its note was held (`"heldDecay"`; SFZ's `rt_decay`).
     package var heldDecay: Double = 0

@@ -20,7 +20,7 @@ enum PatchFormatV2 {
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
                                  "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter", "delay", "heldDecay"]
     static let filterKeys = ["type", "cutoff", "resonance", "keytrack", "keycenter", "veltrack", "random"]
-    static let randomKeys = ["gainDb", "cents", "offset"]
+    static let randomKeys = ["gainDb", "cents", "offset", "delay"]
     static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "legato", "bend", "channelPressure",
                                 "polyPressure"]
     static let controllerTriggerKeys = ["controller", "range"]
@@ -198,6 +198,7 @@ enum PatchFormatV2 {
             instrument.randomGainDb = try r.optional("gainDb")?.number(in: .between(0, 48)) ?? 0
             instrument.randomCents = try r.optional("cents")?.number(in: .between(-9600, 9600)) ?? 0
             instrument.randomOffset = try r.optional("offset")?.integer(in: .between(0, 1_073_741_824)) ?? 0
+            instrument.randomDelay = try r.optional("delay")?.number(in: .between(0, 10)) ?? 0
         }
         instrument.delay = try object.optional("delay")?.number(in: .between(0, 10)) ?? 0
         instrument.heldDecay = try object.optional("heldDecay")?.number(in: .between(0, 200)) ?? 0

@@ -165,6 +165,8 @@ extension SFZImporter {
         var filter: VoiceFilter?
         /// `delay`, seconds.
         var delay = 0.0
+        /// `delay_random`, seconds.
+        var randomDelay = 0.0
         /// The fields `resolveControls` sets, from `other`.
         mutating func takeControls(of other: Region) {
             conditions = other.conditions

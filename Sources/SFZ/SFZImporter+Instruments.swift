@@ -124,6 +124,7 @@ extension SFZImporter {
                 instruments[instruments.count - 1].randomOffset = first.randomOffset
                 instruments[instruments.count - 1].filter = first.filter
                 instruments[instruments.count - 1].delay = first.delay
+                instruments[instruments.count - 1].randomDelay = first.randomDelay
                 instruments[instruments.count - 1].channels = first.channels
                 instruments[instruments.count - 1].modulations = first.modulations
                 instruments[instruments.count - 1].bendUp = first.bendUp

@@ -44,7 +44,7 @@ package enum SFZImporter {
         "output",
         "note_offset", "octave_offset", "xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel", "xf_velcurve",
         "xfin_lokey", "xfin_hikey", "xfout_lokey", "xfout_hikey", "xf_keycurve", "amp_keytrack", "amp_keycenter",
-        "direction", "count", "amp_random", "pitch_random", "offset_random", "rt_decay",
+        "direction", "count", "amp_random", "pitch_random", "offset_random", "rt_decay", "delay_random",
         "fil_type", "filtype", "cutoff", "resonance", "fil_keytrack", "fil_keycenter", "fil_veltrack", "fil_random", "cutoff_random",
         "sw_last", "sw_default", "sw_lokey", "sw_hikey", "bend_up", "bend_down", "lochan", "hichan",
         "sw_down", "sw_up", "sw_previous", "lobend", "hibend", "lochanaft", "hichanaft", "lopolyaft", "hipolyaft",
@@ -526,8 +526,9 @@ package enum SFZImporter {
             resolved[resolved.count - 1].randomOffset = try integer("offset_random", 0...(1 << 30), default: 0)
             resolved[resolved.count - 1].silent = silent
             resolved[resolved.count - 1].delay = try number("delay", 0...10, default: 0)
-            if resolved[resolved.count - 1].randomOffset > 0, resolved[resolved.count - 1].delay > 0 {
-                report("offset_random+delay", "\(regionPlace): offset_random with delay is not carried (the delay's silence begins the sample here): the sample starts at its offset")
+            resolved[resolved.count - 1].randomDelay = try number("delay_random", 0...10, default: 0)
+            if resolved[resolved.count - 1].randomOffset > 0, resolved[resolved.count - 1].delay > 0 || resolved[resolved.count - 1].randomDelay > 0 {
+                report("offset_random+delay", "\(regionPlace): offset_random with delay or delay_random is not carried (the delay's silence begins the sample here): the sample starts at its offset")
                 resolved[resolved.count - 1].randomOffset = 0
             }
             resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, place: place,

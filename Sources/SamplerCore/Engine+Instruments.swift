@@ -351,10 +351,15 @@ extension Engine {
         nextFilter.pointee.disable()
         voices[player].output = inst.output
         if inst.hasEnvelope {
-            if inst.hasVelocityEnvelope {
-                // Its stages at this velocity; the attack kept for the end of its delay.
-                let e = envelope(of: inst, velocity: velocity)
-                voiceAttacks[player] = e.attackFrames
+            if inst.hasVelocityEnvelope || inst.randomOffsetShortensDelay {
+                // Its stages at this velocity (the attack kept for the end of its delay), its
+                // delay shortened by a random delay's start into the silence.
+                var e = inst
+                if inst.hasVelocityEnvelope {
+                    e = envelope(of: inst, velocity: velocity)
+                    voiceAttacks[player] = e.attackFrames
+                }
+                if inst.randomOffsetShortensDelay { e.delayFrames = Int32(max(0, Int64(e.delayFrames) - offset)) }
                 voices[player].beginEnvelope(e)
             } else {
                 voices[player].beginEnvelope(inst)

@@ -189,6 +189,9 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// Each trigger starts its sample a random 0 … `randomOffsetFrames` frames in (SFZ's
     /// `offset_random`), drawn as the level and pitch are.
     public var randomOffsetFrames: Int = 0
+    /// The random offset is a random delay's (its samples begin with silence): the envelope's
+    /// delay is shortened by it as well.
+    public var randomOffsetShortensDelay = false
     /// Frames over which a sounding voice's level glides to what a controller change gives it
     /// (a straight line from the change's frame; pan and pitch move in one step); nil: its
     /// `declickFrames`. A voice in its envelope's attack, hold, decay or release, or fading out,
@@ -320,6 +323,7 @@ struct InstrumentSlot {
     var randomGainDb: Float = 0
     var randomCents: Float = 0
     var randomOffsetFrames: Int32 = 0
+    var randomOffsetShortensDelay = false
     /// Its filter (`VoiceFilter`), `filterKind == .none` for none.
     var filterKind: FilterKind = .none
     var filterCutoff: Float = 0
@@ -536,6 +540,7 @@ struct InstrumentTables {
             t.instruments[i].randomGainDb = d.randomGainDb.isFinite ? min(48, max(0, d.randomGainDb)) : 0
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
             t.instruments[i].randomOffsetFrames = Int32(clamping: max(0, d.randomOffsetFrames))
+            t.instruments[i].randomOffsetShortensDelay = d.randomOffsetShortensDelay
             if let f = d.filter, f.kind != .none, f.sampleRate.isFinite, f.sampleRate >= 1000 {
                 func finite(_ x: Float, _ range: ClosedRange<Float>) -> Float { x.isFinite ? min(range.upperBound, max(range.lowerBound, x)) : 0 }
                 t.instruments[i].filterKind = f.kind

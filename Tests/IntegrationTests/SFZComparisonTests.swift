@@ -304,6 +304,39 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, soundsAfter: after)
     }
 
+    /// `delay_random`: each note sounds `delay` plus a random 0 … `delay_random` after it (with
+    /// an envelope, whose delay waits exactly as long). sfizz draws from a generator of its own,
+    /// so this is checked against the range, not against sfizz's render.
+    @Test func aRandomDelayStartsEachNoteWithinItsRange() throws {
+        let dir = try temporaryDirectory()
+        try Self.writeWAV(dir.appendingPathComponent("tone.wav").path, [Self.tone(440, seconds: 0.3, decay: 1)])
+        let sfz = dir.appendingPathComponent("delay.sfz").path
+        try """
+        <region> sample=tone.wav key=60 delay=0.05 delay_random=0.1 loop_mode=one_shot
+        <region> sample=tone.wav key=62 delay=0.05 delay_random=0.1 ampeg_attack=0.001 ampeg_release=0.01
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        let notes = (0..<16).map { (tick: $0 * 480, note: $0 % 2 == 0 ? 60 : 62, velocity: 100) }
+        let mid = dir.appendingPathComponent("notes.mid")
+        try Self.midiFile(notes, lengths: Array(repeating: 400, count: notes.count)).write(to: mid)
+        let out = dir.appendingPathComponent("out.wav").path
+        let r = try runSampler(["render", "--patch", sfz, "--midi", mid.path, "--duration", "9", "--out", out], timeout: 120)
+        #expect(r.status == 0, "\(r.stderr)")
+        let sound = try SoundFileLoader().load(path: out)
+        // Each note's first sounding frame within its half second.
+        let left = sound.samples(channel: 0)
+        let delays = notes.map { note in
+            let start = note.tick * 50
+            return (start..<(start + 24_000)).first { abs(left[$0]) > 0.001 }.map { $0 - start } ?? -1
+        }
+        #expect(delays.allSatisfy { (2400...(2400 + 4800)).contains($0) }, "\(delays)")
+        #expect(Set(delays.enumerated().filter { $0.offset % 2 == 0 }.map(\.element)).count > 4, "\(delays)")
+        #expect(Set(delays.enumerated().filter { $0.offset % 2 == 1 }.map(\.element)).count > 4, "\(delays)")
+        // The same on a second render: drawn from each trigger's frame.
+        let again = dir.appendingPathComponent("again.wav").path
+        _ = try runSampler(["render", "--patch", sfz, "--midi", mid.path, "--duration", "9", "--out", again], timeout: 120)
+        #expect(try SoundFileLoader().load(path: again).samples(channel: 0) == sound.samples(channel: 0))
+    }
+
     /// Key crossfades (`xfin_lokey` … `xfout_hikey`, both curves) between two samples over an
     /// octave, and amplitude key tracking (`amp_keytrack`, `amp_keycenter`).
     @Test func keyCrossfadesAndKeyTrackingPlayAsSfizzPlaysThem() throws {
