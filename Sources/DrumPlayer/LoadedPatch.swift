@@ -40,9 +40,9 @@ package final class LoadedPatch {
     /// that directory as it opens it.
     package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
                  outputs: [String]? = nil, firstPlayer: Int = 0,
-                 registering: (register: (Sound) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
+                 registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
                  root: String? = nil) throws {
-        let register = registering?.register ?? { try engine.register($0) }
+        let register = registering?.register ?? { try engine.register($0, continuation: $1) }
         let unregister = registering?.unregister ?? { engine.unregister($0) }
         let outputs = outputs ?? kit.outputNames
         func outputIndex(_ instrument: DrumInstrument) -> Int {
@@ -92,7 +92,7 @@ package final class LoadedPatch {
                     for (l, layer) in instrument.layers.enumerated() {
                         var ids: [SoundID] = []
                         for (s, sample) in layer.samples.enumerated() {
-                            let key = "\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                            let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             if let id = cache[key] { ids.append(id); continue }
                             do {
                                 let sound: Sound
@@ -104,12 +104,24 @@ package final class LoadedPatch {
                                     untuned[sample.resolvedPath] = sound
                                 }
                                 var tuned = try PatchProgram.tuned(sound, semitones: instrument.tune)
-                                if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
-                                    tuned = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
-                                }
                                 let delay = Self.delayFrames(instrument, sampleRate: sampleRate)
-                                if delay > 0 { tuned = try Self.delayed(tuned, by: delay) }
-                                let id = try register(tuned)
+                                // Looping until released: the loop is the start of the whole
+                                // sample, which a released voice goes on in.
+                                var whole: SoundID?
+                                if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
+                                    let looped = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
+                                    if instrument.loopsUntilRelease, looped.frameCount < tuned.frameCount {
+                                        let full = delay > 0 ? try Self.delayed(tuned, by: delay) : tuned
+                                        let id = try register(full, nil)
+                                        cache[key + "|whole"] = id
+                                        whole = id
+                                        tuned = Sound(slicing: full, from: 0, count: looped.frameCount + delay, loopStart: looped.loopStart + delay)
+                                    } else {
+                                        tuned = looped
+                                    }
+                                }
+                                if delay > 0, whole == nil { tuned = try Self.delayed(tuned, by: delay) }
+                                let id = try register(tuned, whole)
                                 cache[key] = id
                                 ids.append(id)
                             } catch {
@@ -150,6 +162,7 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].keyUp = instrument.keyUp
                 definitions[definitions.count - 1].previousKey = instrument.previousKey
                 definitions[definitions.count - 1].legato = instrument.legato
+                definitions[definitions.count - 1].loopsUntilRelease = instrument.loopsUntilRelease && streamFiles[i] == nil
                 definitions[definitions.count - 1].heldDecayPerFrame = instrument.heldDecay / sampleRate
                 definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].randomGainDb = Float(instrument.randomGainDb)

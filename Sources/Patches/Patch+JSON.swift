@@ -62,6 +62,7 @@ extension Patch {
         }
         if !instrument.followsChannelControllers { fields.append(#""channelControllers": false"#) }
         if instrument.delay != 0 { fields.append(#""delay": \#(number(instrument.delay))"#) }
+        if instrument.loopsUntilRelease { fields.append(#""loopUntilRelease": true"#) }
         if instrument.heldDecay != 0 { fields.append(#""heldDecay": \#(number(instrument.heldDecay))"#) }
         if let f = instrument.filter, f.kind != .none {
             var parts = [#""type": "\#(f.kind.sfzName)""#, #""cutoff": \#(number(Double(f.cutoff)))"#]

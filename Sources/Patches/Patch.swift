@@ -256,6 +256,9 @@ package struct DrumInstrument: Equatable, Sendable {
     package var tune: Double
     /// Repeats after the first play; -1 forever.
     package var loops: Int
+    /// Loops only until released: its release (a note-off) ends the loop and the sample plays on
+    /// to its end (`"loopUntilRelease": true`; SFZ's `loop_mode=loop_sustain`).
+    package var loopsUntilRelease = false
     /// The MIDI note that triggers it; nil: the General MIDI drum note for its id, if any.
     package var midiNote: Int?
     /// Instruments sharing a non-zero group silence each other.

@@ -18,7 +18,7 @@ enum PatchFormatV2 {
     static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
-                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter", "delay", "heldDecay"]
+                                 "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter", "delay", "heldDecay", "loopUntilRelease"]
     static let filterKeys = ["type", "cutoff", "resonance", "keytrack", "keycenter", "veltrack", "random"]
     static let randomKeys = ["gainDb", "cents", "offset", "delay"]
     static let conditionKeys = ["controllers", "keySwitch", "channels", "keyDown", "keyUp", "previousKey", "legato", "bend", "channelPressure",
@@ -202,6 +202,7 @@ enum PatchFormatV2 {
         }
         instrument.delay = try object.optional("delay")?.number(in: .between(0, 10)) ?? 0
         instrument.heldDecay = try object.optional("heldDecay")?.number(in: .between(0, 200)) ?? 0
+        instrument.loopsUntilRelease = try object.optional("loopUntilRelease")?.bool() ?? false
         if let node = object.optional("filter") {
             let f = try node.object(allowedKeys: filterKeys)
             let typeNode = try f.required("type")

@@ -140,6 +140,8 @@ extension SFZImporter {
         var keyDown: Int?, keyUp: Int?, previousKey: Int?
         /// `trigger=legato` (true) or `trigger=first` (false).
         var legato: Bool?
+        /// `loop_mode=loop_sustain`.
+        var loopsUntilRelease = false
         /// `rt_decay` (dB per second held) of a release region.
         var heldDecay = 0.0
         var sustainController: Int? = 64
@@ -193,7 +195,7 @@ extension SFZImporter {
         var controlsID = 0
 
         mutating func makeControlKey() {
-            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)|\(String(describing: legato))|\(heldDecay)"
+            controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)|\(String(describing: legato))|\(heldDecay)|\(loopsUntilRelease)"
         }
     }
 

@@ -118,6 +118,7 @@ extension SFZImporter {
                 instruments[instruments.count - 1].previousKey = first.previousKey
                 instruments[instruments.count - 1].legato = first.legato
                 instruments[instruments.count - 1].heldDecay = first.heldDecay
+                instruments[instruments.count - 1].loopsUntilRelease = first.loopsUntilRelease
                 instruments[instruments.count - 1].sustainController = first.sustainController
                 instruments[instruments.count - 1].randomGainDb = first.randomGainDb
                 instruments[instruments.count - 1].randomCents = first.randomCents

@@ -347,8 +347,8 @@ package enum SFZImporter {
             case "one_shot", "no_loop": loops = (count ?? 1) - 1
             case "loop_continuous": loops = -1
             case "loop_sustain":
+                // Loops until released, then plays on to the end (as sfizz).
                 loops = -1
-                report("loop_sustain", "\(place(value("loop_mode")!)): loop_mode=loop_sustain loops on after the note-off here (as loop_continuous)")
             default:
                 throw SFZError("\(place(value("loop_mode")!)): loop_mode: expected no_loop, one_shot, loop_continuous or loop_sustain, got \"\(mode.prefix(40))\"")
             }
@@ -498,6 +498,7 @@ package enum SFZImporter {
                 output = 0
             }
             resolved[resolved.count - 1].output = output
+            resolved[resolved.count - 1].loopsUntilRelease = mode == "loop_sustain" && triggerMode != "release"
             if triggerWritten == "first" || triggerWritten == "legato" { resolved[resolved.count - 1].legato = triggerWritten == "legato" }
             // rt_decay: a release region's level by the time its note was held (sfizz reads it
             // on release regions only).

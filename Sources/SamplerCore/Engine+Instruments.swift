@@ -377,6 +377,24 @@ extension Engine {
         }
     }
 
+    /// Voice `v`, released, stops looping: it plays on through the rest of its sample (its
+    /// sound's continuation, whose first frames are its sound's) to the end. A release `late`
+    /// frames after its frame whose voice may have wrapped since is counted: on time it would
+    /// have gone on past the loop's end instead.
+    @_noLocks @_noAllocation
+    func leaveLoop(_ v: UnsafeMutablePointer<Voice>, late: Int64) {
+        guard v.pointee.isActive, v.pointee.loopsRemaining != 0, v.pointee.sound >= 0, !v.pointee.isStreamed else { return }
+        if late > 0, playedSince(v, late: late).wrapped { lateCommandCounter.add(1, ordering: .relaxed) }
+        v.pointee.loopsRemaining = 0
+        let c = sounds[Int(v.pointee.sound)].continuation
+        guard c >= 0 else { return }
+        let whole = sounds[Int(c)]
+        v.pointee.sound = c
+        v.pointee.left = whole.left
+        v.pointee.right = whole.right
+        v.pointee.frames = whole.frames
+    }
+
     /// Instrument `inst` with its envelope's stages at `velocity` (0…127: v / 127 of what
     /// velocity 127 adds to each, as sfizz's `ampeg_vel2*`): times held at 0 or more (the
     /// release at a frame or more), the sustain within 0…1.
@@ -448,6 +466,9 @@ extension Engine {
     func releaseVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, due: Frame, at frame: Frame) {
         if v.pointee.envStage.isReleased { return }
         if v.pointee.stopsAfterRamp { return }
+        let tables = instrumentTables.pointee
+        let i = Int(v.pointee.tag)
+        if i < tables.instrumentCount, tables.instruments[i].loopsUntilRelease { leaveLoop(v, late: frame > due ? frame - due : 0) }
         let played = restoreLevel(v, due: due, late: frame > due ? frame - due : 0)
         v.pointee.beginRelease()
         if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }

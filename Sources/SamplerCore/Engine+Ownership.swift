@@ -97,6 +97,13 @@ struct UnsafeOwnership {
         if i >= 0 && i < slots { marks[i] = UInt32(truncatingIfNeeded: state[1]) }
     }
 
+    /// Whether this check has marked `sound`.
+    @_noLocks @_noAllocation @inline(__always)
+    func isMarked(_ sound: Int32) -> Bool {
+        let i = Int(sound)
+        return i >= 0 && i < slots && marks[i] == UInt32(truncatingIfNeeded: state[1])
+    }
+
     /// Confirms every pending slot the check did not mark, and keeps the others pending.
     @_noLocks @_noAllocation
     func endCheck() {
@@ -133,6 +140,11 @@ extension Engine {
         instrumentTables.pointee.markSounds(ownership)
         if instrumentSwap.load(ordering: .acquiring) == InstrumentSwap.published {
             pendingInstruments.pointee.markSounds(ownership)
+        }
+        // What a sound marked goes on in at a release (`SoundSlot.continuation`) is kept with it.
+        for i in 0..<ownership.slots where ownership.isMarked(Int32(i)) {
+            let c = sounds[i].continuation
+            if c >= 0 { ownership.mark(c) }
         }
         ownership.endCheck()
     }

@@ -257,16 +257,22 @@ public final class Engine: @unchecked Sendable {
     ///
     /// Registering a sound that is registered already returns its id and counts one more
     /// registration; `unregister` withdraws one, and the slot is recycled when none is left.
-    public func register(_ sound: Sound) throws(EngineError) -> SoundID {
+    /// `continuation`: the sound a voice goes on in when its instrument's release ends its loop
+    /// (`InstrumentDefinition.loopsUntilRelease`): a registered sound whose first frames are
+    /// `sound`'s (`sound` a slice of it from frame 0). The render thread keeps it as long as it
+    /// keeps `sound`.
+    public func register(_ sound: Sound, continuation: SoundID? = nil) throws(EngineError) -> SoundID {
         // Only a slot still registered: one being retired waits for the render thread.
-        if let index = registered.indices.first(where: { registered[$0] === sound && registrations[$0] > 0 }) {
+        if continuation == nil, let index = registered.indices.first(where: { registered[$0] === sound && registrations[$0] > 0 && sounds[$0].continuation < 0 }) {
             registrations[index] += 1
             return SoundID(rawValue: Int32(index))
         }
+        // Only one registered (else none).
+        let follow = continuation.flatMap { isRegistered($0) ? $0.rawValue : nil } ?? -1
         let index = try takeSlot()
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
                                   frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil, peak: sound.peak,
-                                  loopStart: Int64(sound.loopStart))
+                                  loopStart: Int64(sound.loopStart), continuation: follow)
         registered[index] = sound
         registrations[index] = 1
         return SoundID(rawValue: Int32(index))

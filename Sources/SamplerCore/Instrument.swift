@@ -192,6 +192,10 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// The random offset is a random delay's (its samples begin with silence): the envelope's
     /// delay is shortened by it as well.
     public var randomOffsetShortensDelay = false
+    /// Its voices loop only until released (SFZ's `loop_mode=loop_sustain`): the release (a
+    /// note-off, or the pedal's) ends the loop, and the voice plays on through the rest of the
+    /// sample (its sounds' continuations, `Engine.register(_:continuation:)`).
+    public var loopsUntilRelease = false
     /// Frames over which a sounding voice's level glides to what a controller change gives it
     /// (a straight line from the change's frame; pan and pitch move in one step); nil: its
     /// `declickFrames`. A voice in its envelope's attack, hold, decay or release, or fading out,
@@ -324,6 +328,7 @@ struct InstrumentSlot {
     var randomCents: Float = 0
     var randomOffsetFrames: Int32 = 0
     var randomOffsetShortensDelay = false
+    var loopsUntilRelease = false
     /// Its filter (`VoiceFilter`), `filterKind == .none` for none.
     var filterKind: FilterKind = .none
     var filterCutoff: Float = 0
@@ -541,6 +546,7 @@ struct InstrumentTables {
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
             t.instruments[i].randomOffsetFrames = Int32(clamping: max(0, d.randomOffsetFrames))
             t.instruments[i].randomOffsetShortensDelay = d.randomOffsetShortensDelay
+            t.instruments[i].loopsUntilRelease = d.loopsUntilRelease
             if let f = d.filter, f.kind != .none, f.sampleRate.isFinite, f.sampleRate >= 1000 {
                 func finite(_ x: Float, _ range: ClosedRange<Float>) -> Float { x.isFinite ? min(range.upperBound, max(range.lowerBound, x)) : 0 }
                 t.instruments[i].filterKind = f.kind

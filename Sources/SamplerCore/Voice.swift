@@ -10,6 +10,9 @@ struct SoundSlot {
     var peak: Float = .infinity
     /// Where a looping voice goes on from after the last frame (`Sound.loopStart`; 0 for a stream).
     var loopStart: Int64 = 0
+    /// The sound a voice of an instrument that loops until its release goes on in once released
+    /// (the whole sample, of which this sound is the start: SFZ's `loop_sustain`); −1: none.
+    var continuation: Int32 = -1
 
     var isStreamed: Bool {
         @_noLocks @_noAllocation @inline(__always) get {

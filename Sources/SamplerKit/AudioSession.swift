@@ -344,7 +344,9 @@ public final class AudioSession: @unchecked Sendable {
     @discardableResult
     func send(_ command: Command) -> Bool { lock.withLock { held.send(command) } }
 
-    func register(_ sound: Sound) throws -> SoundID { try lock.withLock { try held.register(sound) } }
+    func register(_ sound: Sound, continuation: SoundID? = nil) throws -> SoundID {
+        try lock.withLock { try held.register(sound, continuation: continuation) }
+    }
 
     /// Withdraws one registration of a sound (see `Engine.unregister`).
     func unregister(_ id: SoundID) { lock.withLock { held.unregister(id) } }
@@ -375,7 +377,9 @@ public final class AudioSession: @unchecked Sendable {
         @discardableResult
         func send(_ command: Command) -> Bool { session.engine.send(command) }
 
-        func register(_ sound: Sound) throws -> SoundID { try session.engine.register(sound) }
+        func register(_ sound: Sound, continuation: SoundID? = nil) throws -> SoundID {
+            try session.engine.register(sound, continuation: continuation)
+        }
 
         func unregister(_ id: SoundID) { session.engine.unregister(id) }
 

@@ -72,7 +72,7 @@ public final class SamplerNode: SessionMember, @unchecked Sendable {
             let sampleRate = session.sampleRate
             loaded = try LoadedPatch(kit, engine: session.engine, sampleRate: sampleRate, streaming: options,
                                      outputs: session.configuration.outputs, firstPlayer: first,
-                                     registering: ({ sound in try session.register(sound) }, { id in session.unregister(id) }))
+                                     registering: ({ sound, continuation in try session.register(sound, continuation: continuation) }, { id in session.unregister(id) }))
             try session.lock.withLock {
                 let held = session.held
                 guard held.engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: held.earliestStartFrame) else {

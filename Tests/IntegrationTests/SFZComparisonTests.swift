@@ -549,6 +549,29 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
     }
 
+    /// `loop_mode=loop_sustain`: the loop while the note is held, then, released, the rest of
+    /// the sample after the loop's end (quieter here, so that a voice still looping shows).
+    @Test func aLoopUntilReleasePlaysAsSfizzPlaysIt() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        // 400 Hz (120 frames a cycle): 2,400 frames at 0.5, then 0.45 s at 0.15.
+        let loud = Self.tone(400, seconds: 0.05, decay: 0, level: 0.5), quiet = Self.tone(400, seconds: 0.45, decay: 0, level: 0.15)
+        try Self.writeWAV(dir.appendingPathComponent("tone.wav").path, [loud + quiet])
+        let sfz = dir.appendingPathComponent("sustain.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <region> sample=tone.wav key=60 loop_mode=loop_sustain loop_start=1200 loop_end=2399 ampeg_release=0.3
+        <region> sample=tone.wav key=62 loop_mode=loop_continuous loop_start=1200 loop_end=2399 ampeg_release=0.3
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        // A second apart (960 ticks); held 103, 300 and 30 ticks. sfizz decides whether a voice
+        // loops once per block of its render (1,024 frames): released anywhere in a block, it
+        // does not wrap in that block even before the note-off. These note-offs come where no
+        // wrap falls between their block's start and them, so the two agree; elsewhere the
+        // sampler leaves the loop on the release's frame.
+        let notes = [60, 60, 60, 62].enumerated().map { (tick: $0.offset * 960, note: $0.element, velocity: 100) }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, spacing: 48_000, lengths: [103, 300, 30, 120])
+    }
+
     /// A sample file's own loop (its `smpl` chunk), as sfizz plays it: a region without
     /// `loop_mode` loops it (continuous), a looping one without loop points takes it, `no_loop`
     /// and `one_shot` leave it; notes held by the sustain pedal long past the loop's start.

@@ -39,6 +39,36 @@ import Testing
         #expect(engine.retiringSoundCount == 0)
     }
 
+    /// A voice of an instrument that loops until released plays a slice of a whole sample and,
+    /// released, goes on in the whole (`register(_:continuation:)`): the whole's slot is kept as
+    /// long as the slice's, and the released voice plays on past the loop to the end.
+    @Test func aSoundsContinuationIsKeptWithItAndAReleaseGoesOnInIt() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 1))
+        let whole = try rampSound(frames: 2000)
+        let wholeID = try engine.register(whole)
+        let sliceID = try engine.register(Sound(slicing: whole, from: 0, count: 100, loopStart: 50), continuation: wholeID)
+        var definition = InstrumentDefinition(firstPlayer: 0, loops: -1, layers: [InstrumentLayer(sounds: [sliceID])], declickFrames: 0,
+                                              midiNotes: [36], envelope: AmplitudeEnvelope(sustain: 1, releaseFrames: 100_000))
+        definition.loopsUntilRelease = true
+        engine.setInstruments([definition])
+        engine.send(.trigger(instrument: 0, velocity: 127, at: 0))
+        _ = renderBlocks(engine, periods: 2, blockSize: 64)
+        engine.unregister(sliceID)
+        engine.unregister(wholeID)
+        // The instrument names the slice, the voice loops it: both slots kept (the whole as the
+        // slice's continuation).
+        let looping = renderBlocks(engine, periods: 20, blockSize: 64, start: 128).left
+        _ = events(engine)
+        #expect(engine.retiringSoundCount == 2)
+        #expect(looping.allSatisfy { $0 <= 0.1 * PanGains.center.monoLeft + 1e-6 })
+        // Released on frame 1,408: from there it goes on in the whole, past frame 100 of it.
+        engine.send(.release(instrument: 0, at: 1408))
+        let after = renderBlocks(engine, periods: 40, blockSize: 64, start: 1408).left
+        #expect(after.contains { $0 > 0.5 * PanGains.center.monoLeft })
+        _ = events(engine)
+        #expect(engine.retiringSoundCount == 2)
+    }
+
     @Test func aPausedVoiceKeepsItsSoundAndResumesOnIt() throws {
         let engine = Engine()
         let held = try Held(engine, frames: 10_000)
