@@ -329,6 +329,11 @@ enum PatchFormatV2 {
                         sustain: try v.optional("sustain")?.number(in: .between(-1, 1)) ?? 0, release: try change("release"))
                 }
             }
+            // Looping until released needs something that releases it.
+            if let node = object.optional("loopUntilRelease"), instruments[instruments.count - 1].loopsUntilRelease,
+               instruments[instruments.count - 1].envelope?.noteOff != true {
+                throw node.error("loopUntilRelease needs an \"envelope\" that follows note-offs (its release ends the loop)")
+            }
         }
         return instruments
     }

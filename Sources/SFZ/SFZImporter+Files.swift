@@ -15,8 +15,9 @@ extension SFZImporter {
         /// Directories as written → as spelled on disk (nil: none matches).
         var directories: [String: String?] = [:]
         /// Listed directories (as spelled on disk): their regular files, by name and by
-        /// lowercased name.
-        var listings: [String: (names: Set<String>, lowercased: [String: String])] = [:]
+        /// lowercased name, each to its spelling on disk (Swift's equal strings may differ in
+        /// bytes: a name in one Unicode normal form finds the file in another).
+        var listings: [String: (names: [String: String], lowercased: [String: String])] = [:]
     }
 
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path
@@ -28,14 +29,21 @@ extension SFZImporter {
         guard standardized.utf8.count < 4096 else { return nil }
         guard let slash = standardized.lastIndex(of: "/") else { return nil }
         let directory = String(standardized[..<slash]), name = String(standardized[standardized.index(after: slash)...])
-        guard !name.isEmpty, let found = findDirectory(directory.isEmpty ? "/" : directory, lookup: &lookup) else { return nil }
+        guard !name.isEmpty else { return nil }
+        // A directory not found on disk: the path as written, if `exists` says so (the fuzzer's
+        // pretend files), else nothing.
+        guard let found = findDirectory(directory.isEmpty ? "/" : directory, lookup: &lookup) else {
+            return exists(standardized) ? standardized : nil
+        }
         let prefix = found + (found.hasSuffix("/") ? "" : "/")
         if lookup.listings[found] == nil {
             if exists(prefix + name) { return prefix + name }
-            lookup.listings[found] = listing(found)
+            // A directory that cannot be listed is asked file by file.
+            guard let listed = listing(found) else { return nil }
+            lookup.listings[found] = listed
         }
-        guard let listed = lookup.listings[found] else { return nil }
-        if listed.names.contains(name) { return prefix + name }
+        guard let listed = lookup.listings[found] else { return exists(prefix + name) ? prefix + name : nil }
+        if let exact = listed.names[name] { return prefix + exact }
         return listed.lowercased[name.lowercased()].map { prefix + $0 }
     }
 
@@ -74,7 +82,7 @@ extension SFZImporter {
     /// The subdirectories of `path`, by lowercased name.
     private static func directoryEntries(_ path: String) -> [String: String] {
         var directories: [String: String] = [:]
-        for (name, kind) in entries(of: path) where kind == S_IFDIR && directories[name.lowercased()] == nil {
+        for (name, kind) in entries(of: path) ?? [] where kind == S_IFDIR && directories[name.lowercased()] == nil {
             directories[name.lowercased()] = name
         }
         return directories
@@ -82,19 +90,20 @@ extension SFZImporter {
 
     /// The regular files of directory `path`, by name and by lowercased name (the first in the
     /// listing's order where two differ only in case).
-    private static func listing(_ path: String) -> (names: Set<String>, lowercased: [String: String]) {
-        var names: Set<String> = [], lowercased: [String: String] = [:]
-        for (name, kind) in entries(of: path) where kind == S_IFREG {
-            names.insert(name)
+    private static func listing(_ path: String) -> (names: [String: String], lowercased: [String: String])? {
+        guard let all = entries(of: path) else { return nil }
+        var names: [String: String] = [:], lowercased: [String: String] = [:]
+        for (name, kind) in all where kind == S_IFREG {
+            if names[name] == nil { names[name] = name }
             if lowercased[name.lowercased()] == nil { lowercased[name.lowercased()] = name }
         }
         return (names, lowercased)
     }
 
     /// The entries of directory `path` with their kinds (`S_IFREG`, `S_IFDIR`, …; a symbolic
-    /// link as what it points to), read once with `readdir`.
-    private static func entries(of path: String) -> [(String, mode_t)] {
-        guard let dir = opendir(path) else { return [] }
+    /// link as what it points to), read once with `readdir`; nil when it cannot be listed.
+    private static func entries(of path: String) -> [(String, mode_t)]? {
+        guard let dir = opendir(path) else { return nil }
         defer { closedir(dir) }
         let prefix = path + (path.hasSuffix("/") ? "" : "/")
         var result: [(String, mode_t)] = []

@@ -154,6 +154,7 @@ extension Engine {
             tails[p].isMetered = false  // a tail's meters are never published
             tailFilters[p] = voiceFilters[p]
             tailAttacks[p] = voiceAttacks[p]
+            tailLoopsUntilRelease[p] = voiceLoopsUntilRelease[p]
             let played = restoreLevel(tails + p, due: command.frame, late: lateness(command, at: frame))
             startRamp(tails + p, to: 0, frames: command.fadeFrames)
             tails[p].stopsAfterRamp = true

@@ -257,7 +257,9 @@ extension Engine {
                     // choke could not have touched it.
                     lateCommandCounter.add(1, ordering: .relaxed)
                 } else if o.chokeReleases, voices[p].envStage.isOn, !voices[p].envStage.isReleased {
-                    // An envelope choked with a release of its own (SFZ's off_mode).
+                    // An envelope choked with a release of its own (SFZ's off_mode); released, a
+                    // voice that loops until then stops looping.
+                    if voiceLoopsUntilRelease[p] { leaveLoop(voices + p, late: frame - due) }
                     let played = restoreLevel(voices + p, due: due, late: frame - due)
                     voices[p].envReleaseSegment = o.chokeReleaseSegment
                     voices[p].envReleaseFactor = o.chokeReleaseFactor
@@ -342,10 +344,12 @@ extension Engine {
         var stealing = false
         if voices[player].isActive, !voices[player].isPaused, inst.declickFrames > 0 { stealing = true }
         apply(start, at: frame)
+        voiceLoopsUntilRelease[player] = inst.loopsUntilRelease
         if stealing, inst.chokeReleases, frame == due, tails[player].isActive, !tails[player].envStage.isReleased {
             tails[player].stopsAfterRamp = false
             tails[player].envReleaseSegment = inst.chokeReleaseSegment
             tails[player].envReleaseFactor = inst.chokeReleaseFactor
+            if tailLoopsUntilRelease[player] { leaveLoop(tails + player, late: 0) }
             tails[player].beginRelease()
         }
         nextFilter.pointee.disable()
@@ -466,9 +470,11 @@ extension Engine {
     func releaseVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, due: Frame, at frame: Frame) {
         if v.pointee.envStage.isReleased { return }
         if v.pointee.stopsAfterRamp { return }
-        let tables = instrumentTables.pointee
-        let i = Int(v.pointee.tag)
-        if i < tables.instrumentCount, tables.instruments[i].loopsUntilRelease { leaveLoop(v, late: frame > due ? frame - due : 0) }
+        // A voice that loops until released stops looping (as its instrument said when it began).
+        var loopsUntilRelease = false
+        if v >= voices, v < voices + configuration.maxPlayers { loopsUntilRelease = voiceLoopsUntilRelease[v - voices] }
+        if v >= tails, v < tails + configuration.maxPlayers { loopsUntilRelease = tailLoopsUntilRelease[v - tails] }
+        if loopsUntilRelease { leaveLoop(v, late: frame > due ? frame - due : 0) }
         let played = restoreLevel(v, due: due, late: frame > due ? frame - due : 0)
         v.pointee.beginRelease()
         if played > 0 { advanceEnvelope(v, player: p, by: played, from: due) }

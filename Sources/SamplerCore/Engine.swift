@@ -46,6 +46,9 @@ public final class Engine: @unchecked Sendable {
     /// many registrations each has. Control thread only.
     private var registered: [Sound?] = []
     private var registrations: [Int] = []
+    /// Per slot, the continuation its sound holds a registration of (−1: none), withdrawn when
+    /// the slot is released.
+    private var continuations: [Int32] = []
     private var registeredStreams: [StreamRing] = []
     /// Slots whose last registration was withdrawn, each with the request sent for it (see
     /// `requestUnreferenced`): one is reused, and its sound released, only once the render
@@ -92,6 +95,10 @@ public final class Engine: @unchecked Sendable {
     /// its tail: what it begins at the end of its envelope's delay.
     let voiceAttacks: UnsafeMutablePointer<Int32>
     let tailAttacks: UnsafeMutablePointer<Int32>
+    /// Per player, whether the voice (and its tail) loops only until released
+    /// (`InstrumentDefinition.loopsUntilRelease` of the instrument that started it).
+    let voiceLoopsUntilRelease: UnsafeMutablePointer<Bool>
+    let tailLoopsUntilRelease: UnsafeMutablePointer<Bool>
     let programChangeCounter = Atomic<Int>(0)
     /// The buffers silent blocks (a catch-up, a late start moved on) are given as their output,
     /// `discardCapacity` frames per channel: a silent block moves its voices on in closed form
@@ -183,6 +190,10 @@ public final class Engine: @unchecked Sendable {
         voiceAttacks.initialize(repeating: 0, count: configuration.maxPlayers)
         tailAttacks = .allocate(capacity: configuration.maxPlayers)
         tailAttacks.initialize(repeating: 0, count: configuration.maxPlayers)
+        voiceLoopsUntilRelease = .allocate(capacity: configuration.maxPlayers)
+        voiceLoopsUntilRelease.initialize(repeating: false, count: configuration.maxPlayers)
+        tailLoopsUntilRelease = .allocate(capacity: configuration.maxPlayers)
+        tailLoopsUntilRelease.initialize(repeating: false, count: configuration.maxPlayers)
         nextFilter = .allocate(capacity: 1)
         nextFilter.initialize(to: FilterState())
         discardLeft = .allocate(capacity: discardCapacity)
@@ -227,6 +238,8 @@ public final class Engine: @unchecked Sendable {
         nextFilter.deallocate()
         voiceAttacks.deallocate()
         tailAttacks.deallocate()
+        voiceLoopsUntilRelease.deallocate()
+        tailLoopsUntilRelease.deallocate()
         discardRight.deallocate()
         blockBuses.deallocate()
         discardBuses.deallocate()
@@ -259,8 +272,8 @@ public final class Engine: @unchecked Sendable {
     /// registration; `unregister` withdraws one, and the slot is recycled when none is left.
     /// `continuation`: the sound a voice goes on in when its instrument's release ends its loop
     /// (`InstrumentDefinition.loopsUntilRelease`): a registered sound whose first frames are
-    /// `sound`'s (`sound` a slice of it from frame 0). The render thread keeps it as long as it
-    /// keeps `sound`.
+    /// `sound`'s (`sound` a slice of it from frame 0). `sound` holds a registration of it until
+    /// its own slot is released, and the render thread keeps it as long as it keeps `sound`.
     public func register(_ sound: Sound, continuation: SoundID? = nil) throws(EngineError) -> SoundID {
         // Only a slot still registered: one being retired waits for the render thread.
         if continuation == nil, let index = registered.indices.first(where: { registered[$0] === sound && registrations[$0] > 0 && sounds[$0].continuation < 0 }) {
@@ -273,6 +286,8 @@ public final class Engine: @unchecked Sendable {
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
                                   frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil, peak: sound.peak,
                                   loopStart: Int64(sound.loopStart), continuation: follow)
+        if follow >= 0 { registrations[Int(follow)] += 1 }
+        continuations[index] = follow
         registered[index] = sound
         registrations[index] = 1
         return SoundID(rawValue: Int32(index))
@@ -335,6 +350,7 @@ public final class Engine: @unchecked Sendable {
         if registered.count < configuration.maxSounds {
             registered.append(nil)
             registrations.append(0)
+            continuations.append(-1)
             return registered.count - 1
         }
         throw .tooManySounds(configuration.maxSounds)
@@ -343,15 +359,20 @@ public final class Engine: @unchecked Sendable {
     private func reclaimRetiredSlots() {
         guard !retired.isEmpty else { return }
         sendUnsentRequests()
+        var held: [Int32] = []
         retired.removeAll { request in
             guard isUnreferenced(request) else { return false }
             let slot = Int(request.sound.rawValue)
             if registrations[slot] == 0 {
                 registered[slot] = nil
                 freeSlots.append(slot)
+                if continuations[slot] >= 0 { held.append(continuations[slot]) }
+                continuations[slot] = -1
             }
             return true
         }
+        // The continuations the released sounds held.
+        for c in held { unregister(SoundID(rawValue: c)) }
     }
 
     /// Makes `stream` playable like a sound: a voice started on it plays the ring from its read
@@ -364,6 +385,7 @@ public final class Engine: @unchecked Sendable {
                                   isStereo: stream.channelCount == 2, stream: stream.state)
         registered[index] = placeholder
         registrations[index] = 1
+        continuations[index] = -1
         registeredStreams.append(stream)
         return SoundID(rawValue: Int32(index))
     }

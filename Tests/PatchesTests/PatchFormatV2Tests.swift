@@ -52,6 +52,8 @@ import Testing
          "kit.json: instruments[0].level: unknown key (expected one of: id, layers, gain, gainDb, pan, tune, loops, midiNote, chokeGroup, voices, shareNote, roundRobinAcrossLayers, envelope, trigger, output, conditions, controllerTrigger, modulations, bend, channelControllers, group, offBy, silent, sustain, random, filter, delay, heldDecay, loopUntilRelease)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "sample": "k.wav" } ] } ]"#, song: nil),
          "kit.json: instruments[0].layers[0].sample: unknown key (expected one of: velocity, samples, selection, seed, gainDb, velocityCurve, velocityTrack)"),
+        (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "loops": -1, "loopUntilRelease": true } ]"#, song: nil),
+         #"kit.json: instruments[0].loopUntilRelease: loopUntilRelease needs an "envelope" that follows note-offs (its release ends the loop)"#),
         (kitJSON(instruments: "[]"), "kit.json: instruments: expected at least one instrument, got an empty array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [] } ]"#), "kit.json: instruments[0].layers: expected at least one layer, got an empty array"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": [] } ] } ]"#),

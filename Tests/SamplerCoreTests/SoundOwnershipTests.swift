@@ -55,18 +55,35 @@ import Testing
         _ = renderBlocks(engine, periods: 2, blockSize: 64)
         engine.unregister(sliceID)
         engine.unregister(wholeID)
-        // The instrument names the slice, the voice loops it: both slots kept (the whole as the
-        // slice's continuation).
+        // The instrument names the slice, the voice loops it: the slice is kept, and the whole
+        // stays registered (the slice holds it).
         let looping = renderBlocks(engine, periods: 20, blockSize: 64, start: 128).left
         _ = events(engine)
-        #expect(engine.retiringSoundCount == 2)
+        #expect(engine.retiringSoundCount == 1 && engine.registeredSoundCount == 1)
         #expect(looping.allSatisfy { $0 <= 0.1 * PanGains.center.monoLeft + 1e-6 })
         // Released on frame 1,408: from there it goes on in the whole, past frame 100 of it.
         engine.send(.release(instrument: 0, at: 1408))
         let after = renderBlocks(engine, periods: 40, blockSize: 64, start: 1408).left
         #expect(after.contains { $0 > 0.5 * PanGains.center.monoLeft })
         _ = events(engine)
-        #expect(engine.retiringSoundCount == 2)
+        #expect(engine.retiringSoundCount == 1 && engine.registeredSoundCount == 1)
+    }
+
+    /// A sound's continuation stays registered while the sound is (it holds a registration of
+    /// it), and is withdrawn once the sound's slot is released.
+    @Test func aContinuationIsHeldByItsSoundUntilThatIsReleased() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 1))
+        let whole = try rampSound(frames: 2000)
+        let wholeID = try engine.register(whole)
+        let sliceID = try engine.register(Sound(slicing: whole, from: 0, count: 100, loopStart: 50), continuation: wholeID)
+        engine.unregister(wholeID)
+        #expect(engine.registeredSoundCount == 2 && engine.retiringSoundCount == 0)
+        engine.unregister(sliceID)
+        _ = renderBlocks(engine, periods: 2, blockSize: 64)
+        // The slice released, then the whole it held: both gone after the render thread's word.
+        _ = engine.retiringSoundCount
+        _ = renderBlocks(engine, periods: 2, blockSize: 64, start: 128)
+        #expect(engine.retiringSoundCount == 0 && engine.registeredSoundCount == 0)
     }
 
     @Test func aPausedVoiceKeepsItsSoundAndResumesOnIt() throws {
