@@ -28,8 +28,9 @@ import Testing
     /// An engine with the sounds and four instruments: a pool of two with round robin over three
     /// sounds, a declick and a filter, a single voice choosing at random, and a looping one with velocity
     /// layers, all three in choke group 1 (the last one choked without a fade); and a pool of two
-    /// with an amplitude envelope and a velocity curve, released by note-offs, in the same choke
-    /// group (choked with a release of its own).
+    /// with an amplitude envelope moved by velocity and a velocity curve, released by note-offs
+    /// (its first sound looping until then), in the same choke group (choked with a release of
+    /// its own).
     static func engine() -> Engine {
         let engine = Engine(configuration: .init(maxPlayers: 10))
         let ids = sounds.map { try! engine.register($0) }
@@ -39,10 +40,15 @@ import Testing
                                           layers: [InstrumentLayer(sounds: [ids[1], ids[2], ids[3], ids[0]], selection: .random(seed: 7))],
                                           declickFrames: 96, chokeFadeFrames: 300)
         random.conditions = [ControllerRange(controller: 4, values: 0...90)]
-        var enveloped = InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: 1, chokeGroup: 1,
-                                             layers: [InstrumentLayer(sounds: [ids[2], ids[3]], velocityCurve: (0...127).map { Float($0 * $0) / 16_129 })],
-                                             declickFrames: 48, envelope: AmplitudeEnvelope(attackFrames: 150, holdFrames: 90, decayFrames: 700,
-                                                                                            sustain: 0.5, releaseFrames: 500, chokeReleaseFrames: 300))
+        // Its first sound loops only until released: a slice of the long sound, which a released
+        // voice goes on in; its envelope's stages move with the velocity.
+        let slice = try! engine.register(Sound(slicing: sounds[2], from: 0, count: 7_000, loopStart: 500), continuation: ids[2])
+        var envelope = AmplitudeEnvelope(attackFrames: 150, holdFrames: 90, decayFrames: 700, sustain: 0.5, releaseFrames: 500, chokeReleaseFrames: 300)
+        envelope.velocity = EnvelopeVelocity(attackFrames: 400, decayFrames: -300, sustain: 0.3, releaseFrames: 900)
+        var enveloped = InstrumentDefinition(firstPlayer: 8, voiceCount: 2, pan: 0.1, loops: -1, chokeGroup: 1,
+                                             layers: [InstrumentLayer(sounds: [slice, ids[3]], velocityCurve: (0...127).map { Float($0 * $0) / 16_129 })],
+                                             declickFrames: 48, envelope: envelope)
+        enveloped.loopsUntilRelease = true
         enveloped.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1, curve: ControllerModulation.sfzCurve(4)),
                                  ControllerModulation(controller: 2, target: .pan, depth: 0.5)]
         enveloped.bendUp = 200
@@ -61,7 +67,8 @@ import Testing
                 InstrumentLayer(velocities: 1...63, sounds: [ids[0]], gain: Gain(linear: 0.5)),
                 InstrumentLayer(velocities: 64...127, sounds: [ids[3], ids[1]]),
             ], declickFrames: 32, chokeFadeFrames: 0),
-            // An envelope (attack, hold, decay to half, a release on note-off), looping once.
+            // An envelope (attack, hold, decay to half, a release on note-off, moved by velocity),
+            // looping until released.
             enveloped,
         ], controllers: ControllerSetup(defaults: [1: 1]))
         return engine
