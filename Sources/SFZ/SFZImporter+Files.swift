@@ -14,10 +14,10 @@ extension SFZImporter {
     struct SampleLookup {
         /// Directories as written → as spelled on disk (nil: none matches).
         var directories: [String: String?] = [:]
-        /// Listed directories (as spelled on disk): their regular files, by name and by
-        /// lowercased name, each to its spelling on disk (Swift's equal strings may differ in
-        /// bytes: a name in one Unicode normal form finds the file in another).
-        var listings: [String: (names: [String: String], lowercased: [String: String])] = [:]
+        /// Listed directories (as spelled on disk): their regular files' names, and each
+        /// lowercased name to its file's. A name is returned as the listing spells it: Swift's
+        /// equal strings may differ in bytes (one Unicode normal form finds a file in another).
+        var listings: [String: (names: Set<String>, lowercased: [String: String])] = [:]
     }
 
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path
@@ -43,7 +43,7 @@ extension SFZImporter {
             lookup.listings[found] = listed
         }
         guard let listed = lookup.listings[found] else { return exists(prefix + name) ? prefix + name : nil }
-        if let exact = listed.names[name] { return prefix + exact }
+        if let exact = listed.names.firstIndex(of: name) { return prefix + listed.names[exact] }
         return listed.lowercased[name.lowercased()].map { prefix + $0 }
     }
 
@@ -90,11 +90,11 @@ extension SFZImporter {
 
     /// The regular files of directory `path`, by name and by lowercased name (the first in the
     /// listing's order where two differ only in case).
-    private static func listing(_ path: String) -> (names: [String: String], lowercased: [String: String])? {
+    private static func listing(_ path: String) -> (names: Set<String>, lowercased: [String: String])? {
         guard let all = entries(of: path) else { return nil }
-        var names: [String: String] = [:], lowercased: [String: String] = [:]
+        var names: Set<String> = [], lowercased: [String: String] = [:]
         for (name, kind) in all where kind == S_IFREG {
-            if names[name] == nil { names[name] = name }
+            names.insert(name)
             if lowercased[name.lowercased()] == nil { lowercased[name.lowercased()] = name }
         }
         return (names, lowercased)
