@@ -197,6 +197,23 @@ import Testing
         #expect(result.kit.patterns.first?.tracks.count == SFZImporter.auditionLimit)
     }
 
+    /// A sample named in one Unicode form and stored in another (a library from macOS, whose
+    /// names are decomposed) is found, and named as the disk spells it.
+    @Test func aSampleStoredUnderAnotherUnicodeFormIsFoundAsTheDiskSpellsIt() throws {
+        let decomposed = "caf" + "e\u{301}" + ".wav", composed = "caf\u{E9}.wav"
+        #expect(Array(decomposed.utf8) != Array(composed.utf8))
+        let (path, directory) = try kit("<region> sample=SAMPLES/\(composed) key=36", files: [])
+        try FileManager.default.createDirectory(atPath: directory + "/samples", withIntermediateDirectories: true)
+        // Made with the bytes of the decomposed name.
+        let file = Array((directory + "/samples/" + decomposed).utf8CString)
+        let fd = open(file, O_CREAT | O_WRONLY, 0o644)
+        #expect(fd >= 0)
+        close(fd)
+        let result = try SFZImporter.importSFZ(path: path)
+        let found = try #require(result.kit.samplePaths.first?.resolvedPath)
+        #expect(Array(found.utf8) == Array((directory + "/samples/" + decomposed).utf8))
+    }
+
     @Test func firstAndLegatoTriggersBecomeConditions() throws {
         let (path, _) = try kit("<region> sample=a.wav key=36 trigger=first\n<region> sample=a.wav key=36 trigger=legato\n<region> sample=a.wav key=38", files: ["a.wav"])
         let kit = try SFZImporter.importSFZ(path: path).kit
