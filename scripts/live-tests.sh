@@ -24,8 +24,9 @@ suites() { local IFS="|"; echo "\\.($*)(/|\$)"; }
 live="IntegrationTests|SamplerKitTests|$(suites HydrogenSongTests)"
 # Need no JACK server: run in the unit stage.
 offline=(ManualDeviceTests CheckedLockTests SamplerNodeTests)
-# The device timeline through faults, and the tempo grids (about 190 s).
-group1=(DeviceTimelineLiveTests TempoGridCaptureTests MetronomeLiveTests)
+# The device timeline through faults, and the tempo grids (about 190 s); the comparisons with
+# sfizz_render (no JACK server: about 60 s of renders) even the groups out.
+group1=(DeviceTimelineLiveTests TempoGridCaptureTests MetronomeLiveTests SFZComparisonTests)
 # The control side's heaviest runs: a million buffers, an hour of buffers, eight threads (about 200 s).
 group2=(PlayerNodeLiveTests PlayerNodeHourTests ConcurrentUseLiveTests AudioFileBufferTests)
 # Against the wall clock and Link's clock: alone, after the others.
