@@ -241,6 +241,7 @@ import Testing
         }
         let sfz = dir.appendingPathComponent("legato.sfz").path
         try """
+        <control> hint_ram_based=1
         <group> key=60 loop_mode=one_shot
         <region> sample=first.wav trigger=first
         <region> sample=legato.wav trigger=legato
