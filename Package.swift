@@ -30,6 +30,7 @@ let package = Package(
         .target(name: "CJACK", path: "Sources/CJACK", linkerSettings: [.linkedLibrary("jack")]),
         .systemLibrary(name: "CSndFile", path: "Sources/CSndFile", pkgConfig: "sndfile"),
         .systemLibrary(name: "CSampleRate", path: "Sources/CSampleRate", pkgConfig: "samplerate"),
+        .systemLibrary(name: "CSoxr", path: "Sources/CSoxr", pkgConfig: "soxr"),
 
         // Pure Swift engine: everything the real-time thread runs.
         // The lock-free ring, in a module of its own so that its @inlinable generic code is
@@ -41,7 +42,7 @@ let package = Package(
         // A prefetch hint for the render loop (a static inline C function around __builtin_prefetch).
         .target(name: "CPrefetch"),
         .target(name: "SamplerCore", dependencies: ["LockFree", "CPrefetch", .product(name: "RealModule", package: "swift-numerics")]),
-        .target(name: "SoundFiles", dependencies: ["SamplerCore", "SafeFiles", "Locking", "CSndFile", "CSampleRate"]),
+        .target(name: "SoundFiles", dependencies: ["SamplerCore", "SafeFiles", "Locking", "CSndFile", "CSampleRate", "CSoxr"]),
         // Reading files a user, a message or a patch names: regular files only, with a size limit.
         .target(name: "SafeFiles"),
         .target(name: "Patches", dependencies: ["SamplerCore", "SafeFiles"]),
@@ -59,7 +60,7 @@ let package = Package(
         .target(name: "ProgramHost", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
         // The drum/patch player: loaded patches, patterns and songs, MIDI in, patch OSC and Link.
         .target(name: "DrumPlayer", dependencies: [
-            "ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "SafeFiles",
+            "ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "SafeFiles", "Locking",
         ]),
         // The metronome: controller, keys, klick's OSC, Link, MIDI clock.
         .target(name: "MetronomeKit", dependencies: ["ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Scheduling", "JACKBackend"]),

@@ -6,7 +6,7 @@
 # (a Link build). Runs `apt-get update` only when something has to be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev liblo-dev sox)
+packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev libsoxr-dev liblo-dev sox)
 for arg in "$@"; do
     case "$arg" in
         test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3 python3-venv pipewire pipewire-bin pipewire-jack) ;;

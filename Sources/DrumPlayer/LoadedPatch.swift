@@ -1,3 +1,5 @@
+import Foundation
+import Locking
 import Patches
 import ProgramHost
 import SamplerCore
@@ -76,9 +78,24 @@ package final class LoadedPatch {
         do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate), what: "\(kit.file): \(what)") } catch {
             throw SamplerError("\(error)")
         }
-        let loader = SoundFileLoader(targetSampleRate: sampleRate)
+        // Every distinct sound the kit plays, decoded first (files in parallel), then registered
+        // in the kit's order.
+        var jobs: [DecodeJob] = []
+        var jobOfKey: [String: Int] = [:]
+        for (i, instrument) in kit.instruments.enumerated() where streamFiles[i] == nil {
+            for (l, layer) in instrument.layers.enumerated() {
+                for (s, sample) in layer.samples.enumerated() {
+                    let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                    if jobOfKey[key] == nil {
+                        jobOfKey[key] = jobs.count
+                        jobs.append(DecodeJob(instrument: i, sample: sample, place: Self.place(kit, i, l, s)))
+                    }
+                }
+            }
+        }
+        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root)
         var cache: [String: SoundID] = [:]
-        var untuned: [String: Sound] = [:]
+        var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
         var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)] = [:]
         var nextPlayer = firstPlayer
@@ -89,43 +106,26 @@ package final class LoadedPatch {
             for (i, instrument) in kit.instruments.enumerated() {
                 var layers: [InstrumentLayer] = []
                 if streamFiles[i] == nil {
-                    for (l, layer) in instrument.layers.enumerated() {
+                    for layer in instrument.layers {
                         var ids: [SoundID] = []
-                        for (s, sample) in layer.samples.enumerated() {
+                        for sample in layer.samples {
                             let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
-                            if let id = cache[key] { ids.append(id); continue }
+                            let job = jobOfKey[key]!
+                            if let id = registeredJobs[job] { ids.append(id); continue }
+                            let sounds = try decoded[job].get()
                             do {
-                                let sound: Sound
-                                var nativeFrames = 0
-                                if sample.isTrimmed {
-                                    (sound, nativeFrames) = try Self.trimmed(sample, sampleRate: sampleRate, root: root)
-                                } else {
-                                    sound = try untuned[sample.resolvedPath] ?? loader.load(path: sample.resolvedPath, root: root)
-                                    untuned[sample.resolvedPath] = sound
-                                }
-                                var tuned = try PatchProgram.tuned(sound, semitones: instrument.tune)
-                                let delay = Self.delayFrames(instrument, sampleRate: sampleRate)
-                                // Looping until released: the loop is the start of the whole
-                                // sample, which a released voice goes on in.
                                 var whole: SoundID?
-                                if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
-                                    let looped = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
-                                    if instrument.loopsUntilRelease, looped.frameCount < tuned.frameCount {
-                                        let full = delay > 0 ? try Self.delayed(tuned, by: delay) : tuned
-                                        let id = try register(full, nil)
-                                        cache[key + "|whole"] = id
-                                        whole = id
-                                        tuned = Sound(slicing: full, from: 0, count: looped.frameCount + delay, loopStart: looped.loopStart + delay)
-                                    } else {
-                                        tuned = looped
-                                    }
+                                if let full = sounds.whole {
+                                    let id = try register(full, nil)
+                                    cache[key + "|whole"] = id
+                                    whole = id
                                 }
-                                if delay > 0, whole == nil { tuned = try Self.delayed(tuned, by: delay) }
-                                let id = try register(tuned, whole)
+                                let id = try register(sounds.played, whole)
                                 cache[key] = id
+                                registeredJobs[job] = id
                                 ids.append(id)
                             } catch {
-                                throw SamplerError("\(Self.place(kit, i, l, s)): \(error)")
+                                throw SamplerError("\(jobs[job].place): \(error)")
                             }
                         }
                         let selection: SampleSelection = switch layer.selection {
@@ -289,6 +289,99 @@ package final class LoadedPatch {
     package var underrunFrameCount: Int { streams?.underrunFrameCount ?? 0 }
 
     /// The file instrument `i` streams, or nil when it is decoded into memory.
+    /// One distinct sound of a kit to decode: a sample as an instrument plays it (tuned,
+    /// trimmed, delayed, looped).
+    struct DecodeJob: Sendable {
+        let instrument: Int
+        let sample: SampleFile
+        /// Where the kit names it first (for errors).
+        let place: String
+    }
+
+    /// What a job gives: the sound its voices play, and the whole sample they go on in once
+    /// released where it loops until its release.
+    struct DecodedSounds: Sendable {
+        let played: Sound
+        let whole: Sound?
+    }
+
+    /// Decodes `jobs`, a file's jobs one after another (its untuned decode shared by its tunings)
+    /// and different files on as many threads as there are processors. Each result is in its
+    /// job's place; a failure is the job's place and the error. Control thread (it waits for
+    /// its helpers).
+    static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?) -> [Result<DecodedSounds, SamplerError>] {
+        var byFile: [String: [Int]] = [:]
+        var files: [[Int]] = []
+        for (j, job) in jobs.enumerated() {
+            let file = job.sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? job.sample.resolvedPath
+            if byFile[file] == nil { byFile[file] = [] }
+            byFile[file]!.append(j)
+        }
+        for (_, indices) in byFile { files.append(indices) }
+        files.sort { $0[0] < $1[0] }
+        let results = Locked([Result<DecodedSounds, SamplerError>?](repeating: nil, count: jobs.count))
+        let instruments = kit.instruments
+        let work = { @Sendable (indices: [Int], jobs: [DecodeJob]) in
+            let loader = SoundFileLoader(targetSampleRate: sampleRate)
+            var untuned: Sound?
+            for j in indices {
+                let job = jobs[j]
+                let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
+                    do {
+                        return try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
+                                               loader: loader, untuned: &untuned)
+                    } catch {
+                        throw SamplerError("\(job.place): \(error)")
+                    }
+                }
+                results.withLock { $0[j] = outcome }
+            }
+        }
+        let threads = min(files.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        if threads <= 1 {
+            for indices in files { work(indices, jobs) }
+        } else {
+            let next = Locked(0)
+            let all = files
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                while true {
+                    let k = next.withLock { n -> Int in defer { n += 1 }; return n }
+                    guard k < all.count else { return }
+                    work(all[k], jobs)
+                }
+            }
+        }
+        return results.withLock { $0.map { $0! } }
+    }
+
+    /// The sound `instrument` plays for `sample`, decoded at `sampleRate`.
+    static func decode(_ sample: SampleFile, of instrument: DrumInstrument, sampleRate: Double, root: String?,
+                       loader: SoundFileLoader, untuned: inout Sound?) throws -> DecodedSounds {
+        let sound: Sound
+        var nativeFrames = 0
+        if sample.isTrimmed {
+            (sound, nativeFrames) = try Self.trimmed(sample, sampleRate: sampleRate, root: root)
+        } else {
+            sound = try untuned ?? loader.load(path: sample.resolvedPath, root: root)
+            untuned = sound
+        }
+        var tuned = try PatchProgram.tuned(sound, semitones: instrument.tune)
+        let delay = Self.delayFrames(instrument, sampleRate: sampleRate)
+        // Looping until released: the loop is the start of the whole sample, which a released
+        // voice goes on in.
+        if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
+            let looped = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
+            if instrument.loopsUntilRelease, looped.frameCount < tuned.frameCount {
+                let full = delay > 0 ? try Self.delayed(tuned, by: delay) : tuned
+                return DecodedSounds(played: Sound(slicing: full, from: 0, count: looped.frameCount + delay,
+                                                   loopStart: looped.loopStart + delay), whole: full)
+            }
+            tuned = looped
+        }
+        if delay > 0 { tuned = try Self.delayed(tuned, by: delay) }
+        return DecodedSounds(played: tuned, whole: nil)
+    }
+
     private static func streamFile(of instrument: DrumInstrument, at i: Int, in kit: Patch,
                                    options: PatchStreamingOptions) throws -> StreamFile? {
         guard instrument.layers.count == 1, instrument.layers[0].samples.count == 1 else { return nil }

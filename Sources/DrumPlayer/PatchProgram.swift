@@ -121,6 +121,14 @@ package struct PatchProgram: LiveProgram {
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
     }
+    /// A sound per sample (two where a loop plays until its release); with OSC, room for a
+    /// second kit as large beside it while a load swaps them, and 4,096 more.
+    package var soundCount: Int {
+        let samples = kit.instruments.reduce(0) { total, instrument in
+            total + instrument.layers.reduce(0) { $0 + $1.samples.count } * (instrument.loopsUntilRelease ? 2 : 1)
+        }
+        return session.oscPort != nil ? 2 * samples + 4096 : samples
+    }
     /// The patch's named outputs (`"output"`): a JACK stereo pair each, beside the main mix.
     package var outputNames: [String] { kit.outputNames }
     package var title: String {

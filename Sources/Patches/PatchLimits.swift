@@ -4,8 +4,8 @@
 package enum PatchLimits {
     /// Players in a version-1 patch.
     package static let players = 4096
-    /// Sounds in a version-1 patch (the engine registers at most 1,024 at once).
-    package static let sounds = 1024
+    /// Sounds in a version-1 patch (the engine's table is sized to the patch).
+    package static let sounds = 100_000
     /// Instruments in a version-2 patch (as many as a version-1 patch's players, so that every
     /// version-1 patch converts), layers per instrument, samples per layer.
     package static let instruments = 4096

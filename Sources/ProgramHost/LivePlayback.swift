@@ -10,6 +10,9 @@ import SoundFiles
 package protocol LiveProgram {
     /// Players the engine needs.
     var playerCount: Int { get }
+    /// Sounds the engine needs room for (its table is sized to the program, at least
+    /// `EngineConfiguration.maxSounds`' default).
+    var soundCount: Int { get }
     /// Whether the client needs a MIDI output port, `midi_out` (for `Command.midi`).
     var midiOutput: Bool { get }
     /// Outputs besides the main mix, in engine output order (1, 2, …): each a stereo pair of
@@ -36,6 +39,11 @@ package protocol LiveProgram {
 }
 
 extension LiveProgram {
+    package var soundCount: Int { 0 }
+    /// The engine this program plays on.
+    package var engineConfiguration: EngineConfiguration {
+        EngineConfiguration(maxPlayers: max(playerCount, 1), maxSounds: max(EngineConfiguration().maxSounds, soundCount))
+    }
     package var midiOutput: Bool { false }
     package var outputNames: [String] { [] }
     package func status(at frame: Frame) -> String { "" }
@@ -133,7 +141,7 @@ package final class LivePlayback {
     }
 
     package func run(log: (String) -> Void) throws -> Summary {
-        let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
+        let engine = Engine(configuration: program.engineConfiguration)
         let tap = options.recordPath == nil ? nil : RecordTap()
         let client = try JACKClient(name: options.clientName, serverName: options.serverName, engine: engine, recordTap: tap,
                                     midiOutput: program.midiOutput, outputs: program.outputNames,

@@ -11,7 +11,7 @@ extension OfflineRenderer {
     /// beside the main mix, which then holds only what is not routed away from it.
     package static func render(_ program: inout any LiveProgram, sampleRate: Double, frameCount: Int,
                               to path: String, format: WAVSampleFormat, stems: String? = nil) throws {
-        let engine = Engine(configuration: .init(maxPlayers: max(program.playerCount, 1)))
+        let engine = Engine(configuration: program.engineConfiguration)
         try program.prepare(engine: engine, sampleRate: sampleRate)
         var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
         let renderer = OfflineRenderer(engine: engine, sampleRate: sampleRate)

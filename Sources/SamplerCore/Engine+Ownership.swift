@@ -142,7 +142,8 @@ extension Engine {
             pendingInstruments.pointee.markSounds(ownership)
         }
         // What a sound marked goes on in at a release (`SoundSlot.continuation`) is kept with it.
-        for i in 0..<ownership.slots where ownership.isMarked(Int32(i)) {
+        let withContinuations = continuationCount.load(ordering: .acquiring) > 0
+        for i in 0..<(withContinuations ? ownership.slots : 0) where ownership.isMarked(Int32(i)) {
             let c = sounds[i].continuation
             if c >= 0 { ownership.mark(c) }
         }

@@ -55,6 +55,15 @@ public final class Engine: @unchecked Sendable {
     /// thread has confirmed that no voice, tail, waiting command or instrument refers to it.
     private var retired: [UnreferencedRequest] = []
     private var freeSlots: [Int] = []
+    /// The slot of each sound registered whole (no continuation), by the sound's identity: a
+    /// second registration of it finds its slot at once, whatever the number of sounds.
+    private var plainSlots: [ObjectIdentifier: Int] = [:]
+    /// `retired`'s count after the last reclaim: `unregister` reclaims again once it has doubled,
+    /// so withdrawing n sounds costs O(n), not O(n²) (`drainEvents` reclaims every time).
+    private var retiredAtLastReclaim = 0
+    /// Slots whose sound has a continuation, for the render thread's unreferenced check (which
+    /// looks at continuations only when there are any).
+    let continuationCount = Atomic<Int>(0)
     /// Requests the command queue had no room for, sent again on the next call that can.
     private var unsentRequests: [UnreferencedRequest] = []
     private var lastRequestSequence: Int64 = 0
@@ -276,7 +285,7 @@ public final class Engine: @unchecked Sendable {
     /// its own slot is released, and the render thread keeps it as long as it keeps `sound`.
     public func register(_ sound: Sound, continuation: SoundID? = nil) throws(EngineError) -> SoundID {
         // Only a slot still registered: one being retired waits for the render thread.
-        if continuation == nil, let index = registered.indices.first(where: { registered[$0] === sound && registrations[$0] > 0 && sounds[$0].continuation < 0 }) {
+        if continuation == nil, let index = plainSlots[ObjectIdentifier(sound)], registrations[index] > 0, registered[index] === sound {
             registrations[index] += 1
             return SoundID(rawValue: Int32(index))
         }
@@ -286,7 +295,12 @@ public final class Engine: @unchecked Sendable {
         sounds[index] = SoundSlot(left: sound.left, right: sound.right,
                                   frames: Int64(sound.frameCount), isStereo: sound.channelCount == 2, stream: nil, peak: sound.peak,
                                   loopStart: Int64(sound.loopStart), continuation: follow)
-        if follow >= 0 { registrations[Int(follow)] += 1 }
+        if follow >= 0 {
+            registrations[Int(follow)] += 1
+            continuationCount.add(1, ordering: .releasing)
+        } else {
+            plainSlots[ObjectIdentifier(sound)] = index
+        }
         continuations[index] = follow
         registered[index] = sound
         registrations[index] = 1
@@ -304,8 +318,17 @@ public final class Engine: @unchecked Sendable {
         let index = Int(id.rawValue)
         guard index >= 0, index < registrations.count, registrations[index] > 0, registered[index] != nil else { return }
         registrations[index] -= 1
-        if registrations[index] == 0 { retired.append(requestUnreferenced(id)) }
-        reclaimRetiredSlots()
+        if registrations[index] == 0 {
+            retired.append(requestUnreferenced(id))
+            if let sound = registered[index], plainSlots[ObjectIdentifier(sound)] == index { plainSlots[ObjectIdentifier(sound)] = nil }
+        }
+        reclaimIfCheap()
+    }
+
+    /// Reclaims while few sounds are retiring, and then each time their number has doubled:
+    /// O(1) amortized per call, whatever the number of sounds.
+    private func reclaimIfCheap() {
+        if !retired.isEmpty, retired.count <= 64 || retired.count >= 2 * retiredAtLastReclaim { reclaimRetiredSlots() }
     }
 
     /// Asks the render thread to confirm that nothing refers to sound `id`: no voice or tail
@@ -336,7 +359,9 @@ public final class Engine: @unchecked Sendable {
     }
 
     private func sendUnsentRequests() {
-        while let first = unsentRequests.first, commands.push(first.command) { unsentRequests.removeFirst() }
+        var sent = 0
+        while sent < unsentRequests.count, commands.push(unsentRequests[sent].command) { sent += 1 }
+        if sent > 0 { unsentRequests.removeFirst(sent) }
     }
 
     /// Sounds registered now (streams included). Control thread only.
@@ -345,7 +370,7 @@ public final class Engine: @unchecked Sendable {
     /// A free slot: a recycled one, a new one, or (when every slot is taken) one the render
     /// thread has released since.
     private func takeSlot() throws(EngineError) -> Int {
-        reclaimRetiredSlots()
+        reclaimIfCheap()
         if let slot = freeSlots.popLast() { return slot }
         if registered.count < configuration.maxSounds {
             registered.append(nil)
@@ -353,12 +378,15 @@ public final class Engine: @unchecked Sendable {
             continuations.append(-1)
             return registered.count - 1
         }
+        reclaimRetiredSlots()
+        if let slot = freeSlots.popLast() { return slot }
         throw .tooManySounds(configuration.maxSounds)
     }
 
     private func reclaimRetiredSlots() {
-        guard !retired.isEmpty else { return }
         sendUnsentRequests()
+        defer { retiredAtLastReclaim = retired.count }
+        guard !retired.isEmpty else { return }
         var held: [Int32] = []
         retired.removeAll { request in
             guard isUnreferenced(request) else { return false }
@@ -366,7 +394,10 @@ public final class Engine: @unchecked Sendable {
             if registrations[slot] == 0 {
                 registered[slot] = nil
                 freeSlots.append(slot)
-                if continuations[slot] >= 0 { held.append(continuations[slot]) }
+                if continuations[slot] >= 0 {
+                    held.append(continuations[slot])
+                    continuationCount.subtract(1, ordering: .relaxed)
+                }
                 continuations[slot] = -1
             }
             return true
@@ -549,7 +580,7 @@ public enum EngineError: Error, Equatable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .tooManySounds(let n): "too many sounds (the engine holds at most \(n))"
+        case .tooManySounds(let n): "too many sounds at once (the engine was made with room for \(n))"
         }
     }
 }

@@ -35,6 +35,9 @@ public final class AudioSession: @unchecked Sendable {
         public var serverName: String?
         /// Players the engine holds (each AudioPlayer or PlayerNode takes one).
         public var maxPlayers = 64
+        /// Sounds the engine holds at once (every file an AudioPlayer plays, every sample of a
+        /// loaded kit); each costs about 100 bytes of table whether used or not.
+        public var maxSounds = 4096
         /// Output connections: nil = the first two physical playback ports, [] = none.
         /// Wanted connections are made again when their ports come back.
         public var connections: [String]?
@@ -143,7 +146,7 @@ public final class AudioSession: @unchecked Sendable {
         }
         self.configuration = configuration
         self.manualDevice = manualDevice
-        engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers))
+        engine = Engine(configuration: .init(maxPlayers: configuration.maxPlayers, maxSounds: max(1, configuration.maxSounds)))
         freePlayers = Array((0..<configuration.maxPlayers).reversed())
         let (c, ports) = try connect()
         device = c

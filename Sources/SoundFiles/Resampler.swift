@@ -1,15 +1,21 @@
 import CSampleRate
+import CSoxr
 
-/// Sample-rate conversion of whole sounds with libsamplerate's best sinc converter.
+/// Sample-rate conversion of whole sounds with libsoxr's high quality (`SOXR_HQ`: linear
+/// phase, 20-bit precision, its pass band to 91% of the lower rate's Nyquist frequency). On a
+/// 44.1 kHz → 48 kHz conversion of a 997 Hz + 15 kHz tone its largest error against the ideal
+/// tone is −115 dB (libsamplerate's best sinc: −140 dB, 40 times slower), far below a 16-bit
+/// sample's own quantization (−98 dB): see `ResamplerTests`.
 ///
-/// Control thread only: it allocates and is far too slow for a real-time callback.
+/// Control thread only: it allocates and is far too slow for a real-time callback. Any thread
+/// may convert its own sounds at once (each call has its own converter).
 package enum Resampler {
     /// Converts planar `channels` from `sourceRate` to `targetRate`.
     ///
     /// Every output channel has exactly `round(frames × targetRate / sourceRate)` frames: the
     /// converter's last frame or two are trimmed or zero-padded so the length never depends on
-    /// libsamplerate's rounding. Returns the input unchanged when the rates are equal.
-    /// Errors have an empty `file`. Control thread only.
+    /// the converter's rounding. Returns the input unchanged when the rates are equal.
+    /// Ratios are held to 1/256…256. Errors have an empty `file`.
     package static func resample(
         _ channels: [[Float]], from sourceRate: Double, to targetRate: Double
     ) throws(SoundFileError) -> [[Float]] {
@@ -25,51 +31,29 @@ package enum Resampler {
         var result: [[Float]] = []
         result.reserveCapacity(channels.count)
         for channel in channels {
-            result.append(try resample(channel, ratio: ratio))
+            result.append(try resample(channel, from: sourceRate, to: targetRate))
         }
         return result
     }
 
-    private static func resample(_ input: [Float], ratio: Double) throws(SoundFileError) -> [Float] {
-        let outputFrames = Int((Double(input.count) * ratio).rounded())
+    private static func resample(_ input: [Float], from sourceRate: Double, to targetRate: Double) throws(SoundFileError) -> [Float] {
+        let outputFrames = Int((Double(input.count) * targetRate / sourceRate).rounded())
         guard !input.isEmpty, outputFrames > 0 else { return [] }
-
-        var error: Int32 = 0
-        guard let state = src_new(Int32(SRC_SINC_BEST_QUALITY), 1, &error) else {
-            throw failure(error)
-        }
-        defer { src_delete(state) }
-
+        var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+        var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
         // Room for a few frames more than expected; the surplus is trimmed below.
         var output = [Float](repeating: 0, count: outputFrames + 64)
         var generated = 0
-        error = input.withUnsafeBufferPointer { source in
+        let error = input.withUnsafeBufferPointer { source in
             output.withUnsafeMutableBufferPointer { destination in
-                var used = 0
-                var data = SRC_DATA()
-                data.end_of_input = 1
-                data.src_ratio = ratio
-                while generated < destination.count {
-                    data.data_in = source.baseAddress! + used
-                    data.input_frames = source.count - used
-                    data.data_out = destination.baseAddress! + generated
-                    data.output_frames = destination.count - generated
-                    let status = src_process(state, &data)
-                    guard status == 0 else { return status }
-                    used += data.input_frames_used
-                    generated += data.output_frames_gen
-                    if data.output_frames_gen == 0 && data.input_frames_used == 0 { break }
-                }
-                return 0
+                soxr_oneshot(sourceRate, targetRate, 1, source.baseAddress, source.count, nil,
+                             destination.baseAddress, destination.count, &generated, &io, &quality, nil)
             }
         }
-        guard error == 0 else { throw failure(error) }
+        if let error { throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error))) }
         output.removeLast(output.count - outputFrames)
-        // Any frames libsamplerate did not produce stay zero.
+        // Any frames the converter did not produce stay zero.
         return output
     }
 
-    private static func failure(_ code: Int32) -> SoundFileError {
-        SoundFileError(file: "", reason: .resampleFailed(String(cString: src_strerror(code))))
-    }
 }

