@@ -115,7 +115,7 @@ report.set("date", ISO8601DateFormatter().string(from: started))
 print("sampler-bench: \(cpu.summary), \(machine["cores"]!) cores, build \(machine["build"]!), load average \(String(format: "%.2f", load[0]))"
     + (quick ? " (quick run)" : ""))
 
-// `--only a,b`: run only these parts (alloc, mixer, budget, catchup, paced, prototypes, offline, sox, metronome).
+// `--only a,b`: run only these parts (alloc, mixer, budget, catchup, paced, prototypes, offline, load, sox, metronome).
 let only = option("--only").map { Set($0.split(separator: ",").map(String.init)) }
 func runs(_ part: String) -> Bool { only?.contains(part) ?? true }
 
@@ -135,6 +135,11 @@ if runs("paced") { allocations += benchPaced(pool: pool, report: report, periods
 if runs("prototypes") { benchPrototypes(pool: pool, report: report, quick: quick) }
 if runs("offline") {
     do { try benchOffline(root: root, samplerPath: samplerPath, report: report) } catch { report.fail("offline render: \(error)") }
+}
+if runs("load") {
+    // `--library-seconds S`: each library file's length (4 s by default: 1.08 GB; 1 with --quick).
+    let seconds = option("--library-seconds").flatMap(Double.init) ?? (quick ? 1 : 4)
+    do { try benchLoad(root: root, samplerPath: samplerPath, report: report, librarySeconds: seconds) } catch { report.fail("loading: \(error)") }
 }
 if runs("sox") {
     do { try benchSox(report: report) } catch { report.fail("sox comparison: \(error)") }

@@ -137,11 +137,20 @@ package struct SoundFileLoader: Sendable {
             if (planes[0].count + read) * channelCount * 4 > DecodeBudget.bytes {
                 try DecodeBudget.check((planes[0].count + read) * channelCount * 4, what: "\(file): its samples")
             }
-            chunk.withUnsafeBufferPointer { buffer in
-                for c in 0..<channelCount {
-                    for f in 0..<read {
-                        let x = buffer[f * channelCount + c]
-                        if x.isFinite { planes[c].append(x) } else { planes[c].append(0); nonFinite += 1 }
+            // Each channel's frames written in place (non-finite ones as silence, counted).
+            let start = planes[0].count
+            for c in 0..<channelCount {
+                planes[c].append(contentsOf: repeatElement(0, count: read))
+                planes[c].withUnsafeMutableBufferPointer { plane in
+                    chunk.withUnsafeBufferPointer { buffer in
+                        var bad = 0
+                        for f in 0..<read {
+                            let x = buffer[f &* channelCount &+ c]
+                            let finite = x.isFinite
+                            plane[start &+ f] = finite ? x : 0
+                            bad &+= finite ? 0 : 1
+                        }
+                        nonFinite += bad
                     }
                 }
             }
