@@ -1,3 +1,4 @@
+import Synchronization
 import Foundation
 import Locking
 import Patches
@@ -321,6 +322,7 @@ package final class LoadedPatch {
         files.sort { $0[0] < $1[0] }
         let results = Locked([Result<DecodedSounds, SamplerError>?](repeating: nil, count: jobs.count))
         let instruments = kit.instruments
+        let progress = LoadProgress(files: files.map { jobs[$0[0]].sample })
         let work = { @Sendable (indices: [Int], jobs: [DecodeJob]) in
             let loader = SoundFileLoader(targetSampleRate: sampleRate)
             var untuned: Sound?
@@ -336,6 +338,7 @@ package final class LoadedPatch {
                 }
                 results.withLock { $0[j] = outcome }
             }
+            progress.fileDone(jobs[indices[0]].sample)
         }
         let threads = min(files.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
         if threads <= 1 {
@@ -351,6 +354,7 @@ package final class LoadedPatch {
                 }
             }
         }
+        progress.finish()
         return results.withLock { $0.map { $0! } }
     }
 
@@ -474,4 +478,67 @@ package final class LoadedPatch {
     package static func place(_ kit: Patch, _ i: Int, _ l: Int, _ s: Int) -> String {
         "\(kit.file): " + (kit.instruments[i].layers[l].samples[s].place ?? "instruments[\(i)].layers[\(l)].samples[\(s)]")
     }
+}
+
+/// A load's progress on standard error, when it is a terminal and the load takes over a second:
+/// files, megabytes and the seconds left, then what was loaded. `LoadProgress.isShown` (off with
+/// `sampler play --quiet`) turns it off. Any thread.
+final class LoadProgress: Sendable {
+    /// Whether loads report their progress (on a terminal only).
+    static let isShown = Atomic<Bool>(true)
+
+    private struct State {
+        var files = 0
+        var bytes = 0
+        var lastShown = 0.0
+        var shown = false
+    }
+    private let totalFiles: Int
+    private let totalBytes: Int
+    private let started = Date()
+    private let enabled: Bool
+    private let state = Locked(State())
+
+    init(files: [SampleFile]) {
+        totalFiles = files.count
+        totalBytes = files.reduce(0) { $0 + Self.size(of: $1) }
+        enabled = Self.isShown.load(ordering: .relaxed) && isatty(STDERR_FILENO) != 0
+    }
+
+    private static func size(of sample: SampleFile) -> Int {
+        if let data = sample.data { return data.count }
+        var info = stat()
+        return stat(sample.resolvedPath, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    func fileDone(_ sample: SampleFile) {
+        guard enabled else { return }
+        let size = Self.size(of: sample)
+        let elapsed = Date().timeIntervalSince(started)
+        let line: String? = state.withLock { s in
+            s.files += 1
+            s.bytes += size
+            guard elapsed >= 1, elapsed - s.lastShown >= 0.25 else { return nil }
+            s.lastShown = elapsed
+            s.shown = true
+            let fraction = Double(s.bytes) / Double(max(1, totalBytes))
+            let left = fraction > 0 ? elapsed * (1 - fraction) / fraction : 0
+            return String(format: "\rloading: %d of %d files, %.0f of %.0f MB, %.0f s left  ", s.files, totalFiles,
+                          Double(s.bytes) / 1e6, Double(totalBytes) / 1e6, left)
+        }
+        if let line { FileHandle.standardError.write(Data(line.utf8)) }
+    }
+
+    func finish() {
+        guard enabled, state.withLock({ $0.shown }) else { return }
+        let line = String(format: "\rloaded %d files, %.0f MB, in %.1f s                    \n", totalFiles, Double(totalBytes) / 1e6,
+                          Date().timeIntervalSince(started))
+        FileHandle.standardError.write(Data(line.utf8))
+    }
+}
+
+extension LoadedPatch {
+    /// Whether loads that take over a second show their progress on standard error (a terminal
+    /// only). On by default.
+    package static func showProgress(_ shown: Bool) { LoadProgress.isShown.store(shown, ordering: .relaxed) }
 }

@@ -37,7 +37,7 @@ struct Play: ParsableCommand {
     @Option(help: .hidden)
     var oscLoad: String?
 
-    @Flag(help: "No status line.")
+    @Flag(help: "No status line, and no loading progress.")
     var quiet = false
 
     func validate() throws {
@@ -65,6 +65,7 @@ struct Play: ParsableCommand {
     }
 
     private func runCommand(session: NSMSession?) throws {
+        if quiet { LoadedPatch.showProgress(false) }
         let program = try patchOptions.makeProgram(oscPort: oscPort, oscHost: oscAccess.oscHost, oscRoot: oscAccess.oscRoot, link: link)
         if let oscLoad {
             guard let patchProgram = program as? PatchProgram, oscPort != nil else {
