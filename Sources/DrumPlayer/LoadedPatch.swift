@@ -44,7 +44,7 @@ package final class LoadedPatch {
     package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
                  outputs: [String]? = nil, firstPlayer: Int = 0,
                  registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
-                 root: String? = nil) throws {
+                 root: String? = nil, showsProgress: Bool = false) throws {
         let register = registering?.register ?? { try engine.register($0, continuation: $1) }
         let unregister = registering?.unregister ?? { engine.unregister($0) }
         let outputs = outputs ?? kit.outputNames
@@ -94,7 +94,7 @@ package final class LoadedPatch {
                 }
             }
         }
-        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root)
+        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress)
         var cache: [String: SoundID] = [:]
         var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
@@ -113,7 +113,15 @@ package final class LoadedPatch {
                             let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
-                            let sounds = try decoded[job].get()
+                            // A file left undecoded after another failed: that failure, the first in
+                            // the kit's order.
+                            guard let result = decoded[job] else {
+                                throw decoded.lazy.compactMap { r -> SamplerError? in
+                                    if case .failure(let e) = r { return e }
+                                    return nil
+                                }.first ?? SamplerError("\(jobs[job].place): not decoded")
+                            }
+                            let sounds = try result.get()
                             do {
                                 var whole: SoundID?
                                 if let full = sounds.whole {
@@ -289,7 +297,6 @@ package final class LoadedPatch {
     /// Frames played as silence for lack of data, over every streamed instrument.
     package var underrunFrameCount: Int { streams?.underrunFrameCount ?? 0 }
 
-    /// The file instrument `i` streams, or nil when it is decoded into memory.
     /// One distinct sound of a kit to decode: a sample as an instrument plays it (tuned,
     /// trimmed, delayed, looped).
     struct DecodeJob: Sendable {
@@ -307,10 +314,13 @@ package final class LoadedPatch {
     }
 
     /// Decodes `jobs`, a file's jobs one after another (its untuned decode shared by its tunings)
-    /// and different files on as many threads as there are processors. Each result is in its
-    /// job's place; a failure is the job's place and the error. Control thread (it waits for
-    /// its helpers).
-    static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?) -> [Result<DecodedSounds, SamplerError>] {
+    /// and different files on as many threads as there are processors; a file over 32 MB on
+    /// disk decodes while no other large one does (each holds its samples up to three times
+    /// while it converts: the decode budget counts them once). Each result is in its job's place;
+    /// a failure is the job's place and the error, and files not begun after a failure are left
+    /// nil. Control thread (it waits for its helpers).
+    static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?,
+                       showsProgress: Bool) -> [Result<DecodedSounds, SamplerError>?] {
         var byFile: [String: [Int]] = [:]
         var files: [[Int]] = []
         for (j, job) in jobs.enumerated() {
@@ -322,10 +332,15 @@ package final class LoadedPatch {
         files.sort { $0[0] < $1[0] }
         let results = Locked([Result<DecodedSounds, SamplerError>?](repeating: nil, count: jobs.count))
         let instruments = kit.instruments
-        let progress = LoadProgress(files: files.map { jobs[$0[0]].sample })
+        let progress = LoadProgress(files: files.map { jobs[$0[0]].sample }, enabled: showsProgress)
+        let failed = Atomic<Bool>(false)
+        let large = Locked(())
         let work = { @Sendable (indices: [Int], jobs: [DecodeJob]) in
+            guard !failed.load(ordering: .relaxed) else { return }
             let loader = SoundFileLoader(targetSampleRate: sampleRate)
             var untuned: Sound?
+            let size = LoadProgress.size(of: jobs[indices[0]].sample)
+            func decodeFile() {
             for j in indices {
                 let job = jobs[j]
                 let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
@@ -336,9 +351,12 @@ package final class LoadedPatch {
                         throw SamplerError("\(job.place): \(error)")
                     }
                 }
+                if case .failure = outcome { failed.store(true, ordering: .relaxed) }
                 results.withLock { $0[j] = outcome }
             }
-            progress.fileDone(jobs[indices[0]].sample)
+            }
+            if size > 32 << 20 { large.withLock { _ in decodeFile() } } else { decodeFile() }
+            progress.fileDone(size: size)
         }
         let threads = min(files.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
         if threads <= 1 {
@@ -354,8 +372,8 @@ package final class LoadedPatch {
                 }
             }
         }
-        progress.finish()
-        return results.withLock { $0.map { $0! } }
+        if !failed.load(ordering: .relaxed) { progress.finish() }
+        return results.withLock { $0 }
     }
 
     /// The sound `instrument` plays for `sample`, decoded at `sampleRate`.
@@ -386,6 +404,7 @@ package final class LoadedPatch {
         return DecodedSounds(played: tuned, whole: nil)
     }
 
+    /// The file instrument `i` streams, or nil when it is decoded into memory.
     private static func streamFile(of instrument: DrumInstrument, at i: Int, in kit: Patch,
                                    options: PatchStreamingOptions) throws -> StreamFile? {
         guard instrument.layers.count == 1, instrument.layers[0].samples.count == 1 else { return nil }
@@ -481,12 +500,10 @@ package final class LoadedPatch {
 }
 
 /// A load's progress on standard error, when it is a terminal and the load takes over a second:
-/// files, megabytes and the seconds left, then what was loaded. `LoadProgress.isShown` (off with
-/// `sampler play --quiet`) turns it off. Any thread.
+/// files, megabytes and the seconds left, then what was loaded. Only where the command line asks
+/// for it (`LoadedPatch(showsProgress:)`: the program's own patch, not a SamplerKit load or an OSC
+/// load while the status line runs). Any thread.
 final class LoadProgress: Sendable {
-    /// Whether loads report their progress (on a terminal only).
-    static let isShown = Atomic<Bool>(true)
-
     private struct State {
         var files = 0
         var bytes = 0
@@ -499,21 +516,20 @@ final class LoadProgress: Sendable {
     private let enabled: Bool
     private let state = Locked(State())
 
-    init(files: [SampleFile]) {
+    init(files: [SampleFile], enabled: Bool) {
         totalFiles = files.count
-        totalBytes = files.reduce(0) { $0 + Self.size(of: $1) }
-        enabled = Self.isShown.load(ordering: .relaxed) && isatty(STDERR_FILENO) != 0
+        self.enabled = enabled && isatty(STDERR_FILENO) != 0
+        totalBytes = self.enabled ? files.reduce(0) { $0 + Self.size(of: $1) } : 0
     }
 
-    private static func size(of sample: SampleFile) -> Int {
+    static func size(of sample: SampleFile) -> Int {
         if let data = sample.data { return data.count }
         var info = stat()
         return stat(sample.resolvedPath, &info) == 0 ? Int(info.st_size) : 0
     }
 
-    func fileDone(_ sample: SampleFile) {
+    func fileDone(size: Int) {
         guard enabled else { return }
-        let size = Self.size(of: sample)
         let elapsed = Date().timeIntervalSince(started)
         let line: String? = state.withLock { s in
             s.files += 1
@@ -535,10 +551,4 @@ final class LoadProgress: Sendable {
                           Date().timeIntervalSince(started))
         FileHandle.standardError.write(Data(line.utf8))
     }
-}
-
-extension LoadedPatch {
-    /// Whether loads that take over a second show their progress on standard error (a terminal
-    /// only). On by default.
-    package static func showProgress(_ shown: Bool) { LoadProgress.isShown.store(shown, ordering: .relaxed) }
 }

@@ -45,6 +45,12 @@ package struct PatchProgram: LiveProgram {
         var linkEnabled = false
         var pendingOSCLoad: String?
         var link: PatchLinkTrack?
+        /// Whether the song or pattern waits for a MIDI Start on midi_in (`followMIDIStart`), and
+        /// the Start it follows now.
+        var followsMIDIStart = false
+        /// Whether loading the patch shows its progress (`showLoadProgress`).
+        var showsLoadProgress = false
+        var startFollowed: Frame?
     }
 
     /// - Parameters:
@@ -121,11 +127,12 @@ package struct PatchProgram: LiveProgram {
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
     }
-    /// A sound per sample (two where a loop plays until its release); with OSC, room for a
-    /// second kit as large beside it while a load swaps them, and 4,096 more.
+    /// A sound per sample (two where a loop plays until its release) and two per instrument (a
+    /// streamed one registers two rings); with OSC, room for a second kit as large beside it
+    /// while a load swaps them, and 4,096 more.
     package var soundCount: Int {
         let samples = kit.instruments.reduce(0) { total, instrument in
-            total + instrument.layers.reduce(0) { $0 + $1.samples.count } * (instrument.loopsUntilRelease ? 2 : 1)
+            total + instrument.layers.reduce(0) { $0 + $1.samples.count } * (instrument.loopsUntilRelease ? 2 : 1) + 2
         }
         return session.oscPort != nil ? 2 * samples + 4096 : samples
     }
@@ -137,7 +144,8 @@ package struct PatchProgram: LiveProgram {
 
     package mutating func prepare(engine: Engine, sampleRate: Double) throws {
         session.sampleRate = sampleRate
-        let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming)
+        let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming,
+                                     showsProgress: session.showsLoadProgress)
         engine.setInstruments(loaded.definitions, controllers: kit.controllers)
         for command in loaded.routingCommands { engine.send(command) }
         session.loaded = loaded
@@ -168,12 +176,38 @@ package struct PatchProgram: LiveProgram {
         }
     }
 
+    /// Waits for a MIDI Start (0xFA) on midi_in and plays the song or pattern from the first bar
+    /// line one bar after it: bar 1 starts one bar (of the first pattern, at its tempo) after the
+    /// frame the Start takes effect on (its arrival plus one period, as a note's). It follows the
+    /// first Start; later ones change nothing. Live only; needs a song or a pattern, not `--link`
+    /// or `--midi`.
+    package func followMIDIStart() throws {
+        guard !sections.isEmpty else { throw SamplerError("\(kit.file): --follow-midi-start plays a song or a pattern, and the patch has neither") }
+        guard !session.linkEnabled, midi == nil else { throw SamplerError("--follow-midi-start cannot be used with --link or --midi") }
+        session.followsMIDIStart = true
+    }
+
+    /// Shows the patch's loading progress on standard error when it is a terminal and the load
+    /// takes over a second (the command line, not `--quiet`). Control thread, before `prepare`.
+    package func showLoadProgress() { session.showsLoadProgress = true }
+
+    /// Frames from a MIDI Start's frame to the first bar line played (`followMIDIStart`).
+    package var barAfterMIDIStart: Frame {
+        guard let first = sections.first else { return 0 }
+        let pattern = kit.patterns[first.pattern]
+        return Frame((Double(pattern.beatsPerBar) * 60 / first.tempo * session.sampleRate).rounded())
+    }
+
     package mutating func attach(client: JACKClient) {
         session.client = client
         session.link?.client = client
     }
 
     package mutating func tick(engine: Engine, feeder: inout CommandFeeder, frame: Frame) -> Bool {
+        if session.followsMIDIStart, session.startFollowed == nil, let start = engine.lastMIDIStartFrame {
+            session.startFollowed = start
+            feeder = feederFrom(origin: start + barAfterMIDIStart)
+        }
         if let link = session.link {
             // What a re-anchor left to send again before the horizon already reached goes out
             // now, not on the next tick.
@@ -230,6 +264,14 @@ package struct PatchProgram: LiveProgram {
     /// The commands from `origin` on: the loaded instruments' (after `prepare`; before it,
     /// plain triggers, for a program that is only asked for its status).
     package func makeFeeder(origin: Frame) -> CommandFeeder {
+        // Following MIDI Start: nothing plays until the first Start (`tick`).
+        if session.followsMIDIStart {
+            return CommandFeeder(source: OneShot(players: 0, frame: origin), makeCommand: session.loaded?.command ?? Self.command)
+        }
+        return feederFrom(origin: origin)
+    }
+
+    private func feederFrom(origin: Frame) -> CommandFeeder {
         session.origin = origin
         if let link = session.link {
             link.requestStart(at: origin)
@@ -255,6 +297,7 @@ package struct PatchProgram: LiveProgram {
             guard let p = link.position(at: frame) else { return peers + (link.isPlaying ? "" : "  waiting for the session to play") }
             return "bar \(p.bar).\(p.beat)  \(p.pattern)  \(peers)"
         }
+        if session.followsMIDIStart, session.startFollowed == nil { return "waiting for a MIDI Start on midi_in" }
         guard let origin = session.origin,
               let p = sequencer(origin: origin, sampleRate: session.sampleRate)?.position(at: frame) else { return "" }
         return "bar \(p.bar).\(p.beat)  \(p.pattern)"

@@ -5,10 +5,16 @@ extension Engine {
     /// Takes one MIDI message of `count` bytes as it came from any client: a note-on (status
     /// 0x9n, velocity > 0) or a note-off (0x8n, or 0x9n with velocity 0) is queued for `frame`,
     /// and so are controllers, pitch bend, pressure and program changes (see
-    /// `Kind.controller`); running status, SysEx, system messages and truncated or malformed
-    /// messages are ignored. Render thread only; real-time safe.
+    /// `Kind.controller`); a MIDI Start (0xFA) is noted (`lastMIDIStartFrame`); running status,
+    /// SysEx, other system messages and truncated or malformed messages are ignored. Render
+    /// thread only; real-time safe.
     @_noLocks @_noAllocation
     public func receiveMIDI(_ data: UnsafePointer<UInt8>, count: Int, at frame: Frame) {
+        // A MIDI Start is noted for the control side (a program that follows it starts there).
+        if count == 1, data[0] == 0xFA, frame >= 0 {
+            midiStartFrame.store(frame, ordering: .releasing)
+            return
+        }
         guard count >= 1, data[0] >= 0x80, data[0] < 0xF0 else { return }
         let kind = data[0] & 0xF0
         let channel = Int(data[0] & 0x0F)

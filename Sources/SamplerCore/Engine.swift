@@ -75,6 +75,8 @@ public final class Engine: @unchecked Sendable {
     let activeVoiceCounter = Atomic<Int>(0)
     let lateStartCounter = Atomic<Int>(0)
     let midiNoteCounter = Atomic<Int>(0)
+    /// The frame the last MIDI Start (0xFA) received takes effect on, −1: none yet.
+    let midiStartFrame = Atomic<Int64>(-1)
     let droppedCommandCounter = Atomic<Int>(0)
     let lostEventCounter = Atomic<Int>(0)
     let periodCounter = Atomic<Int>(0)
@@ -539,6 +541,13 @@ public final class Engine: @unchecked Sendable {
     public var lateStartCount: Int { lateStartCounter.load(ordering: .relaxed) }
     /// MIDI note-ons received that name an instrument (queued to play).
     public var midiNoteCount: Int { midiNoteCounter.load(ordering: .relaxed) }
+    /// The frame the last MIDI Start (0xFA, a system real-time message) handed to `receiveMIDI`
+    /// takes effect on (its frame as given: one period after it arrived, as a note's), or nil
+    /// before the first. Any thread.
+    public var lastMIDIStartFrame: Frame? {
+        let f = midiStartFrame.load(ordering: .acquiring)
+        return f >= 0 ? f : nil
+    }
     /// Commands dropped because a queue or the schedule was full.
     public var droppedCommandCount: Int { droppedCommandCounter.load(ordering: .relaxed) }
     /// Pauses and rate changes that arrived after their frame where the voice could not be put

@@ -26,7 +26,7 @@ package enum Resampler {
         let ratio = targetRate / sourceRate
         guard src_is_valid_ratio(ratio) != 0 else {
             throw SoundFileError(file: "", reason: .resampleFailed(
-                "ratio \(ratio) (\(sourceRate) Hz → \(targetRate) Hz) is outside libsamplerate's 1/256…256"))
+                "ratio \(ratio) (\(sourceRate) Hz → \(targetRate) Hz) is outside 1/256…256"))
         }
         var result: [[Float]] = []
         result.reserveCapacity(channels.count)

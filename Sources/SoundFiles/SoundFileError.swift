@@ -1,4 +1,5 @@
 import CSndFile
+import Locking
 import SafeFiles
 
 /// Why a sound file could not be read or written, with the file it concerns.
@@ -54,11 +55,24 @@ public struct SoundFileError: Error, Equatable, CustomStringConvertible {
 
 extension SoundFileError {
     /// The message of libsndfile's error for `handle`, or of the last failed open when `nil`.
-    ///
-    /// libsndfile keeps the error of a failed open in one process-wide variable, so two opens
-    /// failing at the same moment on different threads may see each other's message.
     static func libsndfileMessage(_ handle: OpaquePointer?) -> String {
         String(cString: sf_strerror(handle))
+    }
+
+    /// libsndfile keeps the error of a failed open in process-wide variables: every open for
+    /// reading, with the reading of its error, holds this lock (files decode on several threads).
+    static let openLock = Locked(())
+
+    /// Opens with `open` under `openLock`; a failure is the error naming `file` (not readable,
+    /// or not audio), read before another open can replace it.
+    static func openSoundFile(_ file: String, _ open: () -> OpaquePointer?) throws(SoundFileError) -> OpaquePointer {
+        let outcome: Result<OpaquePointer, SoundFileError> = openLock.withLock { _ in
+            if let handle = open() { return .success(handle) }
+            let message = libsndfileMessage(nil)
+            let system = sf_error(nil) == Int32(SF_ERR_SYSTEM)
+            return .failure(SoundFileError(file: file, reason: system ? .notReadable(message) : .notAudio(message)))
+        }
+        return try outcome.get()
     }
 }
 

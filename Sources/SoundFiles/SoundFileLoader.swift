@@ -76,11 +76,7 @@ package struct SoundFileLoader: Sendable {
             info.channels = 1
             info.samplerate = Int32((targetSampleRate ?? 48_000).rounded())
         }
-        guard let handle = open(&info) else {
-            let message = SoundFileError.libsndfileMessage(nil)
-            let system = sf_error(nil) == Int32(SF_ERR_SYSTEM)
-            throw SoundFileError(file: file, reason: system ? .notReadable(message) : .notAudio(message))
-        }
+        let handle = try SoundFileError.openSoundFile(file) { open(&info) }
         defer { sf_close(handle) }
 
         let channelCount = Int(info.channels)

@@ -32,11 +32,7 @@ package final class StreamFile: @unchecked Sendable {
     package init(path: String) throws(SoundFileError) {
         let fd = try SoundFileError.openGated(path)
         var info = SF_INFO()
-        guard let handle = sf_open_fd(fd, Int32(SFM_READ), &info, 1) else {
-            let message = SoundFileError.libsndfileMessage(nil)
-            let system = sf_error(nil) == Int32(SF_ERR_SYSTEM)
-            throw SoundFileError(file: path, reason: system ? .notReadable(message) : .notAudio(message))
-        }
+        let handle = try SoundFileError.openSoundFile(path) { sf_open_fd(fd, Int32(SFM_READ), &info, 1) }
         guard info.channels == 1 || info.channels == 2 else {
             sf_close(handle)
             throw SoundFileError(file: path, reason: .unsupportedChannelCount(Int(info.channels)))

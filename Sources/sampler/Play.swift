@@ -37,6 +37,9 @@ struct Play: ParsableCommand {
     @Option(help: .hidden)
     var oscLoad: String?
 
+    @Flag(help: "Wait for a MIDI Start (0xFA) on midi_in, then play the song or pattern from the bar line one bar after it (the Start's frame plus one period, as a note's): a metronome's or sequencer's --midi-clock on another JACK client or netjack2 host starts it on the frame.")
+    var followMIDIStart = false
+
     @Flag(help: "No status line, and no loading progress.")
     var quiet = false
 
@@ -65,8 +68,14 @@ struct Play: ParsableCommand {
     }
 
     private func runCommand(session: NSMSession?) throws {
-        if quiet { LoadedPatch.showProgress(false) }
         let program = try patchOptions.makeProgram(oscPort: oscPort, oscHost: oscAccess.oscHost, oscRoot: oscAccess.oscRoot, link: link)
+        if !quiet { (program as? PatchProgram)?.showLoadProgress() }
+        if followMIDIStart {
+            guard let patchProgram = program as? PatchProgram else {
+                throw SamplerError("--follow-midi-start plays a patch's song or pattern")
+            }
+            try patchProgram.followMIDIStart()
+        }
         if let oscLoad {
             guard let patchProgram = program as? PatchProgram, oscPort != nil else {
                 throw SamplerError("the session's state holds a patch loaded over OSC (\(oscLoad)): start the player with --osc-port and a patch without patterns, as when it was loaded")

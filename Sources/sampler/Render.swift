@@ -1,3 +1,4 @@
+import DrumPlayer
 import ArgumentParser
 import Foundation
 import ProgramHost
@@ -38,6 +39,7 @@ struct Render: ParsableCommand {
 
     func run() throws {
         var program = try patchOptions.makeProgram()
+        (program as? PatchProgram)?.showLoadProgress()
         let frames = Int((duration * Double(rate)).rounded())
         let started = Date()
         if let stems {
