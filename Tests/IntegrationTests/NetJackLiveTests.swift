@@ -113,4 +113,55 @@ import Testing
             #expect(last > expected, "heard early after the restart")
         }
     }
+
+    /// Two samplers, one clock (issue 53): a metronome on the master sends MIDI clock (its Start
+    /// on the first click) through netjack2's MIDI port to the slave, where a kit follows the
+    /// Start (`--follow-midi-start`, its first bar one bar after it). Both are heard on the
+    /// master, and every hit of the kit lands the same number of frames after a click of the
+    /// metronome, to the frame: the slave runs on the master's cycles, and netjack2 carries a
+    /// MIDI message's frame within its cycle.
+    @Test func aKitOnTheSlaveFollowsTheMastersMetronomeOnOneClock() throws {
+        let rig = try NetJackRig(period: 256, slaveMIDIInputs: 1)
+        defer { rig.stop() }
+        let toSlave = try #require(rig.ports(of: rig.master).first { $0.hasPrefix("\(rig.netClient):") && $0.contains("midi") && $0.contains("to_slave") },
+                                   "the master has no MIDI port to the slave: \(rig.ports(of: rig.master))")
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        try WAVFileWriter.write(path: dir.appendingPathComponent("kick.wav").path,
+                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
+        let patch = dir.appendingPathComponent("kick.json")
+        try """
+        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["kick.wav"]}]}],
+         "patterns": [{"name": "four", "beatsPerBar": 4, "stepsPerBeat": 1, "bars": 1,
+                       "tracks": {"kick": {"steps": [127, 100, 100, 100]}}}]}
+        """.write(to: patch, atomically: true, encoding: .utf8)
+        let sampler = productsDirectory.appendingPathComponent("sampler")
+        let kit = try BackgroundProgram(sampler, ["play", "--patch", patch.path, "--server", rig.slave.name, "--name", "netkit",
+                                                  "--connect", "system:playback_1,system:playback_2", "--follow-midi-start",
+                                                  "--quiet", "--duration", "10"], timeout: 40)
+        #expect(waitUntil(timeout: 10) { rig.ports(of: rig.slave).contains("netkit:midi_in") }, "\(rig.ports(of: rig.slave))")
+        let capture = try #require(rig.ports(of: rig.slave).first { $0.hasPrefix("system:midi_capture") })
+        try rig.connect(capture, "netkit:midi_in", on: rig.slave)
+        let click = try BackgroundProgram(sampler, ["metronome", "120", "--server", rig.master.name, "--name", "click", "--no-connect",
+                                                    "--midi-clock", "--midi-connect", toSlave, "--duration", "8"], timeout: 40)
+        #expect(waitUntil(timeout: 10) { rig.ports(of: rig.master).contains("click:out_L") })
+        let rate = rig.master.sampleRate
+        let witness = try CaptureProcess(server: rig.master, ports: ["click:out_L", "\(rig.netClient):from_slave_1"],
+                                         frames: Int(6.5 * Double(rate)), name: "netwit")
+        let recording = try witness.finish()
+        let clicked = click.finish(), played = kit.finish()
+        #expect(clicked.status == 0, "\(clicked.output)")
+        #expect(played.status == 0, "\(played.output)")
+        // A click's sound crosses the threshold twice: one onset per click.
+        let clicks = recording.onsets(channel: 0, quietGap: 4000), hits = recording.onsets(channel: 1)
+        // Each hit against the click before it (the metronome clicks on every beat; the kit plays
+        // every beat from its first bar on).
+        let offsets = hits.compactMap { hit in clicks.last(where: { $0 <= hit }).map { hit - $0 } }
+        print("netjack2, one clock: \(clicks.count) clicks, \(hits.count) hits, each hit after a click by \(Set(offsets).sorted()) frames")
+        #expect(hits.count >= 6, "the kit on the slave was not heard: \(played.output)")
+        #expect(Set(offsets).count == 1, "hits land at different offsets from the clicks: \(offsets)")
+        // The MIDI Start keeps its frame within the cycle across the network, so the offset is
+        // whole cycles: the MIDI's way to the slave, the input's period, the audio's way back.
+        #expect(offsets.allSatisfy { $0 % Int64(rig.master.period) == 0 }, "\(offsets)")
+    }
 }

@@ -24,7 +24,9 @@ public final class NetJackRig: @unchecked Sendable {
     /// The master's client for the slave.
     public let netClient = "netslave"
 
-    public init(period: Int = 256, sampleRate: Int = 48000, masterSynchronous: Bool = false) throws {
+    /// `slaveMIDIInputs`: MIDI ports from the master to the slave (the slave's
+    /// `system:midi_capture_N`; 0: as many as the master has physical ones, none on a dummy).
+    public init(period: Int = 256, sampleRate: Int = 48000, masterSynchronous: Bool = false, slaveMIDIInputs: Int = 0) throws {
         try requireTestTool("/usr/bin/jack_load", "Debian's jackd2")
         try requireTestTool("/usr/bin/jack_lsp", "Debian's jackd2")
         masterSpace = try LinkNamespace()
@@ -51,7 +53,8 @@ public final class NetJackRig: @unchecked Sendable {
                                    environment: ["JACK_DEFAULT_SERVER": masterName], timeout: 10)
             guard load.status == 0 else { throw TestFailure("jack_load netmanager failed: \(load.stdout)\(load.stderr)") }
             let slaveName = "sampler-netslave-\(id)"
-            slave = try JACKServer(name: slaveName, arguments: ["-n", slaveName, "-d", "net", "-a", address, "-p", port, "-n", netClient],
+            slave = try JACKServer(name: slaveName, arguments: ["-n", slaveName, "-d", "net", "-a", address, "-p", port, "-n", netClient]
+                                       + (slaveMIDIInputs > 0 ? ["-i", "\(slaveMIDIInputs)"] : []),
                                    period: period, sampleRate: sampleRate, synchronous: false, launch: slaveSpace.command)
             started.append(slave)
             let client = netClient
@@ -68,6 +71,18 @@ public final class NetJackRig: @unchecked Sendable {
     }
 
     private static let counter = LockedCounter()
+
+    /// The ports of `server` (`jack_lsp`), one per element.
+    public func ports(of server: JACKServer) -> [String] {
+        let listed = try? runTool(URL(fileURLWithPath: "/usr/bin/jack_lsp"), [], environment: ["JACK_DEFAULT_SERVER": server.name], timeout: 5)
+        return listed?.stdout.split(separator: "\n").map(String.init) ?? []
+    }
+
+    /// Connects `from` to `to` on `server` (`jack_connect`).
+    public func connect(_ from: String, _ to: String, on server: JACKServer) throws {
+        let r = try runTool(URL(fileURLWithPath: "/usr/bin/jack_connect"), [from, to], environment: ["JACK_DEFAULT_SERVER": server.name], timeout: 5)
+        guard r.status == 0 else { throw TestFailure("jack_connect \(from) \(to): \(r.stdout)\(r.stderr)") }
+    }
 
     /// Stops the slave, the master, then the namespaces. Idempotent.
     public func stop() {

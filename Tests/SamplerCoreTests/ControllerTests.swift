@@ -340,4 +340,18 @@ import Testing
         #expect(abs(out[80] - 0.5) < 1e-6)
         #expect(out[100] == 0)
     }
+
+    /// A MIDI Start (0xFA) is noted with its frame for the control side (`--follow-midi-start`);
+    /// other system messages, and a Start with data bytes, are not.
+    @Test func aMIDIStartIsNotedWithItsFrame() throws {
+        let (engine, _) = try engineWithKit()
+        #expect(engine.lastMIDIStartFrame == nil)
+        midi(engine, [0xF8], at: 100)
+        midi(engine, [0xFA, 0x00], at: 150)
+        #expect(engine.lastMIDIStartFrame == nil)
+        midi(engine, [0xFA], at: 300)
+        #expect(engine.lastMIDIStartFrame == 300)
+        midi(engine, [0xFC], at: 400)
+        #expect(engine.lastMIDIStartFrame == 300)
+    }
 }
