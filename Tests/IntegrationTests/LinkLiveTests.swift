@@ -240,15 +240,7 @@ import Testing
     /// A metronome and a drum pattern (`sampler play --link`, a kick on every beat, its patch at
     /// 100 bpm): the pattern starts on a bar of the session and follows A's tempo keys.
     @Test func aPatternPlaysInTimeWithAMetronome() throws {
-        let dir = try temporaryDirectory()
-        try WAVFileWriter.write(path: dir.appendingPathComponent("kick.wav").path,
-                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
-        let patch = dir.appendingPathComponent("kick.json")
-        try """
-        {"version": 2, "tempo": 100, "instruments": [{"id": "kick", "layers": [{"samples": ["kick.wav"]}]}],
-         "patterns": [{"name": "four", "beatsPerBar": 4, "stepsPerBeat": 1, "bars": 1,
-                       "tracks": {"kick": {"steps": [127, 100, 100, 100]}}}]}
-        """.write(to: patch, atomically: true, encoding: .utf8)
+        let patch = try kickOnEveryBeat(in: try temporaryDirectory(), tempo: 100)
         let s = try playSession(bArguments: ["play", "--patch", patch.path, "--quiet"], bPort: "out_L", keysToA: true)
         try check(s, "metronome and pattern")
         // The pattern plays on the session's bars: its louder first step (velocity 127 against

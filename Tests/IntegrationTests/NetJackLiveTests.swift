@@ -127,14 +127,7 @@ import Testing
                                    "the master has no MIDI port to the slave: \(rig.ports(of: rig.master))")
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        try WAVFileWriter.write(path: dir.appendingPathComponent("kick.wav").path,
-                                channels: [[1, 0.5, 0.25, 0.125, 0.0625, 0.03]], sampleRate: 48000)
-        let patch = dir.appendingPathComponent("kick.json")
-        try """
-        {"version": 2, "tempo": 120, "instruments": [{"id": "kick", "layers": [{"samples": ["kick.wav"]}]}],
-         "patterns": [{"name": "four", "beatsPerBar": 4, "stepsPerBeat": 1, "bars": 1,
-                       "tracks": {"kick": {"steps": [127, 100, 100, 100]}}}]}
-        """.write(to: patch, atomically: true, encoding: .utf8)
+        let patch = try kickOnEveryBeat(in: dir, tempo: 120)
         let sampler = productsDirectory.appendingPathComponent("sampler")
         let kit = try BackgroundProgram(sampler, ["play", "--patch", patch.path, "--server", rig.slave.name, "--name", "netkit",
                                                   "--connect", "system:playback_1,system:playback_2", "--follow-midi-start",
