@@ -72,6 +72,9 @@ import Testing
                                             ["play", "--patch", kit.path, "--server", server.name, "--name", "sbin",
                                              "--connect", "cap:in_0,cap:in_1", "--duration", "5", "--quiet"], timeout: 30,
                                             environment: server.environment)
+        // The sampler runs (its outputs connected: its client is active) before the first message
+        // is sent: a message sent before its first period is lost, not late.
+        #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
         // Offsets inside the period: first, last and between.
         let offsets = Self.messages.indices.map { String([0, 255, 17, 100, 200, 3][$0 % 6] % Int(period)) }
         let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),

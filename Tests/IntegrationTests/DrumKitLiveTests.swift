@@ -39,6 +39,8 @@ import Testing
         let sampler = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
                                             ["play", "--patch", kit.path, "--server", server.name, "--name", "sbin",
                                              "--connect", "cap:in_0,cap:in_1", "--duration", "4", "--quiet"], timeout: 30)
+        // The sampler runs before the first note is sent (one sent earlier is lost, not late).
+        #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
         let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),
                                            ["--server", server.name, "--to", "sbin:midi_in", "--offsets", "0,100,255,17,200",
                                             "--notes", "36,36,50,36,50", "--velocity", "127"], timeout: 20)
