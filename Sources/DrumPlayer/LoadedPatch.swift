@@ -113,8 +113,9 @@ package final class LoadedPatch {
                             let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
-                            // A file left undecoded after another failed: that failure, the first in
-                            // the kit's order.
+                            // A file left undecoded after another failed (files are handed out in
+                            // the kit's order, so every earlier one was decoded): the first failure
+                            // found in the kit's order.
                             guard let result = decoded[job] else {
                                 throw decoded.lazy.compactMap { r -> SamplerError? in
                                     if case .failure(let e) = r { return e }

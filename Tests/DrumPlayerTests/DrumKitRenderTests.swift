@@ -76,6 +76,35 @@ import Testing
         for (k, e) in expected.enumerated() { #expect(abs(left[k * 6000] - e) < 1e-6, "hit \(k)") }
     }
 
+    /// Files decode on several threads, but a kit with two files that fail only when decoded
+    /// (valid headers, no frames) reports the first in the kit's order, every time, and leaves
+    /// nothing registered.
+    @Test func theFirstBadFileInTheKitsOrderIsReportedAndNothingStaysRegistered() throws {
+        let dir = try temporaryDirectory()
+        var instruments: [DrumInstrument] = []
+        for i in 0..<40 {
+            var file = try sample(Float(i + 1) / 64, frames: 20_000, in: dir)
+            if i == 10 || i == 30 {
+                let path = dir.appendingPathComponent("bad\(i).wav").path
+                try WAVFileWriter.write(path: path, channels: [[]], sampleRate: 48000)
+                file = SampleFile(path: path, resolvedPath: path)
+            }
+            // Two samples: an instrument's only sample is opened first to see whether it streams.
+            let other = try sample(Float(i + 1) / 128, frames: 20_000, in: dir)
+            instruments.append(DrumInstrument(id: "i\(i)", layers: [DrumLayer(samples: [other, file])]))
+        }
+        let kit = Patch(tempo: 120, instruments: instruments, patterns: [], song: nil, file: "bad.json")
+        for _ in 0..<5 {
+            let engine = Engine(configuration: .init(maxPlayers: 64))
+            #expect(throws: (any Error).self) { try LoadedPatch(kit, engine: engine, sampleRate: 44_100) }
+            do { _ = try LoadedPatch(kit, engine: engine, sampleRate: 44_100) } catch {
+                #expect("\(error)".hasPrefix("bad.json: instruments[10].layers[0].samples[1]: "), "\(error)")
+                #expect("\(error)".contains("bad10.wav"), "\(error)")
+            }
+            #expect(engine.registeredSoundCount == 0)
+        }
+    }
+
     /// A layer's gainDb scales what it plays on top of the instrument's gain; with the balance
     /// pan law a centred mono sample is at unity on both sides (Hydrogen's default), with the
     /// default law at −3 dB; panned right, the balance law keeps the right side at unity.
