@@ -335,7 +335,7 @@ package final class LoadedPatch {
         let instruments = kit.instruments
         let progress = LoadProgress(files: files.map { jobs[$0[0]].sample }, enabled: showsProgress)
         let failed = Atomic<Bool>(false)
-        let large = Locked(())
+        let large = CheckedLock("one large file decoding at a time")
         let work = { @Sendable (indices: [Int], jobs: [DecodeJob]) in
             guard !failed.load(ordering: .relaxed) else { return }
             let loader = SoundFileLoader(targetSampleRate: sampleRate)
@@ -356,7 +356,7 @@ package final class LoadedPatch {
                 results.withLock { $0[j] = outcome }
             }
             }
-            if size > 32 << 20 { large.withLock { _ in decodeFile() } } else { decodeFile() }
+            if size > 32 << 20 { large.withLock { decodeFile() } } else { decodeFile() }
             progress.fileDone(size: size)
         }
         let threads = min(files.count, max(1, ProcessInfo.processInfo.activeProcessorCount))

@@ -61,12 +61,12 @@ extension SoundFileError {
 
     /// libsndfile keeps the error of a failed open in process-wide variables: every open for
     /// reading, with the reading of its error, holds this lock (files decode on several threads).
-    static let openLock = Locked(())
+    static let openLock = CheckedLock("libsndfile's opens")
 
     /// Opens with `open` under `openLock`; a failure is the error naming `file` (not readable,
     /// or not audio), read before another open can replace it.
     static func openSoundFile(_ file: String, _ open: () -> OpaquePointer?) throws(SoundFileError) -> OpaquePointer {
-        let outcome: Result<OpaquePointer, SoundFileError> = openLock.withLock { _ in
+        let outcome: Result<OpaquePointer, SoundFileError> = openLock.withLock {
             if let handle = open() { return .success(handle) }
             let message = libsndfileMessage(nil)
             let system = sf_error(nil) == Int32(SF_ERR_SYSTEM)

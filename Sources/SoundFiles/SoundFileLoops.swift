@@ -10,7 +10,7 @@ package enum SoundFileLoops {
         guard let fd = try? SoundFileError.openGated(path) else { return nil }
         defer { close(fd) }
         var info = SF_INFO()
-        guard let handle = SoundFileError.openLock.withLock({ _ in sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
+        guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
         return firstLoop(handle, info)
     }
 
