@@ -1,4 +1,5 @@
 import CJACK
+import Synchronization
 import SamplerCore
 
 extension JACKClient {
@@ -16,7 +17,7 @@ extension JACKClient {
     /// (`jack_frames_to_time`).
     package func hostTime(atFrame frame: Frame) -> UInt64 {
         guard let client = handle else { return 0 }
-        return jack_frames_to_time(client, UInt32(truncatingIfNeeded: frame))
+        return jack_frames_to_time(client, UInt32(truncatingIfNeeded: frame - clockAdvance))
     }
 
     /// The frame at which the server's latest cycle began (`jack_last_frame_time`: JACK2 keeps it in
@@ -27,9 +28,27 @@ extension JACKClient {
     /// Widens a 32-bit JACK frame time to the 64-bit device clock, taking the value nearest the
     /// last rendered period.
     func widen(_ raw: UInt32) -> Frame {
+        let raw = raw &+ UInt32(truncatingIfNeeded: clockAdvance)
         if engine.periodCount == 0 { return Frame(raw) }
         let last = engine.lastPeriodStart
         return last + Frame(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: last)))
+    }
+
+    /// Frames the device clock is ahead of JACK's frame time (`advanceClock`).
+    package var clockAdvance: Frame { context.clockAdvance.load(ordering: .relaxed) }
+
+    /// Moves the device clock `frames` ahead of JACK's frame time from the next period on: the
+    /// engine sees them as lost frames (a silent gap), as it sees a cycle JACK skipped. For a
+    /// netjack2 slave whose server restarted (`takeUncountedFrames`).
+    package func advanceClock(by frames: Frame) {
+        context.clockAdvance.add(frames, ordering: .relaxed)
+    }
+
+    /// The frames of the cycles the host clock saw pass that JACK's frame time did not count,
+    /// since the last call (`CycleGaps`): a netjack2 slave's missed cycles when its server
+    /// stopped and its net driver restarted. Any thread.
+    package func takeUncountedFrames() -> Frame {
+        context.uncountedFrames.exchange(0, ordering: .relaxed)
     }
 }
 

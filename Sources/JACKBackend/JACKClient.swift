@@ -19,7 +19,7 @@ package final class JACKClient: @unchecked Sendable {
     package let engine: Engine
     /// The name JACK gave the client (it may add a suffix if the name was taken).
     package let name: String
-    private let context: ProcessContext
+    let context: ProcessContext
     private var client: OpaquePointer?
     private let unmanagedContext: Unmanaged<ProcessContext>
     let routeLog = RouteLog()

@@ -28,6 +28,13 @@ final class ProcessContext: @unchecked Sendable {
 
     /// JACK's frame time of each period, widened to 64 bits.
     private var clock = DeviceClock()
+    /// Frames added to JACK's frame time to give the device clock (`JACKClient.advanceClock`):
+    /// 0 unless a netjack2 slave's server restarted. Written by the control thread.
+    let clockAdvance = Atomic<Int64>(0)
+    /// The host clock's cycles that JACK's frame time did not count (`CycleGaps`), in frames,
+    /// summed until the control thread takes them.
+    let uncountedFrames = Atomic<Int64>(0)
+    private var gaps = CycleGaps()
 
     let xruns = Atomic<Int>(0)
     /// MIDI messages JACK's output buffer had no room for (`jack_midi_event_write` failed).
@@ -57,7 +64,11 @@ final class ProcessContext: @unchecked Sendable {
         guard let client, let leftPort, let rightPort,
               let l = jack_port_get_buffer(leftPort, frames), let r = jack_port_get_buffer(rightPort, frames)
         else { return 0 }
-        let periodStart = clock.stamp(raw: jack_last_frame_time(client))
+        let stamp = clock.stamp(raw: jack_last_frame_time(client))
+        let uncounted = gaps.cycle(at: jack_get_time(), stamp: stamp, frames: Int64(frames),
+                                   sampleRate: Double(jack_get_sample_rate(client)))
+        if uncounted != 0 { uncountedFrames.add(uncounted, ordering: .relaxed) }
+        let periodStart = stamp + clockAdvance.load(ordering: .relaxed)
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
         if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
         if outputCount == 1 {
@@ -100,6 +111,45 @@ final class ProcessContext: @unchecked Sendable {
             }
             i += 1
         }
+    }
+}
+
+/// The host clock's cycles that JACK's frame time did not count. A netjack2 slave's frame
+/// time counts only the cycles its server ran: when the server stops (a busy or suspended
+/// host) its net driver restarts, the master runs on without it, and the slave's frame time
+/// resumes where it stopped (JACK2's `JackFrameTimer::InitFrameTimeAux`), behind the master's
+/// timeline by the cycles it missed. Every other server's frame time follows its clock across
+/// a gap (`ResetFrameTime`), or the server waits for its clients (`-S`, freewheeling): there
+/// the uncounted frames are not used (`LivePlayback` takes them only when a slave's ports come
+/// back).
+///
+/// Each cycle's wake-up is compared with the expected one, a filtered estimate that follows
+/// the cycles (so that the host clock's drift against the audio clock, and a wake-up's own
+/// jitter, do not add up): the whole cycles between them, less the cycles the frame time
+/// advanced, are uncounted. A late wake-up followed by one on time counts +1 and −1. A
+/// wake-up more than half a period late can be counted one cycle off. Process thread only.
+struct CycleGaps {
+    private var expected = 0.0
+    private var lastStamp: Int64 = 0
+    private var started = false
+
+    /// The uncounted frames of the cycle that woke at `now` (microseconds, JACK's clock) and is
+    /// stamped `stamp`, `frames` long; 0 on most cycles.
+    mutating func cycle(at now: UInt64, stamp: Int64, frames: Int64, sampleRate: Double) -> Int64 {
+        defer { lastStamp = stamp }
+        guard started, sampleRate > 0, frames > 0 else {
+            started = true
+            expected = Double(now)
+            return 0
+        }
+        let periodMicroseconds = Double(frames) * 1e6 / sampleRate
+        let cycles = ((Double(now) - expected) / periodMicroseconds).rounded()
+        let predicted = expected + cycles * periodMicroseconds
+        // First order: a tenth of each wake-up's deviation.
+        expected = predicted + 0.1 * (Double(now) - predicted)
+        let counted = (stamp - lastStamp) / frames
+        guard cycles.magnitude < 1e9 else { expected = Double(now); return 0 }
+        return (Int64(cycles) - counted) * frames
     }
 }
 

@@ -112,9 +112,13 @@ package final class LivePlayback {
         /// Times a port this client was connected to went away and came back, and was connected
         /// again (a netjack2 slave's net driver restarting re-registers its `system` ports).
         package var reconnections: Int = 0
+        /// Frames the master ran that a netjack2 slave's server missed (a silent gap the
+        /// timeline moved past when its ports came back).
+        package var uncountedFrames: Frame = 0
         /// "; …" for the exit line when ports were reconnected, else "".
         package var reconnectionDescription: String {
-            reconnections == 0 ? "" : "; \(reconnections) connection(s) lost with a port that went away and made again when it came back (on a netjack2 slave: its net driver restarted, and what follows reaches the master later by the cycles it missed)"
+            reconnections == 0 ? "" : "; \(reconnections) connection(s) lost with a port that went away and made again when it came back (on a netjack2 slave: its net driver restarted)"
+                + (uncountedFrames == 0 ? "" : "; \(uncountedFrames) frames the server did not count passed while it was stopped (a silent gap)")
         }
         package var serverShutDown: Bool
         package var originFrame: Frame
@@ -193,6 +197,7 @@ package final class LivePlayback {
         _ = client.takeRegisteredPorts()
         var broken: [(from: String, to: String)] = []
         var reconnections = 0
+        var advancedFrames: Frame = 0
 
         // Wait (bounded) for the first period, so the device clock is running. The same watchdog
         // then checks, all through the run, that JACK still runs this client. Mid-run, a server
@@ -249,6 +254,17 @@ package final class LivePlayback {
             let registered = client.takeRegisteredPorts()
             if !broken.isEmpty, !registered.isEmpty {
                 let back = broken.filter { registered.contains($0.to) }
+                // A netjack2 slave's net driver restarted: the master ran the cycles the slave
+                // missed, which the slave's frame time did not count. Moved past them, the device
+                // clock is on the master's timeline again, and they are a silent gap.
+                if !back.isEmpty {
+                    let missed = client.takeUncountedFrames()
+                    if missed > 0 {
+                        client.advanceClock(by: missed)
+                        advancedFrames += missed
+                        FileHandle.standardError.write(Data("sampler: warning: the server missed \(missed) frames (\(missed / period) cycles) that its frame time does not count (a netjack2 slave whose net driver restarted): the timeline moves past them, a silent gap, so that what follows is heard where it would have been\n".utf8))
+                    }
+                }
                 for link in back where (try? client.connect(link.from, to: link.to)) != nil {
                     broken.removeAll { $0.from == link.from && $0.to == link.to }
                     reconnections += 1
@@ -281,6 +297,7 @@ package final class LivePlayback {
                        bufferSize: client.bufferSize)
         summary.programChanges = engine.programChangeCount
         summary.reconnections = reconnections
+        summary.uncountedFrames = advancedFrames
         return summary
     }
 }
