@@ -215,6 +215,12 @@ package final class LivePlayback {
             usleep(1_000)
         }
         program.attach(client: client)
+        // This thread feeds the engine 0.1 s ahead. Beside busy processes of normal priority it
+        // was once held off longer than that (a MIDI clock tick deferred): it asks for a higher
+        // scheduling weight (nice −10, for this thread alone on Linux, and threads it starts later;
+        // allowed for root or within RLIMIT_NICE, else it stays as it is). Never real-time: a
+        // long OSC load also runs here.
+        _ = setpriority(__priority_which_t(PRIO_PROCESS.rawValue), 0, -10)
         let period = Frame(client.bufferSize)
         // One period ahead of the first frame not yet rendered: the command reaches the render
         // thread before that period begins.
