@@ -169,7 +169,11 @@ package enum SFZImporter {
         var controlIDs: [String: Int] = [:]
         var pointsByContext: [String: [VelocityCurve.Point]] = [:]
         var inheritedWork = 0
-        for (headerLayer, section, defaultPath, keyOffset) in regions {
+        for index in regions.indices {
+            let (headerLayer, section, defaultPath, keyOffset) = regions[index]
+            // Each region's opcodes are read once here: their memory goes as regions resolve, so
+            // that the read text and the resolved regions are not all held at once.
+            regions[index].section.opcodes = []
             var own: [String: SFZOpcode] = [:]
             for o in section.opcodes { own[o.name] = o }
             let opcodes = InheritedOpcodes(own: OpcodeLayer(id: -1, own), context: headerLayer)
