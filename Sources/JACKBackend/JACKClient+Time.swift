@@ -35,13 +35,13 @@ extension JACKClient {
     }
 
     /// Frames the device clock is ahead of JACK's frame time (`advanceClock`).
-    package var clockAdvance: Frame { context.clockAdvance.load(ordering: .relaxed) }
+    package var clockAdvance: Frame { engine.clockAdvance.load(ordering: .relaxed) }
 
     /// Moves the device clock `frames` ahead of JACK's frame time from the next period on: the
     /// engine sees them as lost frames (a silent gap), as it sees a cycle JACK skipped. For a
     /// netjack2 slave whose server restarted (`takeUncountedFrames`).
     package func advanceClock(by frames: Frame) {
-        context.clockAdvance.add(frames, ordering: .relaxed)
+        engine.clockAdvance.add(frames, ordering: .relaxed)
     }
 
     /// The frames of the cycles the host clock saw pass that JACK's frame time did not count,

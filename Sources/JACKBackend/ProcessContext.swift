@@ -28,9 +28,6 @@ final class ProcessContext: @unchecked Sendable {
 
     /// JACK's frame time of each period, widened to 64 bits.
     private var clock = DeviceClock()
-    /// Frames added to JACK's frame time to give the device clock (`JACKClient.advanceClock`):
-    /// 0 unless a netjack2 slave's server restarted. Written by the control thread.
-    let clockAdvance = Atomic<Int64>(0)
     /// The host clock's cycles that JACK's frame time did not count (`CycleGaps`), in frames,
     /// summed until the control thread takes them.
     let uncountedFrames = Atomic<Int64>(0)
@@ -58,8 +55,9 @@ final class ProcessContext: @unchecked Sendable {
 
     /// One period: fetch the port buffers and the period's first frame, then let the engine
     /// render straight into the ports. Runs on JACK's real-time thread. Its only C calls are
-    /// JACK's RT-safe `jack_port_get_buffer` and `jack_last_frame_time`; the mixing itself is
-    /// the engine's checked `@_noLocks` render.
+    /// JACK's RT-safe port, MIDI and clock reads (`jack_port_get_buffer`, `jack_last_frame_time`,
+    /// `jack_get_time`, `jack_get_sample_rate`, the MIDI event calls); the mixing itself is the
+    /// engine's checked `@_noLocks` render.
     func process(frames: UInt32) -> Int32 {
         guard let client, let leftPort, let rightPort,
               let l = jack_port_get_buffer(leftPort, frames), let r = jack_port_get_buffer(rightPort, frames)
@@ -68,7 +66,7 @@ final class ProcessContext: @unchecked Sendable {
         let uncounted = gaps.cycle(at: jack_get_time(), stamp: stamp, frames: Int64(frames),
                                    sampleRate: Double(jack_get_sample_rate(client)))
         if uncounted != 0 { uncountedFrames.add(uncounted, ordering: .relaxed) }
-        let periodStart = stamp + clockAdvance.load(ordering: .relaxed)
+        let periodStart = stamp + engine.clockAdvance.load(ordering: .relaxed)
         let left = l.assumingMemoryBound(to: Float.self), right = r.assumingMemoryBound(to: Float.self)
         if let midiInPort { receiveMIDI(midiInPort, frames: frames, periodStart: periodStart) }
         if outputCount == 1 {
@@ -131,14 +129,14 @@ final class ProcessContext: @unchecked Sendable {
 struct CycleGaps {
     private var expected = 0.0
     private var lastStamp: Int64 = 0
-    private var started = false
+    private var lastFrames: Int64 = 0
 
     /// The uncounted frames of the cycle that woke at `now` (microseconds, JACK's clock) and is
     /// stamped `stamp`, `frames` long; 0 on most cycles.
     mutating func cycle(at now: UInt64, stamp: Int64, frames: Int64, sampleRate: Double) -> Int64 {
-        defer { lastStamp = stamp }
-        guard started, sampleRate > 0, frames > 0 else {
-            started = true
+        defer { lastStamp = stamp; lastFrames = frames }
+        // The first cycle, and the first of a new period size, start the count again.
+        guard frames == lastFrames, sampleRate > 0, frames > 0 else {
             expected = Double(now)
             return 0
         }
@@ -147,9 +145,11 @@ struct CycleGaps {
         let predicted = expected + cycles * periodMicroseconds
         // First order: a tenth of each wake-up's deviation.
         expected = predicted + 0.1 * (Double(now) - predicted)
-        let counted = (stamp - lastStamp) / frames
-        guard cycles.magnitude < 1e9 else { expected = Double(now); return 0 }
-        return (Int64(cycles) - counted) * frames
+        // The frame time's advance in cycles, rounded as the host clock's are (a skip of part of
+        // a period, counted by both, leaves nothing).
+        let counted = (Double(stamp - lastStamp) / Double(frames)).rounded()
+        guard cycles.magnitude < 1e9, counted.magnitude < 1e9 else { expected = Double(now); return 0 }
+        return (Int64(cycles) - Int64(counted)) * frames
     }
 }
 

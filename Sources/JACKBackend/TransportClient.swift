@@ -220,8 +220,9 @@ final class TransportContext: @unchecked Sendable {
 
     /// The device frame of this cycle, on the engine's clock when there is one.
     private func cycleFrame() -> Frame {
-        let raw = jack_last_frame_time(client)
+        var raw = jack_last_frame_time(client)
         if let engine, engine.periodCount > 0 {
+            raw &+= UInt32(truncatingIfNeeded: engine.clockAdvance.load(ordering: .relaxed))
             let near = engine.lastPeriodStart
             return near + Frame(Int32(bitPattern: raw &- UInt32(truncatingIfNeeded: near)))
         }

@@ -198,6 +198,7 @@ package final class LivePlayback {
         var broken: [(from: String, to: String)] = []
         var reconnections = 0
         var advancedFrames: Frame = 0
+        var takeUncountedUntil: Date?
 
         // Wait (bounded) for the first period, so the device clock is running. The same watchdog
         // then checks, all through the run, that JACK still runs this client. Mid-run, a server
@@ -261,21 +262,26 @@ package final class LivePlayback {
             if !broken.isEmpty, !registered.isEmpty {
                 let back = broken.filter { registered.contains($0.to) }
                 // A netjack2 slave's net driver restarted: the master ran the cycles the slave
-                // missed, which the slave's frame time did not count. Moved past them, the device
-                // clock is on the master's timeline again, and they are a silent gap.
-                if !back.isEmpty {
-                    let missed = client.takeUncountedFrames()
-                    if missed > 0 {
-                        client.advanceClock(by: missed)
-                        advancedFrames += missed
-                        FileHandle.standardError.write(Data("sampler: warning: the server missed \(missed) frames (\(missed / period) cycles) that its frame time does not count (a netjack2 slave whose net driver restarted): the timeline moves past them, a silent gap, so that what follows is heard where it would have been\n".utf8))
-                    }
-                }
+                // missed, which the slave's frame time did not count. They are measured on the
+                // first cycle after the restart, which may come after its ports do: they are
+                // taken for a second from now.
+                if !back.isEmpty { takeUncountedUntil = Date().addingTimeInterval(1) }
                 for link in back where (try? client.connect(link.from, to: link.to)) != nil {
                     broken.removeAll { $0.from == link.from && $0.to == link.to }
                     reconnections += 1
                     FileHandle.standardError.write(Data("sampler: warning: \(link.to) went away and came back; \(link.from) is connected to it again (on a netjack2 slave its net driver restarted: see docs/netjack.md)\n".utf8))
                 }
+            }
+            // Moved past the missed cycles, the device clock is on the master's timeline again,
+            // and they are a silent gap.
+            if let until = takeUncountedUntil {
+                let missed = client.takeUncountedFrames()
+                if missed > 0 {
+                    client.advanceClock(by: missed)
+                    advancedFrames += missed
+                    FileHandle.standardError.write(Data("sampler: warning: the server missed \(missed) frames (\(missed / period) cycles) that its frame time does not count (a netjack2 slave whose net driver restarted): the timeline moves past them, a silent gap, so that what follows is heard where it would have been\n".utf8))
+                }
+                if Date() > until { takeUncountedUntil = nil }
             }
             if options.showStatus, Date().timeIntervalSince(lastStatus) > 0.25 {
                 lastStatus = Date()

@@ -64,6 +64,10 @@ public final class Engine: @unchecked Sendable {
     /// Slots whose sound has a continuation, for the render thread's unreferenced check (which
     /// looks at continuations only when there are any).
     let continuationCount = Atomic<Int>(0)
+    /// Frames the backend adds to its server's frame time to stamp periods (0 unless a netjack2
+    /// slave's server restarted: `JACKClient.advanceClock`). Written by the control thread, read
+    /// by the backend's threads.
+    package let clockAdvance = Atomic<Int64>(0)
     /// Requests the command queue had no room for, sent again on the next call that can.
     var unsentRequests: [UnreferencedRequest] = []
     var lastRequestSequence: Int64 = 0

@@ -41,4 +41,17 @@ struct CycleGapsTests {
         let stamps = (0..<50).map { Int64($0) * frames } + (59..<120).map { Int64($0) * frames }
         #expect(uncounted(times: times, stamps: stamps) == 0)
     }
+
+    /// A skip of part of a period, counted by the frame time too (2.7 periods), and a new period
+    /// size: nothing uncounted.
+    @Test func partialSkipsAndANewPeriodSizeLeaveNothing() {
+        var gaps = CycleGaps()
+        var total: Int64 = 0
+        var t = 1e6, stamp: Int64 = 0
+        for _ in 0..<50 { total += gaps.cycle(at: UInt64(t), stamp: stamp, frames: 256, sampleRate: rate); t += period; stamp += 256 }
+        t += 1.7 * period; stamp += Int64(1.7 * 256)
+        for _ in 0..<50 { total += gaps.cycle(at: UInt64(t), stamp: stamp, frames: 256, sampleRate: rate); t += period; stamp += 256 }
+        for _ in 0..<50 { total += gaps.cycle(at: UInt64(t), stamp: stamp, frames: 512, sampleRate: rate); t += 2 * period; stamp += 512 }
+        #expect(total == 0)
+    }
 }
