@@ -116,6 +116,70 @@ extension SFZImporter {
         return numbered(name).map { $0.prefix != "label_cc" } ?? false
     }
 
+    /// What a region holds beside its sample, keys and place: regions under one header mostly
+    /// hold the same, so a run of equal ones shares one copy (`Region.share(with:)`).
+    struct RegionShared: Equatable {
+        var group: Int
+        var offBy: Int
+        var polyphony: Int?
+        var gainDb: Double
+        var pan: Double
+        var semitones: Double
+        var keytrack: Double
+        var velocityCurve: VelocityCurve
+        var envelope: Envelope?
+        var loops: Int
+        /// `trigger=release`: played by the note-off.
+        var onRelease: Bool
+        /// `output=N`: 0 the main mix, N the named output "outN".
+        var output: Int = 0
+        var conditions: [ControllerRange] = []
+        var keySwitch: Int? = nil
+        var keyDown: Int? = nil
+        var keyUp: Int? = nil
+        var previousKey: Int? = nil
+        /// `trigger=legato` (true) or `trigger=first` (false).
+        var legato: Bool? = nil
+        /// `loop_mode=loop_sustain`.
+        var loopsUntilRelease: Bool = false
+        /// `rt_decay` (dB per second held) of a release region.
+        var heldDecay: Double = 0
+        var sustainController: Int? = 64
+        var channels: ClosedRange<Int> = 1...16
+        var controllerTrigger: ControllerRange? = nil
+        var modulations: [ControllerModulation] = []
+        var bendUp: Double = 200
+        var bendDown: Double = -200
+        var silent: Bool = false
+        /// Triggered by something the sampler does not carry: not played at all.
+        var leftOut: Bool = false
+        /// What must be equal for regions to be one instrument's alternatives (set once the region is resolved).
+        var controlKey: String = ""
+        /// Set for regions that sound beside others of overlapping velocities (crossfades).
+        var apart: String = ""
+        /// Its level on each key (key crossfades, amplitude key tracking).
+        var keyLevel: KeyLevel = KeyLevel()
+        /// `amp_random` (dB).
+        var randomGainDb: Double = 0
+        /// `pitch_random` (cents).
+        var randomCents: Double = 0
+        /// `offset_random`, frames.
+        var randomOffset: Int = 0
+        /// `fil_type`, `cutoff` … (nil: unfiltered).
+        var filter: VoiceFilter? = nil
+        /// `delay`, seconds.
+        var delay: Double = 0
+        /// `delay_random`, seconds.
+        var randomDelay: Double = 0
+        /// `controlsKey` as a number, the same for equal keys (`SFZImporter.convert` numbers them).
+        var controlsID: Int = 0
+    }
+
+    final class RegionSharedBox {
+        var value: RegionShared
+        init(_ value: RegionShared) { self.value = value }
+    }
+
     /// A region, resolved.
     struct Region {
         var line: String
@@ -125,50 +189,72 @@ extension SFZImporter {
         var velocities: ClosedRange<Int>
         var seqLength: Int, seqPosition: Int
         var rand: ClosedRange<Double>
-        var group: Int, offBy: Int
-        var polyphony: Int?
-        var gainDb: Double, pan: Double, semitones: Double, keytrack: Double
-        var velocityCurve: VelocityCurve
-        var envelope: Envelope?
-        var loops: Int
-        /// `trigger=release`: played by the note-off.
-        var onRelease: Bool
-        /// `output=N`: 0 the main mix, N the named output "outN".
-        var output: Int = 0
-        var conditions: [ControllerRange] = []
-        var keySwitch: Int?
-        var keyDown: Int?, keyUp: Int?, previousKey: Int?
-        /// `trigger=legato` (true) or `trigger=first` (false).
-        var legato: Bool?
-        /// `loop_mode=loop_sustain`.
-        var loopsUntilRelease = false
-        /// `rt_decay` (dB per second held) of a release region.
-        var heldDecay = 0.0
-        var sustainController: Int? = 64
-        var channels: ClosedRange<Int> = 1...16
-        var controllerTrigger: ControllerRange?
-        var modulations: [ControllerModulation] = []
-        var bendUp: Double = 200, bendDown: Double = -200
-        var silent = false
-        /// Triggered by something the sampler does not carry: not played at all.
-        var leftOut = false
-        /// What must be equal for regions to be one instrument's alternatives (set once the
-        /// region is resolved).
-        var controlKey = ""
-        /// Set for regions that sound beside others of overlapping velocities (crossfades).
-        var apart = ""
-        /// Its level on each key (key crossfades, amplitude key tracking).
-        var keyLevel = KeyLevel()
-        /// `amp_random` (dB), `pitch_random` (cents).
-        var randomGainDb = 0.0, randomCents = 0.0
-        /// `offset_random`, frames.
-        var randomOffset = 0
-        /// `fil_type`, `cutoff` … (nil: unfiltered).
-        var filter: VoiceFilter?
-        /// `delay`, seconds.
-        var delay = 0.0
-        /// `delay_random`, seconds.
-        var randomDelay = 0.0
+        /// The rest, copied on write.
+        private var shared: RegionSharedBox
+
+        init(line: String, sample: SampleFile, keys: ClosedRange<Int>, keycenter: Int, velocities: ClosedRange<Int>,
+             seqLength: Int, seqPosition: Int, rand: ClosedRange<Double>, group: Int, offBy: Int, polyphony: Int?, gainDb: Double, pan: Double, semitones: Double, keytrack: Double, velocityCurve: VelocityCurve, envelope: Envelope?, loops: Int, onRelease: Bool) {
+            self.line = line
+            self.sample = sample
+            self.keys = keys
+            self.keycenter = keycenter
+            self.velocities = velocities
+            self.seqLength = seqLength
+            self.seqPosition = seqPosition
+            self.rand = rand
+            shared = RegionSharedBox(RegionShared(group: group, offBy: offBy, polyphony: polyphony, gainDb: gainDb, pan: pan, semitones: semitones, keytrack: keytrack, velocityCurve: velocityCurve, envelope: envelope, loops: loops, onRelease: onRelease))
+        }
+
+        private mutating func update(_ body: (inout RegionShared) -> Void) {
+            if !isKnownUniquelyReferenced(&shared) { shared = RegionSharedBox(shared.value) }
+            body(&shared.value)
+        }
+
+        /// Holds `other`'s copy of the shared part when the two are equal (the import calls it
+        /// with the region resolved before, so that a run of such regions holds one).
+        mutating func share(with other: Region) {
+            if shared !== other.shared, shared.value == other.shared.value { shared = other.shared }
+        }
+
+        var group: Int { get { shared.value.group } set { update { $0.group = newValue } } }
+        var offBy: Int { get { shared.value.offBy } set { update { $0.offBy = newValue } } }
+        var polyphony: Int? { get { shared.value.polyphony } set { update { $0.polyphony = newValue } } }
+        var gainDb: Double { get { shared.value.gainDb } set { update { $0.gainDb = newValue } } }
+        var pan: Double { get { shared.value.pan } set { update { $0.pan = newValue } } }
+        var semitones: Double { get { shared.value.semitones } set { update { $0.semitones = newValue } } }
+        var keytrack: Double { get { shared.value.keytrack } set { update { $0.keytrack = newValue } } }
+        var velocityCurve: VelocityCurve { get { shared.value.velocityCurve } set { update { $0.velocityCurve = newValue } } }
+        var envelope: Envelope? { get { shared.value.envelope } set { update { $0.envelope = newValue } } }
+        var loops: Int { get { shared.value.loops } set { update { $0.loops = newValue } } }
+        var onRelease: Bool { get { shared.value.onRelease } set { update { $0.onRelease = newValue } } }
+        var output: Int { get { shared.value.output } set { update { $0.output = newValue } } }
+        var conditions: [ControllerRange] { get { shared.value.conditions } set { update { $0.conditions = newValue } } }
+        var keySwitch: Int? { get { shared.value.keySwitch } set { update { $0.keySwitch = newValue } } }
+        var keyDown: Int? { get { shared.value.keyDown } set { update { $0.keyDown = newValue } } }
+        var keyUp: Int? { get { shared.value.keyUp } set { update { $0.keyUp = newValue } } }
+        var previousKey: Int? { get { shared.value.previousKey } set { update { $0.previousKey = newValue } } }
+        var legato: Bool? { get { shared.value.legato } set { update { $0.legato = newValue } } }
+        var loopsUntilRelease: Bool { get { shared.value.loopsUntilRelease } set { update { $0.loopsUntilRelease = newValue } } }
+        var heldDecay: Double { get { shared.value.heldDecay } set { update { $0.heldDecay = newValue } } }
+        var sustainController: Int? { get { shared.value.sustainController } set { update { $0.sustainController = newValue } } }
+        var channels: ClosedRange<Int> { get { shared.value.channels } set { update { $0.channels = newValue } } }
+        var controllerTrigger: ControllerRange? { get { shared.value.controllerTrigger } set { update { $0.controllerTrigger = newValue } } }
+        var modulations: [ControllerModulation] { get { shared.value.modulations } set { update { $0.modulations = newValue } } }
+        var bendUp: Double { get { shared.value.bendUp } set { update { $0.bendUp = newValue } } }
+        var bendDown: Double { get { shared.value.bendDown } set { update { $0.bendDown = newValue } } }
+        var silent: Bool { get { shared.value.silent } set { update { $0.silent = newValue } } }
+        var leftOut: Bool { get { shared.value.leftOut } set { update { $0.leftOut = newValue } } }
+        var controlKey: String { get { shared.value.controlKey } set { update { $0.controlKey = newValue } } }
+        var apart: String { get { shared.value.apart } set { update { $0.apart = newValue } } }
+        var keyLevel: KeyLevel { get { shared.value.keyLevel } set { update { $0.keyLevel = newValue } } }
+        var randomGainDb: Double { get { shared.value.randomGainDb } set { update { $0.randomGainDb = newValue } } }
+        var randomCents: Double { get { shared.value.randomCents } set { update { $0.randomCents = newValue } } }
+        var randomOffset: Int { get { shared.value.randomOffset } set { update { $0.randomOffset = newValue } } }
+        var filter: VoiceFilter? { get { shared.value.filter } set { update { $0.filter = newValue } } }
+        var delay: Double { get { shared.value.delay } set { update { $0.delay = newValue } } }
+        var randomDelay: Double { get { shared.value.randomDelay } set { update { $0.randomDelay = newValue } } }
+        var controlsID: Int { get { shared.value.controlsID } set { update { $0.controlsID = newValue } } }
+
         /// The fields `resolveControls` sets, from `other`.
         mutating func takeControls(of other: Region) {
             conditions = other.conditions
@@ -191,9 +277,6 @@ extension SFZImporter {
         var controlsKey: String {
             "\(conditions)|\(String(describing: keySwitch))|\(String(describing: keyDown))|\(String(describing: keyUp))|\(String(describing: previousKey))|\(String(describing: sustainController))|\(channels)|\(String(describing: controllerTrigger))|\(modulations)|\(bendUp)|\(bendDown)"
         }
-        /// `controlsKey` as a number, the same for equal keys (`SFZImporter.convert` numbers them).
-        var controlsID = 0
-
         mutating func makeControlKey() {
             controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)|\(String(describing: legato))|\(heldDecay)|\(loopsUntilRelease)"
         }

@@ -511,7 +511,15 @@ package enum SFZImporter {
                 resolved[resolved.count - 1].controlsID = controlIDs[key]!
                 if let context { controlsByContext[context] = resolved[resolved.count - 1] }
             }
-            if resolved[resolved.count - 1].leftOut { resolved.removeLast() } else { resolved[resolved.count - 1].makeControlKey() }
+            if resolved[resolved.count - 1].leftOut {
+                resolved.removeLast()
+            } else {
+                resolved[resolved.count - 1].makeControlKey()
+                if resolved.count > 1 {
+                    let previous = resolved[resolved.count - 2]
+                    resolved[resolved.count - 1].share(with: previous)
+                }
+            }
             if let k = try note("sw_default") { setup.keySwitch = k }
             if let k = resolved.last?.keySwitch, let label = value("sw_label")?.value.trimmedBlanks, !label.isEmpty,
                switchLabels[k] == nil {

@@ -17,6 +17,8 @@ import Testing
         let output: String
         /// Where the render's frame 0 lies on the master's timeline, and on the slave's.
         let masterOrigin: Int64, slaveOrigin: Int64
+        /// After a stall: whether the slave's net driver restarted (the master made a new client).
+        var restarted = false
     }
 
     /// `sampler metronome 150` on the slave for `seconds`; the witness records the master for
@@ -31,6 +33,7 @@ import Testing
                                             ["metronome", "150", "--server", rig.slave.name, "--name", "netsampler",
                                              "--connect", "system:playback_1,system:playback_2", "--duration", "\(seconds)"],
                                             timeout: seconds + 30)
+        var restarted = false
         if let stall {
             // The fault itself is timed: a busy slave host, `after` seconds in.
             usleep(UInt32(stall.after * 1e6))
@@ -42,9 +45,9 @@ import Testing
             // nothing is connected to. Connect them as a user (or session manager) would.
             let lsp = URL(fileURLWithPath: "/usr/bin/jack_lsp"), env = ["JACK_DEFAULT_SERVER": rig.master.name]
             let again = "\(rig.netClient)-01"
-            let came = waitUntil(timeout: 10) { (try? runTool(lsp, [], environment: env, timeout: 5))?.stdout.contains("\(again):from_slave_2") == true }
-            print("netjack2: after the stall the master has \(came ? again : "no new client")")
-            if came {
+            restarted = waitUntil(timeout: 2.5) { (try? runTool(lsp, [], environment: env, timeout: 5))?.stdout.contains("\(again):from_slave_2") == true }
+            print("netjack2: after the stall the master has \(restarted ? again : "no new client")")
+            if restarted {
                 for i in 1...2 {
                     _ = try runTool(URL(fileURLWithPath: "/usr/bin/jack_connect"), ["\(again):from_slave_\(i)", "netwit:in_\(i - 1)"], environment: env, timeout: 5)
                 }
@@ -70,7 +73,7 @@ import Testing
         let renderOnsets = Capture(firstFrame: 0, sampleRate: Double(rate), channels: [render[0]]).onsets(channel: 0)
         return Run(check: TimelineCheck(capture: recording, render: render, origin: origin), recording: recording,
                    renderOnsets: renderOnsets, render: render, output: played.output,
-                   masterOrigin: origin, slaveOrigin: slaveOrigin)
+                   masterOrigin: origin, slaveOrigin: slaveOrigin, restarted: restarted)
     }
 
     @Test func aMetronomeOnANetSlaveIsExactOnTheMastersTimeline() throws {
@@ -85,34 +88,41 @@ import Testing
         #expect(judged.filter { $0.verdict == .exact }.count >= judged.count - 4, "\(run.check)")
     }
 
-    /// A slave stalled for 50 ms (its server stopped: a busy slave host). JACK2's net driver
-    /// restarts after a stop (its blocked `recv` fails with EINTR): the slave's `system` ports are
-    /// registered again, the master makes a new client for the slave ("netslave-01") that nothing
-    /// is connected to, and the slave's frame time resumes where it stopped, behind the master by
-    /// the cycles it missed. The sampler connects its outputs again, says so, and moves its
-    /// timeline past the missed cycles that the host clock counted (a silent gap). Once the new
-    /// client is connected on the master, every period is exact again at one offset: the first
-    /// one plus what the master's new client added to the network's latency (JACK2's master
-    /// side, which the slave cannot see: docs/netjack.md), never earlier.
+    /// A slave stalled for 50 ms (its server stopped: a busy slave host). Mostly JACK2's net
+    /// driver restarts after a stop (its blocked `recv` fails with EINTR): the slave's `system`
+    /// ports are registered again, the master makes a new client for the slave ("netslave-01")
+    /// that nothing is connected to, and the slave's frame time resumes where it stopped, behind
+    /// the master by the cycles it missed. The sampler connects its outputs again, says so, and
+    /// moves its timeline past the missed cycles that the host clock counted (a silent gap).
+    /// Once the new client is connected on the master, every period is exact again at one
+    /// offset: the first one plus what the master's new client added to the network's latency
+    /// (JACK2's master side, which the slave cannot see: docs/netjack.md), never earlier. When
+    /// the driver was not in `recv` as the server stopped (seen beside two busy loops), it does
+    /// not restart: the slave runs the master's cycles queued meanwhile, and is heard again at
+    /// once, at an offset the same or a few periods later.
     @Test func aStalledSlaveIsReportedAndExactOnceReconnected() throws {
         let rig = try NetJackRig(period: 256)
         defer { rig.stop() }
         let rate = Double(rig.master.sampleRate), period = rig.master.period
         let run = try play(on: rig, seconds: 7, stall: (after: 2.5, length: 0.05))
         let tail = run.output.split(separator: "\n").filter { $0.contains("went away") || $0.contains("missed") || $0.hasPrefix("played") }
-        print("netjack2, slave stalled 50 ms: \(run.check); sampler: \(tail.joined(separator: " | "))")
+        print("netjack2, slave stalled 50 ms (\(run.restarted ? "its net driver restarted" : "no restart")): \(run.check); sampler: \(tail.joined(separator: " | "))")
         // Before the stall (the sampler starts within half a second of its launch): exact.
         let before = run.check.verdicts.filter { $0.start < run.masterOrigin + Int64(1.5 * rate) }
         #expect(before.count > 100 && before.allSatisfy { $0.verdict == .exact }, "\(run.check)")
-        #expect(run.output.contains("went away and came back"), "\(run.output)")
-        #expect(run.output.contains("1 connection(s) lost") || run.output.contains("2 connection(s) lost"), "\(run.output)")
-        #expect(run.output.contains("frames the server did not count"), "\(run.output)")
+        if run.restarted {
+            #expect(run.output.contains("went away and came back"), "\(run.output)")
+            #expect(run.output.contains("1 connection(s) lost") || run.output.contains("2 connection(s) lost"), "\(run.output)")
+            #expect(run.output.contains("frames the server did not count"), "\(run.output)")
+        } else {
+            #expect(!run.output.contains("went away"), "\(run.output)")
+        }
         // Heard again at the end: the last click against the render's click before it gives the
         // new offset, whole periods later (or none), and every period there is exact at it.
         let last = try #require(run.recording.onsets(channel: 0).last)
         let expected = try #require(run.renderOnsets.map { $0 + run.masterOrigin }.last { $0 <= last })
         let later = last - expected
-        print("netjack2: after the restart the slave is heard \(later) frames (\(Double(later) / Double(period)) periods) later than before")
+        print("netjack2: after the stall the slave is heard \(later) frames (\(Double(later) / Double(period)) periods) later than before")
         #expect(later >= 0 && later % Int64(period) == 0, "\(later)")
         let again = TimelineCheck(capture: run.recording, render: run.render, origin: run.masterOrigin + later)
         // The last second up to the last click (the master skips its clients' cycles while its old
