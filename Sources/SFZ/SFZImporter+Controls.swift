@@ -280,6 +280,17 @@ extension SFZImporter {
         mutating func makeControlKey() {
             controlKey = "\(apart)|\(silent)|\(group)|\(offBy)|\(controlsID)|\(String(describing: legato))|\(heldDecay)|\(loopsUntilRelease)"
         }
+
+        /// `makeControlKey`, taking `other`'s key where the fields it is made of are equal.
+        mutating func makeControlKey(as other: Region?) {
+            if let other, other.apart == apart, other.silent == silent, other.group == group, other.offBy == offBy,
+               other.controlsID == controlsID, other.legato == legato, other.heldDecay == heldDecay,
+               other.loopsUntilRelease == loopsUntilRelease {
+                controlKey = other.controlKey
+            } else {
+                makeControlKey()
+            }
+        }
     }
 
     /// A region's filter, as sfizz makes it: any of `fil_type`, `cutoff`, `resonance`,

@@ -6,6 +6,17 @@ import SamplerCore
 // instruments that share the note.
 
 extension SFZImporter {
+    /// A region's place among its layer's alternatives: its sequence position and random range.
+    struct Place: Hashable {
+        var sequence: Int
+        var low: Double, high: Double
+        init(sequence: Int, random: ClosedRange<Double>) {
+            self.sequence = sequence
+            low = random.lowerBound
+            high = random.upperBound
+        }
+    }
+
     /// The instruments of `resolved`'s regions, one or more per key (regions that sound together
     /// on a key go to instruments that share the note), with each instrument's group and off_by.
     static func instruments(of resolved: [Region], report: (String, String) -> Void)
@@ -31,9 +42,9 @@ extension SFZImporter {
             var stacks: [[[Region]]] = []
             // Per stack: the layer of each velocity range, and the (sequence, random range) places taken.
             var layerOf: [[ClosedRange<Int>: Int]] = []
-            var taken: [[Set<String>]] = []
+            var taken: [[Set<Place>]] = []
             for r in here {
-                let place = "\(r.seqPosition)|\(r.rand.lowerBound)|\(r.rand.upperBound)"
+                let place = Place(sequence: r.seqPosition, random: r.rand)
                 var placed = false
                 for s in stacks.indices {
                     // Regions for another output sound together with these, never instead.

@@ -514,11 +514,9 @@ package enum SFZImporter {
             if resolved[resolved.count - 1].leftOut {
                 resolved.removeLast()
             } else {
-                resolved[resolved.count - 1].makeControlKey()
-                if resolved.count > 1 {
-                    let previous = resolved[resolved.count - 2]
-                    resolved[resolved.count - 1].share(with: previous)
-                }
+                let previous = resolved.count > 1 ? resolved[resolved.count - 2] : nil
+                resolved[resolved.count - 1].makeControlKey(as: previous)
+                if let previous { resolved[resolved.count - 1].share(with: previous) }
             }
             if let k = try note("sw_default") { setup.keySwitch = k }
             if let k = resolved.last?.keySwitch, let label = value("sw_label")?.value.trimmedBlanks, !label.isEmpty,
