@@ -25,50 +25,51 @@ extension SFZImporter {
         var groups: [(group: Int, offBy: Int)] = []
         // The regions of each key, found once for every key.
         var byKey = [[Int]](repeating: [], count: 128)
-        for (i, region) in resolved.enumerated() {
-            for key in region.keys { byKey[key].append(i) }
+        for i in resolved.indices {
+            for key in resolved[i].keys { byKey[key].append(i) }
         }
         for key in 0...127 {
             // A region that a key crossfade silences on this key is not on it.
-            let onKey = byKey[key].map { resolved[$0] }.filter { $0.keyLevel.factor(key) > 0 }
+            let onKey = byKey[key].filter { resolved[$0].keyLevel.factor(key) > 0 }
             guard !onKey.isEmpty else { continue }
             // Note-on regions, then release triggers (played by the note-off): instruments apart.
-            let sets = [onKey.filter { !$0.onRelease }, onKey.filter { $0.onRelease }].filter { !$0.isEmpty }
+            let sets = [onKey.filter { !resolved[$0].onRelease }, onKey.filter { resolved[$0].onRelease }].filter { !$0.isEmpty }
             let firstOfKey = instruments.count
             for here in sets {
             // Regions that sound together (the same velocities, sequence place and random
             // range: several microphones of one drum, say) go to instruments of their own that
             // share the note; the others are alternatives within one instrument.
-            var stacks: [[[Region]]] = []
+            var stacks: [[[Int]]] = []
             // Per stack: the layer of each velocity range, and the (sequence, random range) places taken.
             var layerOf: [[ClosedRange<Int>: Int]] = []
             var taken: [[Set<Place>]] = []
-            for r in here {
-                let place = Place(sequence: r.seqPosition, random: r.rand)
+            for ri in here {
+                let place = Place(sequence: resolved[ri].seqPosition, random: resolved[ri].rand)
+                let output = resolved[ri].output, velocities = resolved[ri].velocities
                 var placed = false
                 for s in stacks.indices {
                     // Regions for another output sound together with these, never instead.
-                    if stacks[s][0][0].output != r.output || stacks[s][0][0].controlKey != r.controlKey { continue }
-                    if let l = layerOf[s][r.velocities] {
+                    if resolved[stacks[s][0][0]].output != output || resolved[stacks[s][0][0]].controlKey != resolved[ri].controlKey { continue }
+                    if let l = layerOf[s][velocities] {
                         if taken[s][l].contains(place) { continue }
                         guard stacks[s][l].count < PatchLimits.samplesPerLayer else {
-                            report("samples:\(key)", "\(r.line): more than \(PatchLimits.samplesPerLayer) samples in one velocity layer: the rest are left out")
+                            report("samples:\(key)", "\(resolved[ri].line): more than \(PatchLimits.samplesPerLayer) samples in one velocity layer: the rest are left out")
                             placed = true
                             break
                         }
-                        stacks[s][l].append(r)
+                        stacks[s][l].append(ri)
                         taken[s][l].insert(place)
                     } else {
                         guard stacks[s].count < PatchLimits.layersPerInstrument else {
-                            report("layers:\(key)", "\(r.line): more than \(PatchLimits.layersPerInstrument) velocity layers on one key: the rest are left out")
+                            report("layers:\(key)", "\(resolved[ri].line): more than \(PatchLimits.layersPerInstrument) velocity layers on one key: the rest are left out")
                             placed = true
                             break
                         }
-                        if stacks[s].contains(where: { $0[0].velocities.overlaps(r.velocities) }) {
-                            report("overlap", "\(r.line): overlapping velocity ranges: a velocity plays the first region's layer only")
+                        if stacks[s].contains(where: { resolved[$0[0]].velocities.overlaps(velocities) }) {
+                            report("overlap", "\(resolved[ri].line): overlapping velocity ranges: a velocity plays the first region's layer only")
                         }
-                        layerOf[s][r.velocities] = stacks[s].count
-                        stacks[s].append([r])
+                        layerOf[s][velocities] = stacks[s].count
+                        stacks[s].append([ri])
                         taken[s].append([place])
                     }
                     placed = true
@@ -76,15 +77,16 @@ extension SFZImporter {
                 }
                 if !placed {
                     guard stacks.count < Self.maximumStacks else {
-                        report("stacks:\(key)", "\(r.line): more than \(Self.maximumStacks) regions sound together on key \(key): the rest are left out")
+                        report("stacks:\(key)", "\(resolved[ri].line): more than \(Self.maximumStacks) regions sound together on key \(key): the rest are left out")
                         continue
                     }
-                    stacks.append([[r]])
-                    layerOf.append([r.velocities: 0])
+                    stacks.append([[ri]])
+                    layerOf.append([velocities: 0])
                     taken.append([[place]])
                 }
             }
-            for (stackIndex, layerRegions) in stacks.enumerated() {
+            for (stackIndex, layerIndices) in stacks.enumerated() {
+                let layerRegions = layerIndices.map { $0.map { resolved[$0] } }
                 let first = layerRegions[0][0]
                 var layers: [DrumLayer] = []
                 for regions in layerRegions {
