@@ -60,7 +60,7 @@ test: test-deps
 # Threads: the SPSC ring, stream rings and the disk thread, the session's event thread on a
 # manual device, the checked lock, streamed patches, the OSC server's receiving thread, sound
 # recycling between control and render sides.
-TSAN_TESTS = \.(SPSCRingTests|StreamRingTests|StreamReaderTests|SoundRecyclingTests|ManualDeviceTests|SamplerNodeTests|CheckedLockTests|PatchStreamingTests|OSCServerTests)(/|$$)
+TSAN_TESTS = \.(SPSCRingTests|StreamRingTests|StreamReaderTests|SoundRecyclingTests|StreamedTailsTests|ManualDeviceTests|SamplerNodeTests|CheckedLockTests|PatchStreamingTests|OSCServerTests)(/|$$)
 # Memory: everything that reads bytes or unsafe pointers: the engine's rings, voices and mixer,
 # decoding and resampling, the JSON parser, the file gate, OSC packets through liblo, the JACK
 # backend's clock, and the offline renders of kits and streamed patches.

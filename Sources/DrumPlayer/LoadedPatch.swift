@@ -26,6 +26,17 @@ package final class LoadedPatch {
     private let streamedStarts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)]
     /// The streamed instruments' rings, nil when none streams.
     private let streams: PatchStreams?
+    /// What reads the tails of sounds streamed per voice, nil when none is.
+    private let tails: TailFiller?
+
+    deinit { tails?.stop() }
+
+    /// Starts reading streamed tails on a thread of their own (live; offline, the feeding
+    /// thread reads them before each block). Control thread.
+    package func startTailThread() { tails?.startThread() }
+
+    /// Whether some of its sounds keep only their heads in memory.
+    package var streamsTails: Bool { tails != nil }
 
     /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
     /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
@@ -76,8 +87,14 @@ package final class LoadedPatch {
             }
         }
         let what = kit.version == 1 ? "its sounds" : "its samples"
-        do { try DecodeBudget.check(DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate), what: "\(kit.file): \(what)") } catch {
-            throw SamplerError("\(error)")
+        let decodedBytes = DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate)
+        // Heads in memory, tails read per voice: a kit larger than the setting, loaded by the
+        // engine's own registration.
+        let headFrames = registering == nil && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true ? max(64, streaming.headFrames) : nil
+        if headFrames == nil {
+            do { try DecodeBudget.check(decodedBytes, what: "\(kit.file): \(what)") } catch {
+                throw SamplerError("\(error)")
+            }
         }
         // Every distinct sound the kit plays, decoded first (files in parallel), then registered
         // in the kit's order.
@@ -94,7 +111,8 @@ package final class LoadedPatch {
                 }
             }
         }
-        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress)
+        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress, headFrames: headFrames)
+        var longestTail = 0, anyStereoTail = false
         var cache: [String: SoundID] = [:]
         var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
@@ -130,7 +148,14 @@ package final class LoadedPatch {
                                     cache[key + "|whole"] = id
                                     whole = id
                                 }
-                                let id = try register(sounds.played, whole)
+                                let id: SoundID
+                                if let tail = sounds.tail {
+                                    id = try engine.register(sounds.played, tail: TailSource(id: Int32(job), frames: tail.frames, peak: tail.peak))
+                                    longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
+                                    anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
+                                } else {
+                                    id = try register(sounds.played, whole)
+                                }
                                 cache[key] = id
                                 registeredJobs[job] = id
                                 ids.append(id)
@@ -215,6 +240,23 @@ package final class LoadedPatch {
             for id in cache.values { unregister(id) }
             throw error
         }
+        if longestTail > 0 {
+            do { try engine.attachTailBuffers(count: max(1, streaming.tailVoices), capacity: longestTail, stereo: anyStereoTail) } catch {
+                for id in cache.values { unregister(id) }
+                throw SamplerError("\(kit.file): \(error)")
+            }
+            let instruments = kit.instruments
+            tails = TailFiller(engine: engine, sources: jobs.map { job in
+                let instrument = instruments[job.instrument]
+                return { @Sendable in
+                    var untuned: Sound?
+                    return try Self.decode(job.sample, of: instrument, sampleRate: sampleRate, root: root,
+                                           loader: SoundFileLoader(targetSampleRate: sampleRate), untuned: &untuned).played
+                }
+            })
+        } else {
+            tails = nil
+        }
         if streamFiles.isEmpty {
             streams = nil
         } else {
@@ -291,8 +333,10 @@ package final class LoadedPatch {
     /// `source` as the feeder should use it: when instruments stream, each window first retires
     /// and tops up their rings (see `PatchStreams`).
     package func feederSource(_ source: any TriggerSource) -> any TriggerSource {
-        guard let streams else { return source }
-        return StreamServicingSource(inner: source, streams: streams)
+        var source = source
+        if let streams { source = StreamServicingSource(inner: source, streams: streams) }
+        if let tails { source = TailServicingSource(inner: source, tails: tails) }
+        return source
     }
 
     /// Frames played as silence for lack of data, over every streamed instrument.
@@ -312,6 +356,9 @@ package final class LoadedPatch {
     struct DecodedSounds: Sendable {
         let played: Sound
         let whole: Sound?
+        /// Set when `played` is only the head of the sound (and one frame more), its tail read
+        /// per voice: the whole sound's frames and largest |sample|.
+        var tail: (frames: Int, peak: Float)? = nil
     }
 
     /// Decodes `jobs`, a file's jobs one after another (its untuned decode shared by its tunings)
@@ -321,7 +368,7 @@ package final class LoadedPatch {
     /// a failure is the job's place and the error, and files not begun after a failure are left
     /// nil. Control thread (it waits for its helpers).
     static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?,
-                       showsProgress: Bool) -> [Result<DecodedSounds, SamplerError>?] {
+                       showsProgress: Bool, headFrames: Int? = nil) -> [Result<DecodedSounds, SamplerError>?] {
         var byFile: [String: [Int]] = [:]
         var files: [[Int]] = []
         for (j, job) in jobs.enumerated() {
@@ -346,8 +393,10 @@ package final class LoadedPatch {
                 let job = jobs[j]
                 let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
                     do {
-                        return try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
-                                               loader: loader, untuned: &untuned)
+                        let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
+                                                     loader: loader, untuned: &untuned)
+                        guard let headFrames else { return sounds }
+                        return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample)
                     } catch {
                         throw SamplerError("\(job.place): \(error)")
                     }
@@ -403,6 +452,23 @@ package final class LoadedPatch {
         }
         if delay > 0 { tuned = try Self.delayed(tuned, by: delay) }
         return DecodedSounds(played: tuned, whole: nil)
+    }
+
+    /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
+    /// enough (four heads) and its voices play it straight through once from its start (no
+    /// loop, no random offset into it); otherwise `sounds` as it is.
+    static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile) throws -> DecodedSounds {
+        let played = sounds.played
+        guard sounds.whole == nil, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
+              instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0,
+              played.frameCount > 4 * frames else { return sounds }
+        let count = frames + 1
+        var channels = [Array(UnsafeBufferPointer(start: played.left, count: count))]
+        if played.channelCount == 2 { channels.append(Array(UnsafeBufferPointer(start: played.right, count: count))) }
+        let head = try Sound(channels: channels, sampleRate: played.sampleRate)
+        var result = DecodedSounds(played: head, whole: nil)
+        result.tail = (played.frameCount, played.peak)
+        return result
     }
 
     /// The file instrument `i` streams, or nil when it is decoded into memory.

@@ -200,6 +200,8 @@ package struct PatchProgram: LiveProgram {
 
     package mutating func attach(client: JACKClient) {
         session.client = client
+        // Live: tails are read on a thread of their own, as voices ask for them.
+        session.loaded?.startTailThread()
         session.link?.client = client
     }
 

@@ -14,6 +14,13 @@ package struct PatchStreamingOptions: Sendable {
     package var preloadSeconds: Double = 2
     /// Converter and test hook of the readers.
     package var reader = StreamReaderOptions()
+    /// When the patch's samples, decoded, come to more than this many bytes, its long samples
+    /// keep only their first `headFrames` in memory and the rest is read from disk for each
+    /// voice (`TailFiller`); nil: never.
+    package var tailsAboveBytes: Int? = nil
+    package var headFrames = 8192
+    /// Voices that can play streamed tails at once (each a buffer as long as the longest tail).
+    package var tailVoices = 64
     /// Where underruns are reported (a line naming the player and the frames lost); called on
     /// the control thread that feeds the engine. Default: standard error.
     package var report: @Sendable (String) -> Void = { message in

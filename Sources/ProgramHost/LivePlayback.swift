@@ -115,6 +115,16 @@ package final class LivePlayback {
         /// Frames the master ran that a netjack2 slave's server missed (a silent gap the
         /// timeline moved past when its ports came back).
         package var uncountedFrames: Frame = 0
+        /// Voices whose streamed tail was not read by their head's end (they ended there), and
+        /// notes not played for want of a free tail buffer (`Engine.tailUnderrunCount`,
+        /// `refusedTailCount`).
+        package var lateTails: Int = 0
+        package var refusedTails: Int = 0
+        /// "; …" for the exit line when tails were late or notes refused, else "".
+        package var tailDescription: String {
+            (lateTails == 0 ? "" : "; \(lateTails) voice(s) ended at their head's end, their tail not read from disk in time")
+                + (refusedTails == 0 ? "" : "; \(refusedTails) note(s) not played, every voice that streams from disk busy (--stream-voices)")
+        }
         /// "; …" for the exit line when ports were reconnected, else "".
         package var reconnectionDescription: String {
             reconnections == 0 ? "" : "; \(reconnections) connection(s) lost with a port that went away and made again when it came back (on a netjack2 slave: its net driver restarted)"
@@ -310,6 +320,8 @@ package final class LivePlayback {
         summary.programChanges = engine.programChangeCount
         summary.reconnections = reconnections
         summary.uncountedFrames = advancedFrames
+        summary.lateTails = engine.tailUnderrunCount
+        summary.refusedTails = engine.refusedTailCount
         return summary
     }
 }

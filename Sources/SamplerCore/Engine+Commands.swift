@@ -143,6 +143,15 @@ extension Engine {
     @_noLocks @_noAllocation
     private func start(_ v: UnsafeMutablePointer<Voice>, player p: Int, _ command: Command, at frame: Frame) {
         let slot = sounds[Int(command.sound)]
+        // A sound whose tail streams: a buffer for it, or the start is refused (counted).
+        var tailBuffer: Int32 = -1
+        if slot.tail >= 0 {
+            tailBuffer = takeTailBuffer(player: p, slot: slot)
+            if tailBuffer < 0 {
+                refusedTailCounter.add(1, ordering: .relaxed)
+                return
+            }
+        }
         let lateStart = lateness(command, at: frame)
         if command.fadeFrames > 0 && !v.pointee.isActive && lateStart > 0 {
             // On time the old voice, sounding then, would have left a declick tail.
@@ -151,6 +160,7 @@ extension Engine {
         if command.fadeFrames > 0 && v.pointee.isActive && !v.pointee.isPaused {
             // Declick: the old voice fades out on the player's tail while the new one starts.
             tails[p] = v.pointee
+            tailTailBuffers[p] = voiceTailBuffers[p]
             tails[p].isMetered = false  // a tail's meters are never published
             tailFilters[p] = voiceFilters[p]
             tailAttacks[p] = voiceAttacks[p]
@@ -164,6 +174,7 @@ extension Engine {
             advanceRamp(tails + p, player: -1, by: played, rampStart: command.frame)
         }
         v.pointee.setSound(command.sound, slot)
+        voiceTailBuffers[p] = tailBuffer
         // Its filter: the one its instrument's trigger prepared, or none.
         voiceFilters[p] = nextFilter.pointee
         v.pointee.isFiltered = !nextFilter.pointee.kind.isNone

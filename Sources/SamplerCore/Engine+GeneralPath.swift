@@ -24,7 +24,7 @@ extension Engine {
     @_noLocks @_noAllocation
     func mixVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                   left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool = false) {
-        let slot = sounds[Int(v.pointee.sound)]
+        var slot = sounds[Int(v.pointee.sound)]
         let metered = v.pointee.isMetered && !silent
         let filtered = v.pointee.isFiltered
         let filter = filterState(of: v)
@@ -176,6 +176,11 @@ extension Engine {
             }
             out += n
             if v.pointee.position >= slot.frames {
+                // A head's end: the voice goes on in its tail's buffer, if it was read in time.
+                if slot.tail >= 0, switchToTail(v) {
+                    slot = sounds[Int(v.pointee.sound)]
+                    continue
+                }
                 var wrapFrame = periodStart + Int64(out)
                 if v.pointee.loopsRemaining != 0 {
                     if v.pointee.loopsRemaining > 0 { v.pointee.loopsRemaining -= 1 }

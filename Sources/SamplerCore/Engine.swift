@@ -115,6 +115,17 @@ public final class Engine: @unchecked Sendable {
     let voiceLoopsUntilRelease: UnsafeMutablePointer<Bool>
     let tailLoopsUntilRelease: UnsafeMutablePointer<Bool>
     let programChangeCounter = Atomic<Int>(0)
+    /// The buffers that hold the tails of sounds streamed per voice (`attachTailBuffers`; none
+    /// until then), what the render thread asks the filler to read into them, and per player
+    /// the buffer its voice and its declick tail took (−1: none). Render thread, except where
+    /// `Engine+Tails.swift` says.
+    let tailBuffers: UnsafeMutablePointer<TailBuffers>
+    let tailCursor: UnsafeMutablePointer<Int>
+    let tailRequests: SPSCRing<TailRequest>
+    let voiceTailBuffers: UnsafeMutablePointer<Int32>
+    let tailTailBuffers: UnsafeMutablePointer<Int32>
+    let tailUnderrunCounter = Atomic<Int>(0)
+    let refusedTailCounter = Atomic<Int>(0)
     /// The buffers silent blocks (a catch-up, a late start moved on) are given as their output,
     /// `discardCapacity` frames per channel: a silent block moves its voices on in closed form
     /// and writes nothing to them.
@@ -211,6 +222,15 @@ public final class Engine: @unchecked Sendable {
         tailLoopsUntilRelease.initialize(repeating: false, count: configuration.maxPlayers)
         nextFilter = .allocate(capacity: 1)
         nextFilter.initialize(to: FilterState())
+        tailBuffers = .allocate(capacity: 1)
+        tailBuffers.initialize(to: TailBuffers())
+        tailCursor = .allocate(capacity: 1)
+        tailCursor.initialize(to: 0)
+        tailRequests = SPSCRing(capacity: 1024)
+        voiceTailBuffers = .allocate(capacity: configuration.maxPlayers)
+        voiceTailBuffers.initialize(repeating: -1, count: configuration.maxPlayers)
+        tailTailBuffers = .allocate(capacity: configuration.maxPlayers)
+        tailTailBuffers.initialize(repeating: -1, count: configuration.maxPlayers)
         discardLeft = .allocate(capacity: discardCapacity)
         discardLeft.initialize(repeating: 0, count: discardCapacity)
         discardRight = .allocate(capacity: discardCapacity)
@@ -251,6 +271,11 @@ public final class Engine: @unchecked Sendable {
         voiceFilters.deallocate()
         tailFilters.deallocate()
         nextFilter.deallocate()
+        tailBuffers.pointee.deallocate()
+        tailBuffers.deallocate()
+        tailCursor.deallocate()
+        voiceTailBuffers.deallocate()
+        tailTailBuffers.deallocate()
         voiceAttacks.deallocate()
         tailAttacks.deallocate()
         voiceLoopsUntilRelease.deallocate()

@@ -85,9 +85,10 @@ extension Mixing {
             phase = UInt32(truncatingIfNeeded: moved)
             i = count
         }
-        // The rest, frame by frame: the last frame's neighbour (the first again, or silence).
+        // The rest, frame by frame: the last frame's neighbour (the first again, the tail's first, or silence).
         while i < maxCount && pos < frames {
-            let next = pos + 1 < frames ? pos + 1 : (loops ? slot.loopStart : -1)
+            // A head's last frame: the first of its tail follows, held beside the head.
+            let next = pos + 1 < frames ? pos + 1 : (loops ? slot.loopStart : (slot.tail >= 0 ? pos + 1 : -1))
             let f = Float(phase >> 8) * 0x1p-24
             let l0 = slot.left[Int(pos)], r0 = slot.right[Int(pos)]
             let l1 = next >= 0 ? slot.left[Int(next)] : 0

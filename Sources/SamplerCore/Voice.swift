@@ -13,6 +13,13 @@ struct SoundSlot {
     /// The sound a voice of an instrument that loops until its release goes on in once released
     /// (the whole sample, of which this sound is the start: SFZ's `loop_sustain`); −1: none.
     var continuation: Int32 = -1
+    /// For a sound whose tail streams from disk (`Engine.register(_:tail:)`): its source (−1:
+    /// none, the sound is whole in memory), the whole sound's frames and largest |sample|. Its
+    /// `frames` are its head's; its memory holds one frame more, the first of the tail, which
+    /// interpolation across the join reads.
+    var tail: Int32 = -1
+    var tailFrames: Int64 = 0
+    var tailPeak: Float = 0
 
     var isStreamed: Bool {
         @_noLocks @_noAllocation @inline(__always) get {

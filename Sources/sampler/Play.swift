@@ -107,7 +107,7 @@ struct Play: ParsableCommand {
             throw SamplerError("the JACK server shut down; stopped after \(String(format: "%.2f", summary.renderedSeconds)) s")
         }
         print(String(format: "played %.2f s: %d starts, %d MIDI notes, %d late, %d xruns, ", summary.renderedSeconds,
-                     summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription + summary.reconnectionDescription)
+                     summary.startsSent, summary.midiNotes, summary.lateStarts, summary.xruns) + summary.lostDescription + summary.reconnectionDescription + summary.tailDescription)
         if summary.programChanges > 0 {
             FileHandle.standardError.write(Data("sampler: warning: \(summary.programChanges) MIDI program change\(summary.programChanges == 1 ? "" : "s") ignored (a kit is one program)\n".utf8))
         }

@@ -1,0 +1,98 @@
+import Foundation
+import ProgramHost
+import SamplerCore
+import Scheduling
+import Synchronization
+
+/// Reads the tails of a patch's streamed sounds into the engine's tail buffers
+/// (`Engine.attachTailBuffers`) as voices ask for them (`Engine.nextTailRequest`): each source
+/// decodes its sound as the load did (the same bits), and the frames from the head's end on
+/// are copied into the buffer. Live, a thread of its own does it, polling every millisecond;
+/// offline (no thread started), the feeding thread does it before each block, so that every
+/// tail asked for in a block is read before the next one renders and an offline render never
+/// misses one.
+///
+/// `@unchecked Sendable` by contract: `sources` never changes; the requests have one consumer at
+/// a time (the thread once `startThread` has run, else the feeding thread, which calls
+/// `serviceAll`), and `last` is that consumer's; `stopped` and `isLive` are atomics.
+final class TailFiller: @unchecked Sendable {
+    private let engine: Engine
+    private let sources: [@Sendable () throws -> Sound]
+    private let stopped = Atomic<Bool>(false)
+    private let live = Atomic<Bool>(false)
+    /// The last sound decoded, by source: notes repeated on one key decode it once.
+    private var last: (source: Int32, sound: Sound)?
+
+    init(engine: Engine, sources: [@Sendable () throws -> Sound]) {
+        self.engine = engine
+        self.sources = sources
+    }
+
+    /// Whether a thread reads the tails (live), or the feeding thread does (offline).
+    var isLive: Bool { live.load(ordering: .relaxed) }
+
+    /// Starts the thread that reads tails as they are asked for (live). Control thread, once.
+    func startThread() {
+        guard !live.exchange(true, ordering: .relaxed) else { return }
+        let thread = Thread { [self] in
+            while !stopped.load(ordering: .relaxed) {
+                if !serviceAll() { usleep(1_000) }
+            }
+        }
+        thread.name = "sampler tails"
+        thread.qualityOfService = .userInitiated
+        thread.start()
+    }
+
+    /// Stops the thread at its next request (it holds the engine until then).
+    func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Reads every tail asked for so far; whether there was one. The consumer's thread.
+    @discardableResult
+    func serviceAll() -> Bool {
+        var any = false
+        while let request = engine.nextTailRequest() {
+            fill(request)
+            any = true
+        }
+        return any
+    }
+
+    private func fill(_ request: TailRequest) {
+        let memory = engine.tailBufferMemory(Int(request.buffer))
+        let sound: Sound
+        do {
+            if let last, last.source == request.source {
+                sound = last.sound
+            } else {
+                sound = try sources[Int(request.source)]()
+                last = (request.source, sound)
+            }
+        } catch {
+            engine.finishTailRequest(request, filled: false)
+            return
+        }
+        let from = Int(request.from), count = sound.frameCount - from
+        guard from >= 0, count > 0, count <= memory.capacity else {
+            engine.finishTailRequest(request, filled: false)
+            return
+        }
+        memory.left.update(from: sound.left + from, count: count)
+        if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
+        engine.finishTailRequest(request, filled: true)
+    }
+}
+
+/// A trigger source that, offline, reads the tails asked for before producing its triggers
+/// (see `TailFiller`).
+struct TailServicingSource: TriggerSource {
+    var inner: any TriggerSource
+    let tails: TailFiller
+
+    var endFrame: Frame? { inner.endFrame }
+
+    mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
+        if !tails.isLive { tails.serviceAll() }
+        inner.produce(before: horizon, body)
+    }
+}

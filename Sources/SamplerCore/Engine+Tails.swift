@@ -1,0 +1,242 @@
+import Synchronization
+
+// Sounds streamed per voice: a sound's head is in memory, its tail is read from disk for each
+// voice that plays it. A voice takes a buffer when it starts (from a pool sized by the
+// polyphony) and asks a filler (another thread, or the offline renderer between blocks) to read
+// the tail into it; at the head's end it goes on in the buffer, if the tail was read by then,
+// and ends there otherwise (a tail read late: silence, counted, never a shift). A start that
+// finds no free buffer is refused (counted).
+
+/// Where the tail of a sound registered with `Engine.register(_:tail:)` comes from.
+public struct TailSource: Sendable {
+    /// The filler's number for it (`TailRequest.source`).
+    public var id: Int32
+    /// The whole sound's frames, and its largest |sample| (`Sound.peak` of the whole).
+    public var frames: Int
+    public var peak: Float
+
+    public init(id: Int32, frames: Int, peak: Float) {
+        self.id = id
+        self.frames = frames
+        self.peak = peak
+    }
+}
+
+/// What the render thread asks of the filler: buffer `buffer` is to hold source `source`'s
+/// frames from `from` on (frame `from` at the buffer's start), for the voice that took it
+/// (`generation`).
+public struct TailRequest: Sendable, BitwiseCopyable {
+    public var buffer: Int32
+    public var source: Int32
+    public var from: Int64
+    public var generation: UInt32
+}
+
+/// The tail buffers, as `attachTailBuffers` made them: the fields never change after it. What
+/// they point to: the samples are the filler's to write between a request and its
+/// `finishTailRequest`, and the render thread's to read once `ready` says so; `ready` and
+/// `done` are written by the filler; `generation`, `owner` and `slot`'s sound slots by the
+/// render thread only.
+struct TailBuffers {
+    var count = 0
+    var capacity = 0
+    var left: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    var right: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
+    /// The generation of the request whose samples the buffer holds, and of the last one the
+    /// filler is finished with (filled or not).
+    var ready: UnsafeMutablePointer<Atomic<UInt32>>?
+    var done: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// The generation of its last request, the player whose voice took it, and the sound slot
+    /// that plays it (its pointers set by the render thread for each voice).
+    var generation: UnsafeMutablePointer<UInt32>?
+    var owner: UnsafeMutablePointer<Int32>?
+    var slot: UnsafeMutablePointer<Int32>?
+
+    func deallocate() {
+        guard count > 0 else { return }
+        for b in 0..<count {
+            if right![b] != left![b] { right![b].deallocate() }
+            left![b].deallocate()
+        }
+        left?.deallocate()
+        right?.deallocate()
+        ready?.deinitialize(count: count)
+        ready?.deallocate()
+        done?.deinitialize(count: count)
+        done?.deallocate()
+        generation?.deallocate()
+        owner?.deallocate()
+        slot?.deallocate()
+    }
+}
+
+extension Engine {
+    /// Makes `count` buffers of `capacity` frames (per channel; two channels when `stereo`) for
+    /// the tails of sounds registered with `register(_:tail:)`, each with a sound slot of its own.
+    /// Control thread, once, before the first render.
+    public func attachTailBuffers(count: Int, capacity: Int, stereo: Bool) throws(EngineError) {
+        precondition(tailBuffers.pointee.count == 0 && count > 0 && capacity > 0, "tail buffers are attached once")
+        var t = TailBuffers()
+        t.count = count
+        t.capacity = capacity
+        t.left = .allocate(capacity: count)
+        t.right = .allocate(capacity: count)
+        t.ready = .allocate(capacity: count)
+        t.done = .allocate(capacity: count)
+        t.generation = .allocate(capacity: count)
+        t.generation!.initialize(repeating: 0, count: count)
+        t.owner = .allocate(capacity: count)
+        t.owner!.initialize(repeating: -1, count: count)
+        t.slot = .allocate(capacity: count)
+        for b in 0..<count {
+            // Written once here, so that the pages are resident before anything reads them.
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+            l.initialize(repeating: 0, count: capacity)
+            t.left![b] = l
+            if stereo {
+                let r = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+                r.initialize(repeating: 0, count: capacity)
+                t.right![b] = r
+            } else {
+                t.right![b] = l
+            }
+            (t.ready! + b).initialize(to: Atomic(0))
+            (t.done! + b).initialize(to: Atomic(0))
+        }
+        // Each buffer's slot: registered for good (never withdrawn), its sound a placeholder;
+        // the render thread points it at the buffer for each voice.
+        do {
+            for b in 0..<count {
+                let placeholder = try Sound(channels: [[0, 0]], sampleRate: 48_000)
+                t.slot![b] = try register(placeholder).rawValue
+            }
+        } catch let error as EngineError {
+            t.deallocate()
+            throw error
+        } catch {
+            t.deallocate()
+            preconditionFailure("a two-frame placeholder sound: \(error)")
+        }
+        tailBuffers.pointee = t
+    }
+
+    /// Makes `head` playable as the start of a longer sound whose frames from `head.frameCount
+    /// - 1` on are read per voice from `tail` (the head holds one frame more than it plays: the
+    /// first of the tail, for interpolation). Control thread only.
+    public func register(_ head: Sound, tail: TailSource) throws(EngineError) -> SoundID {
+        precondition(head.frameCount >= 2 && tail.frames >= head.frameCount, "a head of at least two frames, within its sound")
+        let index = try takeSlot()
+        var slot = SoundSlot(left: head.left, right: head.right, frames: Int64(head.frameCount - 1),
+                             isStereo: head.channelCount == 2, stream: nil, peak: max(head.peak, tail.peak),
+                             loopStart: 0, continuation: -1)
+        slot.tail = tail.id
+        slot.tailFrames = Int64(tail.frames)
+        slot.tailPeak = tail.peak
+        sounds[index] = slot
+        continuations[index] = -1
+        registered[index] = head
+        registrations[index] = 1
+        return SoundID(rawValue: Int32(index))
+    }
+
+    /// The next request for the filler, if any. One thread at a time (the filler's).
+    public func nextTailRequest() -> TailRequest? { tailRequests.pop() }
+
+    /// Buffer `buffer`'s memory (`right == left` for mono) and its frames per channel. Any thread.
+    public func tailBufferMemory(_ buffer: Int) -> (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int) {
+        let t = tailBuffers.pointee
+        return (t.left![buffer], t.right![buffer], t.capacity)
+    }
+
+    /// The filler is done with `request`: the buffer holds its frames (`filled`), or not (the
+    /// voice that reaches its head's end ends there). The filler's thread.
+    public func finishTailRequest(_ request: TailRequest, filled: Bool) {
+        let t = tailBuffers.pointee
+        if filled { t.ready![Int(request.buffer)].store(request.generation, ordering: .releasing) }
+        t.done![Int(request.buffer)].store(request.generation, ordering: .releasing)
+    }
+
+    /// Voices that reached their head's end before their tail was read (they ended there), and
+    /// starts refused for want of a free buffer. Any thread.
+    public var tailUnderrunCount: Int { tailUnderrunCounter.load(ordering: .relaxed) }
+    public var refusedTailCount: Int { refusedTailCounter.load(ordering: .relaxed) }
+
+    /// A free buffer for a voice of player `p` starting `slot`'s sound (a head), its slot pointed
+    /// at the buffer and its tail asked for; −1 when none is free (or the tail is longer than a
+    /// buffer, or the request queue is full). Free: the filler is done with its last request and
+    /// neither the voice nor the declick tail that took it still plays it.
+    @_noLocks @_noAllocation
+    func takeTailBuffer(player p: Int, slot: SoundSlot) -> Int32 {
+        let t = tailBuffers.pointee
+        if t.count == 0 { return -1 }
+        let head = slot.frames
+        if slot.tailFrames - head > Int64(t.capacity) { return -1 }
+        if !tailRequests.hasRoom { return -1 }
+        var b = tailCursor.pointee
+        var tried = 0
+        while tried < t.count {
+            if b >= t.count { b = 0 }
+            if tailBufferIsFree(b, t) { break }
+            b += 1
+            tried += 1
+        }
+        if tried == t.count { return -1 }
+        tailCursor.pointee = b + 1
+        let generation = t.generation![b] &+ 1
+        t.generation![b] = generation
+        t.owner![b] = Int32(p)
+        // The buffer's frame 0 is the sound's frame `head`.
+        let left = t.left![b] - Int(head)
+        let right = slot.isStereo ? t.right![b] - Int(head) : left
+        var whole = slot
+        whole.left = left
+        whole.right = right
+        whole.frames = slot.tailFrames
+        whole.peak = slot.tailPeak
+        whole.loopStart = 0
+        whole.continuation = -1
+        whole.tail = -1
+        whole.tailFrames = 0
+        whole.tailPeak = 0
+        sounds[Int(t.slot![b])] = whole
+        _ = tailRequests.push(TailRequest(buffer: Int32(b), source: slot.tail, from: head, generation: generation))
+        return Int32(b)
+    }
+
+    @_noLocks @_noAllocation @inline(__always)
+    private func tailBufferIsFree(_ b: Int, _ t: TailBuffers) -> Bool {
+        if t.done![b].load(ordering: .acquiring) != t.generation![b] { return false }
+        let o = Int(t.owner![b])
+        if o < 0 { return true }
+        if voiceTailBuffers[o] == Int32(b), voices[o].isActive { return false }
+        if tailTailBuffers[o] == Int32(b), tails[o].isActive { return false }
+        return true
+    }
+
+    /// Voice (or declick tail) `v`, at its head's end, goes on in its tail's buffer: true when
+    /// the tail was read by now; false (counted) when not, and the voice ends.
+    @_noLocks @_noAllocation
+    func switchToTail(_ v: UnsafeMutablePointer<Voice>) -> Bool {
+        // Nested rather than `&&` (see `Engine+VoiceWalk.swift`).
+        var b = -1
+        if v >= tails {
+            if v < tails + configuration.maxPlayers { b = Int(tailTailBuffers[v - tails]) } else { b = Int(voiceTailBuffers[v - voices]) }
+        } else {
+            b = Int(voiceTailBuffers[v - voices])
+        }
+        let t = tailBuffers.pointee
+        if b < 0 || b >= t.count || t.ready![b].load(ordering: .acquiring) != t.generation![b] {
+            tailUnderrunCounter.add(1, ordering: .relaxed)
+            return false
+        }
+        let index = t.slot![b]
+        let whole = sounds[Int(index)]
+        v.pointee.sound = index
+        v.pointee.left = whole.left
+        v.pointee.right = whole.right
+        v.pointee.frames = whole.frames
+        v.pointee.peak = whole.peak
+        v.pointee.peakGain = Voice.peakGain(whole.peak, v.pointee.panLeft, v.pointee.panRight)
+        return true
+    }
+}

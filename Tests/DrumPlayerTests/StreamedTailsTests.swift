@@ -1,0 +1,126 @@
+import Foundation
+import JACKTestSupport
+import Patches
+import SamplerCore
+@testable import DrumPlayer
+import ProgramHost
+import Scheduling
+import SoundFiles
+import Testing
+
+/// Sounds streamed per voice (issue 51): heads in memory, tails read from disk for each voice
+/// that plays them (`TailFiller`). An offline render waits for every tail, so it is the same,
+/// bit for bit, as the render of the same kit wholly in memory.
+@Suite struct StreamedTailsTests {
+    /// A WAV of `frames` frames of noise fading out (16-bit, as libraries are), stereo or mono,
+    /// at `rate`.
+    func noise(_ name: String, frames: Int, stereo: Bool, rate: Int = 48_000, in dir: URL) throws -> SampleFile {
+        let path = dir.appendingPathComponent(name).path
+        let writer = try WAVFileWriter(path: path, sampleRate: rate, channelCount: stereo ? 2 : 1, format: .pcm16)
+        // A hash of the frame and the file: noise, and cheap to make.
+        let seed = UInt32(truncatingIfNeeded: name.hashValue)
+        func value(_ i: Int, _ c: UInt32) -> Float {
+            let h = (UInt32(truncatingIfNeeded: i) &* 2_654_435_761) ^ (seed &+ c &* 40_503)
+            return (Float(h >> 16) / 65_536 - 0.5) * Float(frames - i) / Float(frames)
+        }
+        let left = (0..<frames).map { value($0, 1) }
+        let right = (0..<frames).map { value($0, 2) }
+        try left.withUnsafeBufferPointer { l in
+            try right.withUnsafeBufferPointer { r in
+                try writer.write(left: l.baseAddress!, right: stereo ? r.baseAddress! : nil, frameCount: frames)
+            }
+        }
+        writer.close()
+        return SampleFile(path: path, resolvedPath: path)
+    }
+
+    /// A library of `instruments` instruments of `layers` velocity layers, each its own file
+    /// (every fourth mono, every third at 44.1 kHz), and a pattern whose hits overlap.
+    func library(instruments: Int, layers: Int, frames: Int, in dir: URL) throws -> Patch {
+        var kit: [DrumInstrument] = []
+        for i in 0..<instruments {
+            var drumLayers: [DrumLayer] = []
+            for l in 0..<layers {
+                let k = i * layers + l
+                let sample = try noise("n\(k).wav", frames: frames + 37 * (k % 50), stereo: k % 4 != 1, rate: k % 3 == 0 ? 44_100 : 48_000, in: dir)
+                let low = 1 + l * 127 / layers, high = (l + 1) * 127 / layers
+                drumLayers.append(DrumLayer(velocities: low...high, samples: [sample]))
+            }
+            kit.append(DrumInstrument(id: "i\(i)", layers: drumLayers, pan: Double(i % 5) / 4 - 0.5, voices: 4))
+        }
+        // Sixteenth notes at 120 bpm (6,000 frames apart), each step three instruments at once.
+        let steps = 32
+        let tracks = (0..<instruments).map { i in
+            DrumTrack(instrument: i, velocities: (0..<steps).map { s in (s * 7 + i) % instruments < 3 ? 1 + (s * 37 + i * 11) % 127 : 0 })
+        }
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 2, tracks: tracks)
+        return Patch(tempo: 120, instruments: kit, patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+    }
+
+    /// Renders `kit` offline; with `tails`, every long sample keeps 1,024 frames in memory.
+    func render(_ kit: Patch, tails: Bool, voices: Int = 64, frames: Int, before: ((LoadedPatch) -> Void)? = nil)
+        throws -> (left: [Float], right: [Float], engine: Engine, loaded: LoadedPatch) {
+        var streaming = PatchStreamingOptions()
+        if tails {
+            streaming.tailsAboveBytes = 0
+            streaming.headFrames = 1024
+            streaming.tailVoices = voices
+        }
+        var program = try PatchProgram(kit: kit, loop: false, streaming: streaming)
+        let engine = Engine(configuration: program.engineConfiguration)
+        try program.prepare(engine: engine, sampleRate: 48000)
+        let loaded = try #require(program.loaded)
+        before?(loaded)
+        var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
+        let out = OfflineRenderer(engine: engine, sampleRate: 48000, blockSize: 256).renderToMemory(frameCount: frames, feeder: &feeder)
+        return (out.left, out.right, engine, loaded)
+    }
+
+    /// More files than the engine's old 1,024-sound table, streamed: the same bits as in memory.
+    @Test func aLibraryStreamedPerVoiceRendersAsItDoesInMemory() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kit = try library(instruments: 44, layers: 24, frames: 5_000, in: dir)
+        let frames = 48_000 * 2 + 24_000
+        let whole = try render(kit, tails: false, frames: frames)
+        let streamed = try render(kit, tails: true, frames: frames)
+        #expect(!whole.loaded.streamsTails && streamed.loaded.streamsTails)
+        #expect(streamed.engine.tailUnderrunCount == 0 && streamed.engine.refusedTailCount == 0)
+        #expect(whole.left.contains { $0 != 0 })
+        for (a, b) in [(whole.left, streamed.left), (whole.right, streamed.right)] {
+            let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "differs from frame \(first ?? -1)")
+        }
+    }
+
+    /// Tails that cannot be read (the files gone after the load: a disk that does not answer):
+    /// each voice plays its head and ends there, counted; everything before is as in memory,
+    /// nothing is shifted.
+    @Test func aTailNotReadEndsItsVoiceAtTheHeadAndIsCounted() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kit = try library(instruments: 4, layers: 2, frames: 9_000, in: dir)
+        let frames = 48_000
+        let whole = try render(kit, tails: false, frames: frames)
+        let cut = try render(kit, tails: true, frames: frames) { _ in
+            for file in (try? FileManager.default.contentsOfDirectory(atPath: dir.path)) ?? [] where file.hasSuffix(".wav") {
+                try? FileManager.default.removeItem(at: dir.appendingPathComponent(file))
+            }
+        }
+        #expect(cut.engine.tailUnderrunCount > 0)
+        // The first hit's heads (1,024 frames from frame 0) are heard as in memory; after them,
+        // only what was in memory plays.
+        #expect(Array(whole.left[0..<1024]) == Array(cut.left[0..<1024]))
+        #expect(cut.left[1100..<6000].allSatisfy { $0 == 0 } && whole.left[1100..<6000].contains { $0 != 0 })
+    }
+
+    /// A pool of two buffers and three voices at once: the third note is refused, counted.
+    @Test func aNoteBeyondTheStreamingVoicesIsRefusedAndCounted() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kit = try library(instruments: 3, layers: 1, frames: 9_000, in: dir)
+        let out = try render(kit, tails: true, voices: 2, frames: 12_000)
+        #expect(out.engine.refusedTailCount >= 1)
+        #expect(out.engine.tailUnderrunCount == 0)
+    }
+}
