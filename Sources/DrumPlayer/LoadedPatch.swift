@@ -38,6 +38,9 @@ package final class LoadedPatch {
     /// Whether some of its sounds keep only their heads in memory.
     package var streamsTails: Bool { tails != nil }
 
+    /// Whether every tail asked for so far has been read (live; a snapshot).
+    package var tailsRead: Bool { tails?.isIdle ?? true }
+
     /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
     /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
     /// its place in the patch, or a patch whose decoded samples would exceed the budget.

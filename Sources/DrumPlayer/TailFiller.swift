@@ -20,6 +20,8 @@ final class TailFiller: @unchecked Sendable {
     private let sources: [@Sendable () throws -> Sound]
     private let stopped = Atomic<Bool>(false)
     private let live = Atomic<Bool>(false)
+    /// Set while the thread reads a tail.
+    private let busy = Atomic<Bool>(false)
     /// The last sound decoded, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
 
@@ -36,7 +38,10 @@ final class TailFiller: @unchecked Sendable {
         guard !live.exchange(true, ordering: .relaxed) else { return }
         let thread = Thread { [self] in
             while !stopped.load(ordering: .relaxed) {
-                if !serviceAll() { usleep(1_000) }
+                busy.store(true, ordering: .relaxed)
+                let any = serviceAll()
+                busy.store(false, ordering: .releasing)
+                if !any { usleep(1_000) }
             }
         }
         thread.name = "sampler tails"
@@ -46,6 +51,9 @@ final class TailFiller: @unchecked Sendable {
 
     /// Stops the thread at its next request (it holds the engine until then).
     func stop() { stopped.store(true, ordering: .relaxed) }
+
+    /// Whether every tail asked for so far has been read (a snapshot; live).
+    var isIdle: Bool { !busy.load(ordering: .acquiring) && engine.pendingTailRequestCount == 0 }
 
     /// Reads every tail asked for so far; whether there was one. The consumer's thread.
     @discardableResult

@@ -142,6 +142,9 @@ extension Engine {
     /// The next request for the filler, if any. One thread at a time (the filler's).
     public func nextTailRequest() -> TailRequest? { tailRequests.pop() }
 
+    /// Requests not yet taken by the filler. Any thread (a snapshot).
+    public var pendingTailRequestCount: Int { tailRequests.count }
+
     /// Buffer `buffer`'s memory (`right == left` for mono) and its frames per channel. Any thread.
     public func tailBufferMemory(_ buffer: Int) -> (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int) {
         let t = tailBuffers.pointee

@@ -93,6 +93,40 @@ import Testing
         }
     }
 
+    /// The filler on a thread of its own, as live: each block rendered once the tails asked for
+    /// before it are read (as a disk that keeps up), the same bits as in memory.
+    @Test func theFillersThreadReadsTailsAsVoicesAskForThem() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kit = try library(instruments: 6, layers: 4, frames: 5_000, in: dir)
+        let frames = 48_128
+        let whole = try render(kit, tails: false, frames: frames)
+        var streaming = PatchStreamingOptions()
+        streaming.tailsAboveBytes = 0
+        streaming.headFrames = 1024
+        var program = try PatchProgram(kit: kit, loop: false, streaming: streaming)
+        let engine = Engine(configuration: program.engineConfiguration)
+        try program.prepare(engine: engine, sampleRate: 48000)
+        let loaded = try #require(program.loaded)
+        loaded.startTailThread()
+        var feeder = program.makeFeeder(origin: 0)
+        var left: [Float] = [], right: [Float] = []
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { l.deallocate(); r.deallocate() }
+        var at: Frame = 0
+        while at < Frame(frames) {
+            feeder.feed(engine, before: at + 256)
+            #expect(waitUntil(timeout: 10) { loaded.tailsRead })
+            engine.render(frameCount: 256, periodStart: at, left: l, right: r)
+            engine.drainEvents { _ in }
+            left += UnsafeBufferPointer(start: l, count: 256)
+            right += UnsafeBufferPointer(start: r, count: 256)
+            at += 256
+        }
+        #expect(engine.tailUnderrunCount == 0)
+        #expect(left == whole.left && right == whole.right, "differs from frame \(zip(left, whole.left).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
+    }
+
     /// Tails that cannot be read (the files gone after the load: a disk that does not answer):
     /// each voice plays its head and ends there, counted; everything before is as in memory,
     /// nothing is shifted.
