@@ -38,6 +38,13 @@ package final class LoadedPatch {
     /// Whether some of its sounds keep only their heads in memory.
     package var streamsTails: Bool { tails != nil }
 
+    /// For `CommandFeeder.beforeEachFeed`: offline (no thread started), reads every tail asked
+    /// for so far, so that the next block finds them; nil when no sound streams its tail.
+    package var tailService: (() -> Void)? {
+        guard let tails else { return nil }
+        return { if !tails.isLive { tails.serviceAll() } }
+    }
+
     /// Whether every tail asked for so far has been read (live; a snapshot).
     package var tailsRead: Bool { tails?.isIdle ?? true }
 
@@ -106,7 +113,7 @@ package final class LoadedPatch {
         for (i, instrument) in kit.instruments.enumerated() where streamFiles[i] == nil {
             for (l, layer) in instrument.layers.enumerated() {
                 for (s, sample) in layer.samples.enumerated() {
-                    let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                    let key = "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                     if jobOfKey[key] == nil {
                         jobOfKey[key] = jobs.count
                         jobs.append(DecodeJob(instrument: i, sample: sample, place: Self.place(kit, i, l, s)))
@@ -116,6 +123,10 @@ package final class LoadedPatch {
         }
         let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress, headFrames: headFrames)
         var longestTail = 0, anyStereoTail = false
+        // With heads: what stays in memory (sounds and heads), checked against the budget with
+        // the tail buffers; and each streamed job's whole length, which the filler checks.
+        var memoryBytes = 0
+        var tailFrames = [Int](repeating: 0, count: jobs.count)
         var cache: [String: SoundID] = [:]
         var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
@@ -131,7 +142,7 @@ package final class LoadedPatch {
                     for layer in instrument.layers {
                         var ids: [SoundID] = []
                         for sample in layer.samples {
-                            let key = "\(instrument.loopsUntilRelease)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                            let key = "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
                             // A file left undecoded after another failed (files are handed out in
@@ -152,10 +163,13 @@ package final class LoadedPatch {
                                     whole = id
                                 }
                                 let id: SoundID
+                                memoryBytes += sounds.played.frameCount * sounds.played.channelCount * 4
+                                    + (sounds.whole.map { $0.frameCount * $0.channelCount * 4 } ?? 0)
                                 if let tail = sounds.tail {
                                     id = try engine.register(sounds.played, tail: TailSource(id: Int32(job), frames: tail.frames, peak: tail.peak))
                                     longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
+                                    tailFrames[job] = tail.frames
                                 } else {
                                     id = try register(sounds.played, whole)
                                 }
@@ -243,13 +257,20 @@ package final class LoadedPatch {
             for id in cache.values { unregister(id) }
             throw error
         }
+        if headFrames != nil {
+            let buffers = max(1, streaming.tailVoices) * longestTail * (anyStereoTail ? 2 : 1) * 4
+            do { try DecodeBudget.check(memoryBytes + buffers, what: "\(kit.file): \(what) (heads, whole sounds and \(streaming.tailVoices) tail buffers)") } catch {
+                for id in cache.values { unregister(id) }
+                throw SamplerError("\(error)")
+            }
+        }
         if longestTail > 0 {
             do { try engine.attachTailBuffers(count: max(1, streaming.tailVoices), capacity: longestTail, stereo: anyStereoTail) } catch {
                 for id in cache.values { unregister(id) }
                 throw SamplerError("\(kit.file): \(error)")
             }
             let instruments = kit.instruments
-            tails = TailFiller(engine: engine, sources: jobs.map { job in
+            tails = TailFiller(engine: engine, frames: tailFrames, sources: jobs.map { job in
                 let instrument = instruments[job.instrument]
                 return { @Sendable in
                     var untuned: Sound?
@@ -338,7 +359,6 @@ package final class LoadedPatch {
     package func feederSource(_ source: any TriggerSource) -> any TriggerSource {
         var source = source
         if let streams { source = StreamServicingSource(inner: source, streams: streams) }
-        if let tails { source = TailServicingSource(inner: source, tails: tails) }
         return source
     }
 
@@ -399,7 +419,8 @@ package final class LoadedPatch {
                         let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
                                                      loader: loader, untuned: &untuned)
                         guard let headFrames else { return sounds }
-                        return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample)
+                        return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample,
+                                             longest: Int(Self.longestStreamedSeconds * sampleRate))
                     } catch {
                         throw SamplerError("\(job.place): \(error)")
                     }
@@ -457,14 +478,19 @@ package final class LoadedPatch {
         return DecodedSounds(played: tuned, whole: nil)
     }
 
+    /// Sounds longer than this many seconds stay whole in memory (a tail buffer is as long as
+    /// the longest tail, and there is one per voice that streams).
+    static let longestStreamedSeconds = 30.0
+
     /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
-    /// enough (four heads) and its voices play it straight through once from its start (no
-    /// loop, no random offset into it); otherwise `sounds` as it is.
-    static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile) throws -> DecodedSounds {
+    /// enough (four heads, at most `longest` frames) and its voices play it straight through
+    /// once from its start (no loop, no random offset into it); otherwise `sounds` as it is.
+    static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile,
+                     longest: Int) throws -> DecodedSounds {
         let played = sounds.played
         guard sounds.whole == nil, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
               instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0,
-              played.frameCount > 4 * frames else { return sounds }
+              played.frameCount > 4 * frames, played.frameCount <= longest else { return sounds }
         let count = frames + 1
         var channels = [Array(UnsafeBufferPointer(start: played.left, count: count))]
         if played.channelCount == 2 { channels.append(Array(UnsafeBufferPointer(start: played.right, count: count))) }

@@ -128,12 +128,13 @@ package struct PatchProgram: LiveProgram {
         return session.oscPort != nil && sections.isEmpty ? max(voices, 128) : voices
     }
     /// A sound per sample (two where a loop plays until its release) and two per instrument (a
-    /// streamed one registers two rings); with OSC, room for a second kit as large beside it
+    /// streamed one registers two rings), and one per voice that plays streamed tails
+    /// (`PatchStreamingOptions.tailVoices`); with OSC, room for a second kit as large beside it
     /// while a load swaps them, and 4,096 more.
     package var soundCount: Int {
         let samples = kit.instruments.reduce(0) { total, instrument in
             total + instrument.layers.reduce(0) { $0 + $1.samples.count } * (instrument.loopsUntilRelease ? 2 : 1) + 2
-        }
+        } + (streaming.tailsAboveBytes == nil ? 0 : max(1, streaming.tailVoices))
         return session.oscPort != nil ? 2 * samples + 4096 : samples
     }
     /// The patch's named outputs (`"output"`): a JACK stereo pair each, beside the main mix.
@@ -267,10 +268,14 @@ package struct PatchProgram: LiveProgram {
     /// plain triggers, for a program that is only asked for its status).
     package func makeFeeder(origin: Frame) -> CommandFeeder {
         // Following MIDI Start: nothing plays until the first Start (`tick`).
+        var feeder: CommandFeeder
         if session.followsMIDIStart {
-            return CommandFeeder(source: OneShot(players: 0, frame: origin), makeCommand: session.loaded?.command ?? Self.command)
+            feeder = CommandFeeder(source: OneShot(players: 0, frame: origin), makeCommand: session.loaded?.command ?? Self.command)
+            feeder.beforeEachFeed = session.loaded?.tailService
+        } else {
+            feeder = feederFrom(origin: origin)
         }
-        return feederFrom(origin: origin)
+        return feeder
     }
 
     private func feederFrom(origin: Frame) -> CommandFeeder {
@@ -279,7 +284,9 @@ package struct PatchProgram: LiveProgram {
             link.requestStart(at: origin)
             let source = PatchLinkSource(track: link)
             guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
-            return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+            var feeder = CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+            feeder.beforeEachFeed = loaded.tailService
+            return feeder
         }
         let source: any TriggerSource
         if let midi = midiSource(origin: origin) {
@@ -289,7 +296,9 @@ package struct PatchProgram: LiveProgram {
                 ?? OneShot(players: session.oscPort == nil ? kit.instruments.count : 0, frame: origin)
         }
         guard let loaded = session.loaded else { return CommandFeeder(source: source, makeCommand: Self.command) }
-        return CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+        var feeder = CommandFeeder(source: loaded.feederSource(source), makeCommand: loaded.command)
+        feeder.beforeEachFeed = loaded.tailService
+        return feeder
     }
 
     /// "bar 2.3  fill".

@@ -1,7 +1,6 @@
 import Foundation
 import ProgramHost
 import SamplerCore
-import Scheduling
 import Synchronization
 
 /// Reads the tails of a patch's streamed sounds into the engine's tail buffers
@@ -18,6 +17,8 @@ import Synchronization
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
     private let sources: [@Sendable () throws -> Sound]
+    /// Each source's whole length as loaded: a file that changed since is not read.
+    private let frames: [Int]
     private let stopped = Atomic<Bool>(false)
     private let live = Atomic<Bool>(false)
     /// Set while the thread reads a tail.
@@ -25,8 +26,9 @@ final class TailFiller: @unchecked Sendable {
     /// The last sound decoded, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
 
-    init(engine: Engine, sources: [@Sendable () throws -> Sound]) {
+    init(engine: Engine, frames: [Int], sources: [@Sendable () throws -> Sound]) {
         self.engine = engine
+        self.frames = frames
         self.sources = sources
     }
 
@@ -81,26 +83,12 @@ final class TailFiller: @unchecked Sendable {
             return
         }
         let from = Int(request.from), count = sound.frameCount - from
-        guard from >= 0, count > 0, count <= memory.capacity else {
+        guard sound.frameCount == frames[Int(request.source)], from >= 0, count > 0, count <= memory.capacity else {
             engine.finishTailRequest(request, filled: false)
             return
         }
         memory.left.update(from: sound.left + from, count: count)
         if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
         engine.finishTailRequest(request, filled: true)
-    }
-}
-
-/// A trigger source that, offline, reads the tails asked for before producing its triggers
-/// (see `TailFiller`).
-struct TailServicingSource: TriggerSource {
-    var inner: any TriggerSource
-    let tails: TailFiller
-
-    var endFrame: Frame? { inner.endFrame }
-
-    mutating func produce(before horizon: Frame, _ body: (Trigger) -> Void) {
-        if !tails.isLive { tails.serviceAll() }
-        inner.produce(before: horizon, body)
     }
 }

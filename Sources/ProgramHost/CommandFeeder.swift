@@ -15,6 +15,9 @@ package struct CommandFeeder {
     /// The command that did not fit, kept as made: making a command can have effects (a
     /// streamed instrument's ring is switched when its start is made), so it is made once.
     private var pending: Command?
+    /// Called first on every `feed`, whatever follows (an offline render's disk reads, which
+    /// must happen before each block: `LoadedPatch.tailService`).
+    package var beforeEachFeed: (() -> Void)?
 
     package init(source: any TriggerSource, makeCommand: @escaping (Trigger) -> Command) {
         self.source = source
@@ -28,6 +31,7 @@ package struct CommandFeeder {
     /// trigger is kept and retried on the next call rather than lost, unless its frame has
     /// already been rendered.
     package mutating func feed(_ engine: Engine, before horizon: Frame) {
+        beforeEachFeed?()
         if let p = pending {
             if engine.send(p) { pending = nil; sentCount += 1 } else { return }
         }

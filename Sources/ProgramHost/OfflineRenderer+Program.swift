@@ -9,9 +9,15 @@ extension OfflineRenderer {
     /// With `stems` (a directory), each of the program's outputs besides the main mix
     /// (`LiveProgram.outputNames`) is written to `stems/NAME.wav` as well, frame for frame
     /// beside the main mix, which then holds only what is not routed away from it.
+    /// Renders `program` to `path` (and its outputs' stems); returns the engine's counts of
+    /// voices whose streamed tail was not read in time and of notes refused for want of a tail
+    /// buffer (both 0 unless the program streams tails: an offline render reads every tail in
+    /// time, and refuses notes only beyond the streaming voices).
+    @discardableResult
     package static func render(_ program: inout any LiveProgram, sampleRate: Double, frameCount: Int,
-                              to path: String, format: WAVSampleFormat, stems: String? = nil) throws {
+                              to path: String, format: WAVSampleFormat, stems: String? = nil) throws -> (lateTails: Int, refusedTails: Int) {
         let engine = Engine(configuration: program.engineConfiguration)
+        let counts = { (engine.tailUnderrunCount, engine.refusedTailCount) }
         try program.prepare(engine: engine, sampleRate: sampleRate)
         var feeder: CommandFeeder? = program.makeFeeder(origin: 0)
         let renderer = OfflineRenderer(engine: engine, sampleRate: sampleRate)
@@ -21,7 +27,7 @@ extension OfflineRenderer {
             } catch {
                 throw SamplerError("\(error)")
             }
-            return
+            return counts()
         }
         let names = program.outputNames
         guard !names.isEmpty else {
@@ -40,5 +46,6 @@ extension OfflineRenderer {
         } catch {
             throw SamplerError("\(error)")
         }
+        return counts()
     }
 }

@@ -125,6 +125,15 @@ extension Engine {
         // Its channels, key switch and controller ranges, as they are on the trigger's frame.
         guard conditionsHold(inst, tables, channel: channel) else { return }
         guard let choice = chooseSample(inst, tables, velocity: velocity, due: due) else { return }
+        // A sound whose tail streams needs a free buffer: without one, the trigger does nothing
+        // (no choke, no voice taken over), counted.
+        let chosen = sounds[Int(choice.sound)]
+        if chosen.tail >= 0 {
+            if freeTailBuffer(for: chosen) < 0 {
+                refusedTailCounter.add(1, ordering: .relaxed)
+                return
+            }
+        }
         if due > inst.lastTriggerDue { tables.instruments[index].lastTriggerDue = due }
         if inst.chokes { choke(by: inst, index: index, tables, due: due, at: frame) }
         if inst.isSilent { return }

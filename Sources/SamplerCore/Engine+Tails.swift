@@ -171,19 +171,9 @@ extension Engine {
     @_noLocks @_noAllocation
     func takeTailBuffer(player p: Int, slot: SoundSlot) -> Int32 {
         let t = tailBuffers.pointee
-        if t.count == 0 { return -1 }
+        let b = freeTailBuffer(for: slot)
+        if b < 0 { return -1 }
         let head = slot.frames
-        if slot.tailFrames - head > Int64(t.capacity) { return -1 }
-        if !tailRequests.hasRoom { return -1 }
-        var b = tailCursor.pointee
-        var tried = 0
-        while tried < t.count {
-            if b >= t.count { b = 0 }
-            if tailBufferIsFree(b, t) { break }
-            b += 1
-            tried += 1
-        }
-        if tried == t.count { return -1 }
         tailCursor.pointee = b + 1
         let generation = t.generation![b] &+ 1
         t.generation![b] = generation
@@ -204,6 +194,24 @@ extension Engine {
         sounds[Int(t.slot![b])] = whole
         _ = tailRequests.push(TailRequest(buffer: Int32(b), source: slot.tail, from: head, generation: generation))
         return Int32(b)
+    }
+
+    /// The buffer `takeTailBuffer` would take for `slot`'s sound now, or −1.
+    @_noLocks @_noAllocation
+    func freeTailBuffer(for slot: SoundSlot) -> Int {
+        let t = tailBuffers.pointee
+        if t.count == 0 { return -1 }
+        if slot.tailFrames - slot.frames > Int64(t.capacity) { return -1 }
+        if !tailRequests.hasRoom { return -1 }
+        var b = tailCursor.pointee
+        var tried = 0
+        while tried < t.count {
+            if b >= t.count { b = 0 }
+            if tailBufferIsFree(b, t) { return b }
+            b += 1
+            tried += 1
+        }
+        return -1
     }
 
     @_noLocks @_noAllocation @inline(__always)
@@ -228,6 +236,9 @@ extension Engine {
             b = Int(voiceTailBuffers[v - voices])
         }
         let t = tailBuffers.pointee
+        // A head is made only for sounds played once through; a voice told to loop it wraps
+        // within the head.
+        if v.pointee.loopsRemaining != 0 { return false }
         if b < 0 || b >= t.count || t.ready![b].load(ordering: .acquiring) != t.generation![b] {
             tailUnderrunCounter.add(1, ordering: .relaxed)
             return false

@@ -58,7 +58,13 @@ struct Render: ParsableCommand {
                 }
             }
         }
-        try OfflineRenderer.render(&program, sampleRate: Double(rate), frameCount: frames, to: out, format: sampleFormat!, stems: stems)
+        let tails = try OfflineRenderer.render(&program, sampleRate: Double(rate), frameCount: frames, to: out, format: sampleFormat!, stems: stems)
+        if tails.lateTails > 0 {
+            FileHandle.standardError.write(Data("sampler: warning: \(tails.lateTails) voice(s) ended at their head's end, their tail not read from disk\n".utf8))
+        }
+        if tails.refusedTails > 0 {
+            FileHandle.standardError.write(Data("sampler: warning: \(tails.refusedTails) note(s) not played, every voice that streams from disk busy (--stream-voices)\n".utf8))
+        }
         let elapsed = Date().timeIntervalSince(started)
         print(String(format: "rendered %.2f s to %@ in %.3f s (%.0f× real time)", duration, out, elapsed,
                      duration / max(elapsed, 1e-9)))

@@ -148,6 +148,43 @@ import Testing
         #expect(cut.left[1100..<6000].allSatisfy { $0 == 0 } && whole.left[1100..<6000].contains { $0 != 0 })
     }
 
+    /// Two instruments on one file, one playing it once and one looping it: only the first
+    /// streams its tail, the looping one keeps the whole sound (it wraps to its start).
+    @Test func aLoopingInstrumentOnAStreamedFileKeepsItWhole() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try noise("a.wav", frames: 5_000, stereo: true, in: dir)
+        let once = DrumInstrument(id: "once", layers: [DrumLayer(samples: [file])], voices: 2)
+        let looped = DrumInstrument(id: "looped", layers: [DrumLayer(samples: [file])], loops: 2, voices: 2)
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 1,
+                                  tracks: [DrumTrack(instrument: 0, velocities: [100] + Array(repeating: 0, count: 15)),
+                                           DrumTrack(instrument: 1, velocities: [0, 0, 100] + Array(repeating: 0, count: 13))])
+        let kit = Patch(tempo: 120, instruments: [once, looped], patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        let whole = try render(kit, tails: false, frames: 36_000)
+        let streamed = try render(kit, tails: true, frames: 36_000)
+        #expect(streamed.engine.tailUnderrunCount == 0)
+        #expect(whole.left == streamed.left && whole.right == streamed.right)
+    }
+
+    /// A note refused for want of a tail buffer changes nothing: the voice playing on (its
+    /// envelope, its level) sounds as if the note had not come.
+    @Test func aRefusedNoteLeavesTheSoundingVoiceAsItWas() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try noise("a.wav", frames: 20_000, stereo: true, in: dir)
+        var instrument = DrumInstrument(id: "a", layers: [DrumLayer(samples: [file])], voices: 2)
+        instrument.envelope = Envelope(attack: 0.1, release: 0.01)
+        func kit(_ second: Int) -> Patch {
+            let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 1,
+                                      tracks: [DrumTrack(instrument: 0, velocities: [100, 0, second] + Array(repeating: 0, count: 13))])
+            return Patch(tempo: 120, instruments: [instrument], patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        }
+        let alone = try render(kit(0), tails: false, frames: 24_000)
+        let refused = try render(kit(100), tails: true, voices: 1, frames: 24_000)
+        #expect(refused.engine.refusedTailCount == 1)
+        #expect(alone.left == refused.left && alone.right == refused.right)
+    }
+
     /// A pool of two buffers and three voices at once: the third note is refused, counted.
     @Test func aNoteBeyondTheStreamingVoicesIsRefusedAndCounted() throws {
         let dir = try temporaryDirectory()
