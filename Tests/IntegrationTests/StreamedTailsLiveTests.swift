@@ -1,0 +1,89 @@
+import Foundation
+import JACKTestSupport
+import SoundFiles
+import Testing
+
+/// Sounds streamed per voice, live (issue 51): a kit whose tones keep only their heads in
+/// memory (`--stream-tails-above 0`) plays MIDI chords, a bend and note-offs from an independent
+/// JACK client; the witness records the output, and every captured period equals `sampler
+/// render` of the same messages, streamed the same way, one period after their frames: the
+/// tails were read from disk in time and joined their heads on their frames.
+@Suite(.serialized) struct StreamedTailsLiveTests {
+    /// Eight decaying stereo tones of 1.5 s on notes 60 to 67, with a release and a bend range.
+    func toneKit() throws -> URL {
+        let dir = try temporaryDirectory()
+        var instruments: [String] = []
+        for k in 0..<8 {
+            let f = 220 * Double.pow(2, Double(k) / 12)
+            func tone(_ i: Int, _ g: Double, _ decay: Double) -> Float {
+                let t = Double(i) / 48000
+                return Float(0.3 * sin(2 * Double.pi * g * t) * exp(-decay * t))
+            }
+            let left = (0..<72_000).map { tone($0, f, 1.5) }
+            let right = (0..<72_000).map { tone($0, f * 1.5, 2) }
+            try WAVFileWriter.write(path: dir.appendingPathComponent("t\(k).wav").path, channels: [left, right], sampleRate: 48000)
+            instruments.append("""
+              {"id": "t\(k)", "midiNote": \(60 + k), "voices": 2, "layers": [{"samples": ["t\(k).wav"]}],
+               "envelope": {"release": 0.05}, "bend": [1200, -1200]}
+            """)
+        }
+        let kit = dir.appendingPathComponent("kit.json")
+        try """
+        {"version": 2, "tempo": 120, "instruments": [\(instruments.joined(separator: ",\n"))],
+         "patterns": [{"name": "silent", "beatsPerBar": 1, "tracks": {"t0": [0, 0, 0, 0]}}]}
+        """.write(to: kit, atomically: true, encoding: .utf8)
+        return kit
+    }
+
+    static let messages = [
+        "90:3C:64", "90:40:50", "90:43:7F", "E0:00:50", "80:3C:00", "90:3E:64", "E0:00:40", "80:40:00",
+        "90:41:70", "90:3C:30", "80:43:00", "E0:00:30", "90:42:64", "80:3E:00",
+    ]
+
+    func play(on server: JACKServer) throws {
+        let period = Int64(server.period)
+        let kit = try toneKit()
+        let capture = try CaptureProcess(server: server, ports: ["l", "r"], frames: 48000 * 4, name: "cap", connect: false)
+        let sampler = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
+                                            ["play", "--patch", kit.path, "--server", server.name, "--name", "sbin",
+                                             "--connect", "cap:in_0,cap:in_1", "--duration", "5", "--quiet",
+                                             "--stream-tails-above", "0"], timeout: 30, environment: server.environment)
+        #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
+        let offsets = Self.messages.indices.map { String([0, 255, 17, 100, 200, 3][$0 % 6] % Int(period)) }
+        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),
+                                           ["--server", server.name, "--to", "sbin:midi_in", "--offsets", offsets.joined(separator: ","),
+                                            "--messages", Self.messages.joined(separator: ","), "--gap", "12"], timeout: 30,
+                                           environment: server.environment)
+        let sent = sender.finish()
+        #expect(sent.status == 0, "\(sent.output)")
+        let recording = try capture.finish()
+        let played = sampler.finish()
+        #expect(played.status == 0, "\(played.output)")
+        #expect(!played.output.contains("tail not read") && !played.output.contains("not played"), "\(played.output)")
+        let events = sent.output.split(separator: "\n").filter { $0.hasPrefix("sent ") }.map { line in
+            let words = line.split(separator: " ")
+            return (frame: Int64(words[3])!, bytes: words[1].split(separator: ":").map { UInt8($0, radix: 16)! })
+        }
+        try #require(events.count == Self.messages.count)
+        let lead: Int64 = 1000
+        let origin = events[0].frame + period - lead
+        let dir = try temporaryDirectory()
+        let mid = dir.appendingPathComponent("sent.mid")
+        try ControllerLiveTests.midiFile(events.map { (frame: $0.frame + period - origin, bytes: $0.bytes) }).write(to: mid)
+        let wav = dir.appendingPathComponent("render.wav").path
+        let r = try runSampler(["render", "--patch", kit.path, "--midi", mid.path, "--duration", "4", "--out", wav,
+                                "--stream-tails-above", "0"], timeout: 60)
+        #expect(r.status == 0 && !r.stderr.contains("warning"), "\(r.stderr)")
+        let rendered = try SoundFileLoader().load(path: wav)
+        let check = TimelineCheck(capture: recording, render: [rendered.samples(channel: 0), rendered.samples(channel: 1)], origin: origin)
+        #expect(check.count(.wrong) == 0, "\(check)")
+        // Past the heads (8,192 frames): most of what sounds comes from the tails.
+        #expect(check.count(.exact) > 300, "\(check)")
+    }
+
+    @Test func aStreamedKitPlaysLiveAsItRendersOnJACK2() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        try play(on: server)
+    }
+}
