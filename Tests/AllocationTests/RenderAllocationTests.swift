@@ -78,8 +78,14 @@ import Testing
     @Test func theRealJACKCallbackPathAllocatesNothing() throws {
         let server = try JACKServer(period: 64)
         defer { server.stop() }
-        let engine = Engine(configuration: .init(maxPlayers: 64))
+        let engine = Engine(configuration: .init(maxPlayers: 72))
         let sound = try engine.register(Sound(channels: [(0..<4000).map { Float($0 % 100) / 100 }], sampleRate: 48000))
+        // A sound streamed per voice: its head in memory, its tail read (below, on this thread)
+        // into the tail buffers its voices take.
+        let whole = try Sound(channels: [(0..<6000).map { Float($0 % 77) / 77 }], sampleRate: 48000)
+        try engine.attachTailBuffers(count: 16, capacity: 6000, stereo: false)
+        let headed = try engine.register(Sound(channels: [Array((0..<1001).map { Float($0 % 77) / 77 })], sampleRate: 48000),
+                                         tail: TailSource(id: 0, frames: 6000, peak: 1))
         // Players 48…63: two instruments sharing note 36, one with an envelope and a velocity curve
         // (the SFZ paths: triggers, note-offs, envelope segments, shared notes).
         var modulated = InstrumentDefinition(firstPlayer: 56, voiceCount: 8, layers: [InstrumentLayer(sounds: [sound])], midiNotes: [36], output: 2)
@@ -100,6 +106,7 @@ import Testing
             ], midiNotes: [36], roundRobinAcrossLayers: true,
                                  envelope: AmplitudeEnvelope(attackFrames: 100, holdFrames: 50, decayFrames: 900, sustain: 0.3, releaseFrames: 700)),
             modulated,
+            InstrumentDefinition(firstPlayer: 64, voiceCount: 8, layers: [InstrumentLayer(sounds: [headed])], midiNotes: [38]),
         ], controllers: ControllerSetup(defaults: [1: 1]))
         let tap = RecordTap(capacity: 1 << 20)
         // Two outputs beside the main mix: the process callback renders into six ports.
@@ -118,7 +125,7 @@ import Testing
             engine.send(.setGain(player: i % 48, Gain(linear: 0.5), fadeFrames: 100, at: from + Frame(i * 97)))
         }
         for i in 0..<60 {
-            engine.send(.trigger(instrument: i % 2, velocity: 1 + (i * 37) % 127, at: from + Frame(i * 211)))
+            engine.send(.trigger(instrument: i % 3, velocity: 1 + (i * 37) % 127, at: from + Frame(i * 211)))
             engine.send(.release(instrument: 0, at: from + Frame(i * 211 + 500)))
         }
         // Controllers every period: a sweep, pitch bend, the sustain pedal.
@@ -133,8 +140,19 @@ import Testing
         // Only JACK's process thread is counted: the callback runs there, and nothing else does.
         let processThread = try #require(client.processThread)
         ThreadAllocationCounter.start(on: processThread)
-        while engine.periodCount < target { usleep(2_000) }
+        var tails = 0
+        while engine.periodCount < target {
+            while let request = engine.nextTailRequest() {
+                let memory = engine.tailBufferMemory(Int(request.buffer))
+                memory.left.update(from: whole.left + Int(request.from), count: 6000 - Int(request.from))
+                engine.finishTailRequest(request, filled: true)
+                tails += 1
+            }
+            usleep(2_000)
+        }
         let onProcessThread = ThreadAllocationCounter.stop()
+        #expect(tails >= 15, "tails read: \(tails)")
+        #expect(engine.tailUnderrunCount == 0 && engine.refusedTailCount == 0)
         #expect(onProcessThread == 0, "allocations on JACK's process thread over 3,000 periods: \(onProcessThread)")
         #expect(engine.activeVoiceCount == 48)
         #expect(tap.droppedFrameCount == 0)
