@@ -64,6 +64,26 @@ import Testing
         "B0:01:30", "B0:02:7F", "E0:00:60", "B9:04:50", "99:2A:64", "B0:01:7F", "E0:00:20", "B0:40:00", "99:2A:64", "C9:05",
     ]
 
+    /// Sends `messages` ("B9:04:7F") to `sbin:midi_in` from an independent client, `gap`
+    /// periods apart, each at an offset inside its period (first, last and between); returns
+    /// each with the frame it was sent on.
+    static func send(_ messages: [String], on server: JACKServer, gap: Int) throws -> [(frame: Int64, bytes: [UInt8])] {
+        let offsets = messages.indices.map { String([0, 255, 17, 100, 200, 3][$0 % 6] % server.period) }
+        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),
+                                           ["--server", server.name, "--to", "sbin:midi_in", "--offsets", offsets.joined(separator: ","),
+                                            "--messages", messages.joined(separator: ","), "--gap", "\(gap)"], timeout: 30,
+                                           environment: server.environment)
+        let sent = sender.finish()
+        #expect(sent.status == 0, "\(sent.output)")
+        // "sent B9:04:7F at FRAME"
+        let events = sent.output.split(separator: "\n").filter { $0.hasPrefix("sent ") }.map { line in
+            let words = line.split(separator: " ")
+            return (frame: Int64(words[3])!, bytes: words[1].split(separator: ":").map { UInt8($0, radix: 16)! })
+        }
+        try #require(events.count == messages.count)
+        return events
+    }
+
     func play(on server: JACKServer) throws {
         let period = Int64(server.period)
         let kit = try controllerKit()
@@ -75,25 +95,12 @@ import Testing
         // The sampler runs (its outputs connected: its client is active) before the first message
         // is sent: a message sent before its first period is lost, not late.
         #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
-        // Offsets inside the period: first, last and between.
-        let offsets = Self.messages.indices.map { String([0, 255, 17, 100, 200, 3][$0 % 6] % Int(period)) }
-        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),
-                                           ["--server", server.name, "--to", "sbin:midi_in", "--offsets", offsets.joined(separator: ","),
-                                            "--messages", Self.messages.joined(separator: ","), "--gap", "6"], timeout: 30,
-                                           environment: server.environment)
-        let sent = sender.finish()
-        #expect(sent.status == 0, "\(sent.output)")
+        let events = try Self.send(Self.messages, on: server, gap: 6)
         let recording = try capture.finish()
         let played = sampler.finish()
         #expect(played.status == 0, "\(played.output)")
         // A program change selects nothing, and says so once.
         #expect(played.output.contains("sampler: warning: 1 MIDI program change ignored (a kit is one program)"), "\(played.output)")
-        // "sent B9:04:7F at FRAME"
-        let events = sent.output.split(separator: "\n").filter { $0.hasPrefix("sent ") }.map { line in
-            let words = line.split(separator: " ")
-            return (frame: Int64(words[3])!, bytes: words[1].split(separator: ":").map { UInt8($0, radix: 16)! })
-        }
-        try #require(events.count == Self.messages.count)
         // The render's frame 0 is device frame `origin`; each message plays one period after its frame.
         let lead: Int64 = 1000
         let origin = events[0].frame + period - lead

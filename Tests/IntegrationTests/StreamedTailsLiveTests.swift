@@ -49,22 +49,11 @@ import Testing
                                              "--connect", "cap:in_0,cap:in_1", "--duration", "5", "--quiet",
                                              "--stream-tails-above", "0"], timeout: 30, environment: server.environment)
         #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
-        let offsets = Self.messages.indices.map { String([0, 255, 17, 100, 200, 3][$0 % 6] % Int(period)) }
-        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-midi-send"),
-                                           ["--server", server.name, "--to", "sbin:midi_in", "--offsets", offsets.joined(separator: ","),
-                                            "--messages", Self.messages.joined(separator: ","), "--gap", "12"], timeout: 30,
-                                           environment: server.environment)
-        let sent = sender.finish()
-        #expect(sent.status == 0, "\(sent.output)")
+        let events = try ControllerLiveTests.send(Self.messages, on: server, gap: 12)
         let recording = try capture.finish()
         let played = sampler.finish()
         #expect(played.status == 0, "\(played.output)")
         #expect(!played.output.contains("tail not read") && !played.output.contains("not played"), "\(played.output)")
-        let events = sent.output.split(separator: "\n").filter { $0.hasPrefix("sent ") }.map { line in
-            let words = line.split(separator: " ")
-            return (frame: Int64(words[3])!, bytes: words[1].split(separator: ":").map { UInt8($0, radix: 16)! })
-        }
-        try #require(events.count == Self.messages.count)
         let lead: Int64 = 1000
         let origin = events[0].frame + period - lead
         let dir = try temporaryDirectory()
