@@ -416,6 +416,14 @@ package final class LoadedPatch {
                 let job = jobs[j]
                 let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
                     do {
+                        // A file at the server's rate played as it is: only its head is read.
+                        if let headFrames, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
+                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1),
+                           fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {
+                            var result = DecodedSounds(played: head, whole: nil)
+                            result.tail = (fileFrames, .infinity)
+                            return result
+                        }
                         let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
                                                      loader: loader, untuned: &untuned)
                         guard let headFrames else { return sounds }
@@ -476,6 +484,15 @@ package final class LoadedPatch {
         }
         if delay > 0 { tuned = try Self.delayed(tuned, by: delay) }
         return DecodedSounds(played: tuned, whole: nil)
+    }
+
+    /// Whether `instrument` plays `sample`'s file as it is from its start, once through: not
+    /// trimmed, reversed, looped, tuned, delayed or started at a random offset, and on disk
+    /// (not held in the patch).
+    static func playsFileAsItIs(_ sample: SampleFile, _ instrument: DrumInstrument) -> Bool {
+        sample.data == nil && !sample.isTrimmed && !sample.reverse && sample.loop == nil && instrument.tune == 0
+            && instrument.delay == 0 && instrument.randomDelay == 0 && instrument.randomOffset == 0 && instrument.loops == 0
+            && !instrument.loopsUntilRelease
     }
 
     /// Sounds longer than this many seconds stay whole in memory (a tail buffer is as long as

@@ -89,6 +89,6 @@ final class TailFiller: @unchecked Sendable {
         }
         memory.left.update(from: sound.left + from, count: count)
         if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
-        engine.finishTailRequest(request, filled: true)
+        engine.finishTailRequest(request, filled: true, peak: sound.peak)
     }
 }

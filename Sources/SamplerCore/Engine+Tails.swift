@@ -46,6 +46,9 @@ struct TailBuffers {
     /// filler is finished with (filled or not).
     var ready: UnsafeMutablePointer<Atomic<UInt32>>?
     var done: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// The largest |sample| of the sound whose tail the buffer holds (Float bits), stored with
+    /// `ready`.
+    var peak: UnsafeMutablePointer<Atomic<UInt32>>?
     /// The generation of its last request, the player whose voice took it, and the sound slot
     /// that plays it (its pointers set by the render thread for each voice).
     var generation: UnsafeMutablePointer<UInt32>?
@@ -64,6 +67,8 @@ struct TailBuffers {
         ready?.deallocate()
         done?.deinitialize(count: count)
         done?.deallocate()
+        peak?.deinitialize(count: count)
+        peak?.deallocate()
         generation?.deallocate()
         owner?.deallocate()
         slot?.deallocate()
@@ -83,6 +88,7 @@ extension Engine {
         t.right = .allocate(capacity: count)
         t.ready = .allocate(capacity: count)
         t.done = .allocate(capacity: count)
+        t.peak = .allocate(capacity: count)
         t.generation = .allocate(capacity: count)
         t.generation!.initialize(repeating: 0, count: count)
         t.owner = .allocate(capacity: count)
@@ -102,6 +108,7 @@ extension Engine {
             }
             (t.ready! + b).initialize(to: Atomic(0))
             (t.done! + b).initialize(to: Atomic(0))
+            (t.peak! + b).initialize(to: Atomic(Float.infinity.bitPattern))
         }
         // Each buffer's slot: registered for good (never withdrawn), its sound a placeholder;
         // the render thread points it at the buffer for each voice.
@@ -122,12 +129,13 @@ extension Engine {
 
     /// Makes `head` playable as the start of a longer sound whose frames from `head.frameCount
     /// - 1` on are read per voice from `tail` (the head holds one frame more than it plays: the
-    /// first of the tail, for interpolation). Control thread only.
+    /// first of the tail, for interpolation). `tail.peak` may be infinity (not known before
+    /// the tail is read: the filler gives it with the tail). Control thread only.
     public func register(_ head: Sound, tail: TailSource) throws(EngineError) -> SoundID {
         precondition(head.frameCount >= 2 && tail.frames >= head.frameCount, "a head of at least two frames, within its sound")
         let index = try takeSlot()
         var slot = SoundSlot(left: head.left, right: head.right, frames: Int64(head.frameCount - 1),
-                             isStereo: head.channelCount == 2, stream: nil, peak: max(head.peak, tail.peak),
+                             isStereo: head.channelCount == 2, stream: nil, peak: head.peak,
                              loopStart: 0, continuation: -1)
         slot.tail = tail.id
         slot.tailFrames = Int64(tail.frames)
@@ -151,11 +159,15 @@ extension Engine {
         return (t.left![buffer], t.right![buffer], t.capacity)
     }
 
-    /// The filler is done with `request`: the buffer holds its frames (`filled`), or not (the
-    /// voice that reaches its head's end ends there). The filler's thread.
-    public func finishTailRequest(_ request: TailRequest, filled: Bool) {
+    /// The filler is done with `request`: the buffer holds its frames (`filled`) of a sound
+    /// whose largest |sample| is `peak`, or not (the voice that reaches its head's end ends
+    /// there). The filler's thread.
+    public func finishTailRequest(_ request: TailRequest, filled: Bool, peak: Float = .infinity) {
         let t = tailBuffers.pointee
-        if filled { t.ready![Int(request.buffer)].store(request.generation, ordering: .releasing) }
+        if filled {
+            t.peak![Int(request.buffer)].store(peak.bitPattern, ordering: .relaxed)
+            t.ready![Int(request.buffer)].store(request.generation, ordering: .releasing)
+        }
         t.done![Int(request.buffer)].store(request.generation, ordering: .releasing)
     }
 
@@ -244,6 +256,9 @@ extension Engine {
             return false
         }
         let index = t.slot![b]
+        // The sound's peak, as the filler read it.
+        let peak = Float(bitPattern: t.peak![b].load(ordering: .relaxed))
+        sounds[Int(index)].peak = peak
         let whole = sounds[Int(index)]
         v.pointee.sound = index
         v.pointee.left = whole.left

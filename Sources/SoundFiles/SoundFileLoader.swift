@@ -39,6 +39,36 @@ package struct SoundFileLoader: Sendable {
         }
     }
 
+    /// The first `frames` frames of the sound file at `path`, with the frame count its header
+    /// gives, when the file is at the target rate (no conversion: the same samples as a whole
+    /// `load` begins with) and holds at least that many frames; nil otherwise (load it whole).
+    /// Non-finite samples are silence, as in `load`. Control thread only.
+    package func loadHead(path: String, root: String? = nil, frames: Int) throws(SoundFileError) -> (head: Sound, fileFrames: Int)? {
+        let fd = try SoundFileError.openGated(path, root: root)
+        defer { close(fd) }
+        var info = SF_INFO()
+        let handle = try SoundFileError.openSoundFile(path) { sf_open_fd(fd, Int32(SFM_READ), &info, 0) }
+        defer { sf_close(handle) }
+        let channelCount = Int(info.channels)
+        guard channelCount == 1 || channelCount == 2, frames > 0, Int(info.frames) > frames,
+              targetSampleRate == nil || targetSampleRate == Double(info.samplerate) else { return nil }
+        var chunk = [Float](repeating: 0, count: frames * channelCount)
+        var got = 0
+        while got < frames {
+            let read = chunk.withUnsafeMutableBufferPointer { buffer in
+                Int(sf_readf_float(handle, buffer.baseAddress! + got * channelCount, sf_count_t(frames - got)))
+            }
+            guard read > 0 else { return nil }
+            got += read
+        }
+        let planes = (0..<channelCount).map { c in (0..<frames).map { f in chunk[f * channelCount + c].isFinite ? chunk[f * channelCount + c] : 0 } }
+        do {
+            return (try Sound(channels: planes, sampleRate: Double(info.samplerate)), Int(info.frames))
+        } catch {
+            return nil
+        }
+    }
+
     /// Loads a sound file held in memory. `name` is only used in errors (and, when `typeHint`
     /// is nil, its extension serves as the hint). Control thread only.
     package func load(bytes: [UInt8], name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
