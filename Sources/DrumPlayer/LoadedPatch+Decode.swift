@@ -1,0 +1,162 @@
+import Foundation
+import Locking
+import Patches
+import SamplerCore
+import SoundFiles
+import Synchronization
+
+// Decoding a kit's sounds: its distinct sounds in parallel, and a streamed sample cut to its head.
+
+extension LoadedPatch {
+    /// One distinct sound of a kit to decode: a sample as an instrument plays it (tuned,
+    /// trimmed, delayed, looped).
+    struct DecodeJob: Sendable {
+        let instrument: Int
+        let sample: SampleFile
+        /// Where the kit names it first (for errors).
+        let place: String
+    }
+
+    /// What a job gives: the sound its voices play, and the whole sample they go on in once
+    /// released where it loops until its release.
+    struct DecodedSounds: Sendable {
+        let played: Sound
+        let whole: Sound?
+        /// Set when `played` is only the head of the sound (and one frame more), its tail read
+        /// per voice: the whole sound's frames and largest |sample|.
+        var tail: (frames: Int, peak: Float)? = nil
+    }
+
+    /// Decodes `jobs`, a file's jobs one after another (its untuned decode shared by its tunings)
+    /// and different files on as many threads as there are processors; a file over 32 MB on
+    /// disk decodes while no other large one does (each holds its samples up to three times
+    /// while it converts: the decode budget counts them once). Each result is in its job's place;
+    /// a failure is the job's place and the error, and files not begun after a failure are left
+    /// nil. Control thread (it waits for its helpers).
+    static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?,
+                       showsProgress: Bool, headFrames: Int? = nil) -> [Result<DecodedSounds, SamplerError>?] {
+        var byFile: [String: [Int]] = [:]
+        var files: [[Int]] = []
+        for (j, job) in jobs.enumerated() {
+            let file = job.sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? job.sample.resolvedPath
+            if byFile[file] == nil { byFile[file] = [] }
+            byFile[file]!.append(j)
+        }
+        for (_, indices) in byFile { files.append(indices) }
+        files.sort { $0[0] < $1[0] }
+        let results = Locked([Result<DecodedSounds, SamplerError>?](repeating: nil, count: jobs.count))
+        let instruments = kit.instruments
+        let progress = LoadProgress(files: files.map { jobs[$0[0]].sample }, enabled: showsProgress)
+        let failed = Atomic<Bool>(false)
+        let large = CheckedLock("one large file decoding at a time")
+        let work = { @Sendable (indices: [Int], jobs: [DecodeJob]) in
+            guard !failed.load(ordering: .relaxed) else { return }
+            let loader = SoundFileLoader(targetSampleRate: sampleRate)
+            var untuned: Sound?
+            let size = LoadProgress.size(of: jobs[indices[0]].sample)
+            func decodeFile() {
+            for j in indices {
+                let job = jobs[j]
+                let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
+                    do {
+                        // A file at the server's rate played as it is: only its head is read.
+                        if let headFrames, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
+                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1),
+                           fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {
+                            var result = DecodedSounds(played: head, whole: nil)
+                            result.tail = (fileFrames, .infinity)
+                            return result
+                        }
+                        let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
+                                                     loader: loader, untuned: &untuned)
+                        guard let headFrames else { return sounds }
+                        return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample,
+                                             longest: Int(Self.longestStreamedSeconds * sampleRate))
+                    } catch {
+                        throw SamplerError("\(job.place): \(error)")
+                    }
+                }
+                if case .failure = outcome { failed.store(true, ordering: .relaxed) }
+                results.withLock { $0[j] = outcome }
+            }
+            }
+            if size > 32 << 20 { large.withLock { decodeFile() } } else { decodeFile() }
+            progress.fileDone(size: size)
+        }
+        let threads = min(files.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
+        if threads <= 1 {
+            for indices in files { work(indices, jobs) }
+        } else {
+            let next = Locked(0)
+            let all = files
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                while true {
+                    let k = next.withLock { n -> Int in defer { n += 1 }; return n }
+                    guard k < all.count else { return }
+                    work(all[k], jobs)
+                }
+            }
+        }
+        if !failed.load(ordering: .relaxed) { progress.finish() }
+        return results.withLock { $0 }
+    }
+
+    /// The sound `instrument` plays for `sample`, decoded at `sampleRate`.
+    static func decode(_ sample: SampleFile, of instrument: DrumInstrument, sampleRate: Double, root: String?,
+                       loader: SoundFileLoader, untuned: inout Sound?) throws -> DecodedSounds {
+        let sound: Sound
+        var nativeFrames = 0
+        if sample.isTrimmed {
+            (sound, nativeFrames) = try Self.trimmed(sample, sampleRate: sampleRate, root: root)
+        } else {
+            sound = try untuned ?? loader.load(path: sample.resolvedPath, root: root)
+            untuned = sound
+        }
+        var tuned = try PatchProgram.tuned(sound, semitones: instrument.tune)
+        let delay = Self.delayFrames(instrument, sampleRate: sampleRate)
+        // Looping until released: the loop is the start of the whole sample, which a released
+        // voice goes on in.
+        if let loop = sample.loop, !sample.reverse, nativeFrames > 0 {
+            let looped = Self.looped(tuned, loop: loop, offset: sample.offset, nativeFrames: nativeFrames)
+            if instrument.loopsUntilRelease, looped.frameCount < tuned.frameCount {
+                let full = delay > 0 ? try Self.delayed(tuned, by: delay) : tuned
+                return DecodedSounds(played: Sound(slicing: full, from: 0, count: looped.frameCount + delay,
+                                                   loopStart: looped.loopStart + delay), whole: full)
+            }
+            tuned = looped
+        }
+        if delay > 0 { tuned = try Self.delayed(tuned, by: delay) }
+        return DecodedSounds(played: tuned, whole: nil)
+    }
+
+    /// Whether `instrument` plays `sample`'s file as it is from its start, once through: not
+    /// trimmed, reversed, looped, tuned, delayed or started at a random offset, and on disk
+    /// (not held in the patch).
+    static func playsFileAsItIs(_ sample: SampleFile, _ instrument: DrumInstrument) -> Bool {
+        sample.data == nil && !sample.isTrimmed && !sample.reverse && sample.loop == nil && instrument.tune == 0
+            && instrument.delay == 0 && instrument.randomDelay == 0 && instrument.randomOffset == 0 && instrument.loops == 0
+            && !instrument.loopsUntilRelease
+    }
+
+    /// Sounds longer than this many seconds stay whole in memory (a tail buffer is as long as
+    /// the longest tail, and there is one per voice that streams).
+    static let longestStreamedSeconds = 30.0
+
+    /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
+    /// enough (four heads, at most `longest` frames) and its voices play it straight through
+    /// once from its start (no loop, no random offset into it); otherwise `sounds` as it is.
+    static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile,
+                     longest: Int) throws -> DecodedSounds {
+        let played = sounds.played
+        guard sounds.whole == nil, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
+              instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0,
+              played.frameCount > 4 * frames, played.frameCount <= longest else { return sounds }
+        let count = frames + 1
+        var channels = [Array(UnsafeBufferPointer(start: played.left, count: count))]
+        if played.channelCount == 2 { channels.append(Array(UnsafeBufferPointer(start: played.right, count: count))) }
+        let head = try Sound(channels: channels, sampleRate: played.sampleRate)
+        var result = DecodedSounds(played: head, whole: nil)
+        result.tail = (played.frameCount, played.peak)
+        return result
+    }
+}
