@@ -59,7 +59,7 @@ extension LoadedPatch {
                 let job = jobs[j]
                 let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
                     do {
-                        // A file at the server's rate played as it is: only its head is read.
+                        // A file played as it is: only its head is read (converted as far as it needs at another rate).
                         if let headFrames, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
                            let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1),
                            fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {

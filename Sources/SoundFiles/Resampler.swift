@@ -56,4 +56,52 @@ package enum Resampler {
         return output
     }
 
+
+    /// The first `frames` frames of each channel of `resample` applied to the whole input that
+    /// `read` hands out chunk by chunk (planar; empty at the input's end), reading only as far as
+    /// those frames need: libsoxr's output frames do not depend on how its input was cut nor on
+    /// input past what they were made from, so they are the same bits as a whole conversion's
+    /// first frames (checked for several ratios by `ResamplerTests`). Nil when the input ends
+    /// before them or the rates are invalid (a whole conversion then says why).
+    package static func resampleHead(
+        channelCount: Int, frames: Int, from sourceRate: Double, to targetRate: Double,
+        read: () -> [[Float]]
+    ) throws(SoundFileError) -> [[Float]]? {
+        guard channelCount > 0, frames > 0, sourceRate > 0, sourceRate.isFinite, targetRate > 0, targetRate.isFinite,
+              sourceRate != targetRate, src_is_valid_ratio(targetRate / sourceRate) != 0 else { return nil }
+        var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+        var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
+        var converters: [soxr_t] = []
+        defer { for converter in converters { soxr_delete(converter) } }
+        for _ in 0..<channelCount {
+            var error: soxr_error_t?
+            guard let converter = soxr_create(sourceRate, targetRate, 1, &error, &io, &quality, nil), error == nil else {
+                throw SoundFileError(file: "", reason: .resampleFailed(error.map { String(cString: $0) } ?? "no converter"))
+            }
+            converters.append(converter)
+        }
+        var output = [[Float]](repeating: [], count: channelCount)
+        var scratch = [Float](repeating: 0, count: 1 << 16)
+        while output.contains(where: { $0.count < frames }) {
+            let input = read()
+            guard input.count == channelCount, !input[0].isEmpty else { return nil }
+            for c in 0..<channelCount {
+                var consumed = 0
+                while consumed < input[c].count {
+                    var taken = 0, made = 0
+                    let error = input[c].withUnsafeBufferPointer { source in
+                        scratch.withUnsafeMutableBufferPointer { destination in
+                            soxr_process(converters[c], source.baseAddress! + consumed, source.count - consumed, &taken,
+                                         destination.baseAddress, destination.count, &made)
+                        }
+                    }
+                    if let error { throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error))) }
+                    output[c] += scratch.prefix(made)
+                    consumed += taken
+                    if taken == 0 && made == 0 { return nil }
+                }
+            }
+        }
+        return output.map { Array($0.prefix(frames)) }
+    }
 }

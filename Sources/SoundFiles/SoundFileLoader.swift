@@ -39,10 +39,12 @@ package struct SoundFileLoader: Sendable {
         }
     }
 
-    /// The first `frames` frames of the sound file at `path`, with the frame count its header
-    /// gives, when the file is at the target rate (no conversion: the same samples as a whole
-    /// `load` begins with) and holds at least that many frames; nil otherwise (load it whole).
-    /// Non-finite samples are silence, as in `load`. Control thread only.
+    /// The first `frames` frames of the sound file at `path` as a whole `load` begins with them
+    /// (the same bits), with the frame count a whole load has when the file holds what its header
+    /// says; nil when the file is shorter than that or its rate cannot be converted (load it
+    /// whole). A file at the target rate is read as it is; one at another rate is converted as
+    /// far as the head needs (libsoxr's first output frames do not depend on what follows: see
+    /// `Resampler.resampleHead`). Non-finite samples are silence, as in `load`. Control thread only.
     package func loadHead(path: String, root: String? = nil, frames: Int) throws(SoundFileError) -> (head: Sound, fileFrames: Int)? {
         let fd = try SoundFileError.openGated(path, root: root)
         defer { close(fd) }
@@ -50,20 +52,38 @@ package struct SoundFileLoader: Sendable {
         let handle = try SoundFileError.openSoundFile(path) { sf_open_fd(fd, Int32(SFM_READ), &info, 0) }
         defer { sf_close(handle) }
         let channelCount = Int(info.channels)
-        guard channelCount == 1 || channelCount == 2, frames > 0, Int(info.frames) > frames,
-              targetSampleRate == nil || targetSampleRate == Double(info.samplerate) else { return nil }
-        var chunk = [Float](repeating: 0, count: frames * channelCount)
-        var got = 0
-        while got < frames {
-            let read = chunk.withUnsafeMutableBufferPointer { buffer in
-                Int(sf_readf_float(handle, buffer.baseAddress! + got * channelCount, sf_count_t(frames - got)))
+        let fileRate = Double(info.samplerate)
+        let rate = targetSampleRate ?? fileRate
+        let fileFrames = rate == fileRate ? Int(info.frames) : Int((Double(info.frames) * rate / fileRate).rounded())
+        guard channelCount == 1 || channelCount == 2, frames > 0, fileFrames > frames, info.frames > 0 else { return nil }
+        let chunkFrames = 4_096
+        var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
+        var ended = false
+        // The next chunk of the file, planar, non-finite samples as silence; empty at its end.
+        func read(_ count: Int) -> [[Float]] {
+            guard !ended else { return [] }
+            let got = chunk.withUnsafeMutableBufferPointer { buffer in
+                Int(sf_readf_float(handle, buffer.baseAddress!, sf_count_t(min(count, chunkFrames))))
             }
-            guard read > 0 else { return nil }
-            got += read
+            guard got > 0 else { ended = true; return [] }
+            return (0..<channelCount).map { c in
+                (0..<got).map { f in chunk[f &* channelCount &+ c].isFinite ? chunk[f &* channelCount &+ c] : 0 }
+            }
         }
-        let planes = (0..<channelCount).map { c in (0..<frames).map { f in chunk[f * channelCount + c].isFinite ? chunk[f * channelCount + c] : 0 } }
+        var planes = [[Float]](repeating: [], count: channelCount)
+        if rate == fileRate {
+            while planes[0].count < frames {
+                let next = read(frames - planes[0].count)
+                guard !next.isEmpty else { return nil }
+                for c in 0..<channelCount { planes[c] += next[c] }
+            }
+        } else {
+            guard let converted = try Resampler.resampleHead(
+                channelCount: channelCount, frames: frames, from: fileRate, to: rate, read: { read(chunkFrames) }) else { return nil }
+            planes = converted
+        }
         do {
-            return (try Sound(channels: planes, sampleRate: Double(info.samplerate)), Int(info.frames))
+            return (try Sound(channels: planes, sampleRate: rate), fileFrames)
         } catch {
             return nil
         }

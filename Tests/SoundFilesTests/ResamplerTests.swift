@@ -43,6 +43,31 @@ struct ResamplerTests {
         #expect(20 * log10(worst) < -110, "largest error \(20 * log10(worst)) dB")
     }
 
+    /// A head converted from the input's first chunks is the whole conversion's beginning, bit
+    /// for bit, however the input is cut: what a streamed sound's head at another rate relies on.
+    @Test(arguments: [
+        (44_100.0, 48_000.0, 1_000), (44_100, 48_000, 4_096), (48_000, 44_100, 333), (96_000, 48_000, 4_096),
+        (22_050, 48_000, 777), (32_000, 48_000, 10_000), (88_200, 44_100, 1),
+    ] as [(Double, Double, Int)])
+    func aHeadIsTheWholeConversionsBeginning(from source: Double, to target: Double, chunk: Int) throws {
+        let input = [Signal.noise(frames: 60_000, seed: 21), Signal.sine(frequency: 440, rate: source, frames: 60_000)]
+        let whole = try Resampler.resample(input, from: source, to: target)
+        var at = 0
+        let head = try #require(try Resampler.resampleHead(channelCount: 2, frames: 8_193, from: source, to: target) {
+            defer { at += chunk }
+            return at >= 60_000 ? [] : input.map { Array($0[at..<min(60_000, at + chunk)]) }
+        })
+        #expect(head.map(\.count) == [8_193, 8_193])
+        for c in 0..<2 { #expect(head[c] == Array(whole[c].prefix(8_193))) }
+        #expect(at < 60_000 - max(chunk, 12_000), "read only as far as the head needs")
+        // An input shorter than the head gives none.
+        var once = false
+        #expect(try Resampler.resampleHead(channelCount: 1, frames: 8_193, from: source, to: target) {
+            defer { once = true }
+            return once ? [] : [Array(input[0].prefix(2_000))]
+        } == nil)
+    }
+
     @Test func conversionIsDeterministic() throws {
         let input = [Signal.noise(frames: 5_000, seed: 14)]
         let a = try Resampler.resample(input, from: 44_100, to: 48_000)
