@@ -110,7 +110,7 @@ let package = Package(
 
         .testTarget(name: "LockFreeTests", dependencies: ["LockFree"]),
         .testTarget(name: "SamplerCoreTests", dependencies: ["SamplerCore"]),
-        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking"]),
+        .testTarget(name: "SoundFilesTests", dependencies: ["SoundFiles", "Locking", "CSoxr"]),
         .testTarget(name: "PatchesTests", dependencies: ["Patches"]),
         .testTarget(name: "SchedulingTests", dependencies: ["Scheduling"]),
         .testTarget(name: "SFZTests", dependencies: ["SFZ", "Patches", "SamplerCore"]),

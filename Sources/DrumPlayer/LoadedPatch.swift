@@ -127,6 +127,7 @@ package final class LoadedPatch {
         // the tail buffers; and each streamed job's whole length, which the filler checks.
         var memoryBytes = 0
         var tailFrames = [Int](repeating: 0, count: jobs.count)
+        var tailChannels = [Int](repeating: 1, count: jobs.count)
         var cache: [String: SoundID] = [:]
         var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
@@ -170,6 +171,7 @@ package final class LoadedPatch {
                                     longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
+                                    tailChannels[job] = sounds.played.channelCount
                                 } else {
                                     id = try register(sounds.played, whole)
                                 }
@@ -270,9 +272,13 @@ package final class LoadedPatch {
                 throw SamplerError("\(kit.file): \(error)")
             }
             let instruments = kit.instruments
-            tails = TailFiller(engine: engine, frames: tailFrames, sources: jobs.map { job in
-                let instrument = instruments[job.instrument]
-                return { @Sendable in
+            tails = TailFiller(engine: engine, frames: tailFrames, sources: jobs.indices.map { j -> TailFiller.Source in
+                let job = jobs[j], instrument = instruments[job.instrument]
+                // A file played as it is: its tail decoded straight into the buffer.
+                if Self.playsFileAsItIs(job.sample, instrument) {
+                    return .file(path: job.sample.resolvedPath, root: root, sampleRate: sampleRate, channels: tailChannels[j])
+                }
+                return .sound { @Sendable in
                     var untuned: Sound?
                     return try Self.decode(job.sample, of: instrument, sampleRate: sampleRate, root: root,
                                            loader: SoundFileLoader(targetSampleRate: sampleRate), untuned: &untuned).played

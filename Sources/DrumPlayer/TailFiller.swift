@@ -1,12 +1,14 @@
 import Foundation
 import ProgramHost
 import SamplerCore
+import SoundFiles
 import Synchronization
 
 /// Reads the tails of a patch's streamed sounds into the engine's tail buffers
 /// (`Engine.attachTailBuffers`) as voices ask for them (`Engine.nextTailRequest`): each source
 /// decodes its sound as the load did (the same bits), and the frames from the head's end on
-/// are copied into the buffer. Live, a thread of its own does it, polling every millisecond;
+/// are written into the buffer: a file played as it is straight from its decoder, chunk by
+/// chunk; any other sound (tuned, trimmed, …) decoded whole and copied. Live, a thread of its own does it, polling every millisecond;
 /// offline (no thread started), the feeding thread does it before each block, so that every
 /// tail asked for in a block is read before the next one renders and an offline render never
 /// misses one.
@@ -16,7 +18,15 @@ import Synchronization
 /// `serviceAll`), and `last` is that consumer's; `stopped` and `isLive` are atomics.
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
-    private let sources: [@Sendable () throws -> Sound]
+    /// Where a streamed sound comes from.
+    enum Source: Sendable {
+        /// A file played as it is, at `sampleRate`, with `channels` channels.
+        case file(path: String, root: String?, sampleRate: Double, channels: Int)
+        /// Any other sound, made whole.
+        case sound(@Sendable () throws -> Sound)
+    }
+
+    private let sources: [Source]
     /// Each source's whole length as loaded: a file that changed since is not read.
     private let frames: [Int]
     private let stopped = Atomic<Bool>(false)
@@ -26,7 +36,7 @@ final class TailFiller: @unchecked Sendable {
     /// The last sound decoded, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
 
-    init(engine: Engine, frames: [Int], sources: [@Sendable () throws -> Sound]) {
+    init(engine: Engine, frames: [Int], sources: [Source]) {
         self.engine = engine
         self.frames = frames
         self.sources = sources
@@ -70,25 +80,43 @@ final class TailFiller: @unchecked Sendable {
 
     private func fill(_ request: TailRequest) {
         let memory = engine.tailBufferMemory(Int(request.buffer))
-        let sound: Sound
-        do {
-            if let last, last.source == request.source {
-                sound = last.sound
+        let from = Int(request.from), frames = frames[Int(request.source)]
+        guard from >= 0, frames - from > 0, frames - from <= memory.capacity else {
+            engine.finishTailRequest(request, filled: false)
+            return
+        }
+        switch sources[Int(request.source)] {
+        case .file(let path, let root, let sampleRate, let channels):
+            let stereo = channels == 2 && memory.right != memory.left
+            let peak = try? SoundFileLoader(targetSampleRate: sampleRate).readTail(
+                path: path, root: root, frames: frames, from: from, channelCount: channels,
+                left: memory.left, right: stereo ? memory.right : nil)
+            if let peak {
+                engine.finishTailRequest(request, filled: true, peak: peak)
             } else {
-                sound = try sources[Int(request.source)]()
-                last = (request.source, sound)
+                engine.finishTailRequest(request, filled: false)
             }
-        } catch {
-            engine.finishTailRequest(request, filled: false)
-            return
+        case .sound(let make):
+            let sound: Sound
+            do {
+                if let last, last.source == request.source {
+                    sound = last.sound
+                } else {
+                    sound = try make()
+                    last = (request.source, sound)
+                }
+            } catch {
+                engine.finishTailRequest(request, filled: false)
+                return
+            }
+            guard sound.frameCount == frames else {
+                engine.finishTailRequest(request, filled: false)
+                return
+            }
+            let count = frames - from
+            memory.left.update(from: sound.left + from, count: count)
+            if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
+            engine.finishTailRequest(request, filled: true, peak: sound.peak)
         }
-        let from = Int(request.from), count = sound.frameCount - from
-        guard sound.frameCount == frames[Int(request.source)], from >= 0, count > 0, count <= memory.capacity else {
-            engine.finishTailRequest(request, filled: false)
-            return
-        }
-        memory.left.update(from: sound.left + from, count: count)
-        if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
-        engine.finishTailRequest(request, filled: true, peak: sound.peak)
     }
 }

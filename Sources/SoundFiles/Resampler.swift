@@ -1,5 +1,6 @@
 import CSampleRate
 import CSoxr
+import Locking
 
 /// Sample-rate conversion of whole sounds with libsoxr's high quality (`SOXR_HQ`: linear
 /// phase, 20-bit precision, its pass band to 91% of the lower rate's Nyquist frequency). On a
@@ -39,23 +40,33 @@ package enum Resampler {
     private static func resample(_ input: [Float], from sourceRate: Double, to targetRate: Double) throws(SoundFileError) -> [Float] {
         let outputFrames = Int((Double(input.count) * targetRate / sourceRate).rounded())
         guard !input.isEmpty, outputFrames > 0 else { return [] }
-        var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
-        var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
+        let converter = try Converter.take(from: sourceRate, to: targetRate)
+        defer { converter.giveBack() }
         // Room for a few frames more than expected; the surplus is trimmed below.
         var output = [Float](repeating: 0, count: outputFrames + 64)
-        var generated = 0
-        let error = input.withUnsafeBufferPointer { source in
-            output.withUnsafeMutableBufferPointer { destination in
-                soxr_oneshot(sourceRate, targetRate, 1, source.baseAddress, source.count, nil,
-                             destination.baseAddress, destination.count, &generated, &io, &quality, nil)
+        var made = 0
+        try input.withUnsafeBufferPointer { (source) throws(SoundFileError) in
+            try output.withUnsafeMutableBufferPointer { (destination) throws(SoundFileError) in
+                var consumed = 0
+                while consumed < source.count, made < destination.count {
+                    let (taken, count) = try converter.process(source.baseAddress! + consumed, source.count - consumed,
+                                                               into: destination.baseAddress! + made, destination.count - made)
+                    consumed += taken
+                    made += count
+                    if taken == 0 && count == 0 { break }
+                }
+                // The end of the input: what the converter still holds.
+                while made < destination.count {
+                    let (_, count) = try converter.process(nil, 0, into: destination.baseAddress! + made, destination.count - made)
+                    guard count > 0 else { break }
+                    made += count
+                }
             }
         }
-        if let error { throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error))) }
         output.removeLast(output.count - outputFrames)
         // Any frames the converter did not produce stay zero.
         return output
     }
-
 
     /// The first `frames` frames of each channel of `resample` applied to the whole input that
     /// `read` hands out chunk by chunk (planar; empty at the input's end), reading only as far as
@@ -69,39 +80,120 @@ package enum Resampler {
     ) throws(SoundFileError) -> [[Float]]? {
         guard channelCount > 0, frames > 0, sourceRate > 0, sourceRate.isFinite, targetRate > 0, targetRate.isFinite,
               sourceRate != targetRate, src_is_valid_ratio(targetRate / sourceRate) != 0 else { return nil }
-        var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
-        var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
-        var converters: [soxr_t] = []
-        defer { for converter in converters { soxr_delete(converter) } }
-        for _ in 0..<channelCount {
-            var error: soxr_error_t?
-            guard let converter = soxr_create(sourceRate, targetRate, 1, &error, &io, &quality, nil), error == nil else {
-                throw SoundFileError(file: "", reason: .resampleFailed(error.map { String(cString: $0) } ?? "no converter"))
-            }
-            converters.append(converter)
-        }
+        let stream = try Stream(channelCount: channelCount, from: sourceRate, to: targetRate)
         var output = [[Float]](repeating: [], count: channelCount)
-        var scratch = [Float](repeating: 0, count: 1 << 16)
-        while output.contains(where: { $0.count < frames }) {
+        while output[0].count < frames {
             let input = read()
             guard input.count == channelCount, !input[0].isEmpty else { return nil }
-            for c in 0..<channelCount {
-                var consumed = 0
-                while consumed < input[c].count {
-                    var taken = 0, made = 0
-                    let error = input[c].withUnsafeBufferPointer { source in
-                        scratch.withUnsafeMutableBufferPointer { destination in
-                            soxr_process(converters[c], source.baseAddress! + consumed, source.count - consumed, &taken,
-                                         destination.baseAddress, destination.count, &made)
-                        }
-                    }
-                    if let error { throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error))) }
-                    output[c] += scratch.prefix(made)
-                    consumed += taken
-                    if taken == 0 && made == 0 { return nil }
-                }
-            }
+            let converted = try stream.convert(input)
+            for c in 0..<channelCount { output[c] += converted[c] }
         }
         return output.map { Array($0.prefix(frames)) }
+    }
+
+    /// A conversion fed chunk by chunk, each channel through its own converter: its output, all
+    /// chunks together, is the bits of `resample` of the whole input (libsoxr's output does not
+    /// depend on how its input is cut), up to the last few frames, which `resample` trims or pads
+    /// to the rounded length. One thread at a time.
+    package final class Stream {
+        private let converters: [Converter]
+        private var scratch = [Float](repeating: 0, count: 8_192)
+
+        /// Rates `resample` refuses are an error here too.
+        package init(channelCount: Int, from sourceRate: Double, to targetRate: Double) throws(SoundFileError) {
+            guard sourceRate > 0, sourceRate.isFinite, targetRate > 0, targetRate.isFinite,
+                  src_is_valid_ratio(targetRate / sourceRate) != 0 else {
+                throw SoundFileError(file: "", reason: .resampleFailed("invalid rates \(sourceRate) → \(targetRate)"))
+            }
+            var converters: [Converter] = []
+            for _ in 0..<channelCount { converters.append(try Converter.take(from: sourceRate, to: targetRate)) }
+            self.converters = converters
+        }
+
+        deinit { for converter in converters { converter.giveBack() } }
+
+        /// Each channel's next output frames for the planar chunk `input` (one array per
+        /// channel); nil: the input has ended, what the converters still hold.
+        package func convert(_ input: [[Float]]?) throws(SoundFileError) -> [[Float]] {
+            var output = [[Float]](repeating: [], count: converters.count)
+            for c in 0..<converters.count {
+                if let input {
+                    var consumed = 0
+                    while consumed < input[c].count {
+                        let (taken, made) = try input[c].withUnsafeBufferPointer { (source) throws(SoundFileError) in
+                            try scratch.withUnsafeMutableBufferPointer { (destination) throws(SoundFileError) in
+                                try converters[c].process(source.baseAddress! + consumed, source.count - consumed,
+                                                          into: destination.baseAddress!, destination.count)
+                            }
+                        }
+                        output[c] += scratch.prefix(made)
+                        consumed += taken
+                        if taken == 0 && made == 0 { break }
+                    }
+                } else {
+                    while true {
+                        let made = try scratch.withUnsafeMutableBufferPointer { (destination) throws(SoundFileError) in
+                            try converters[c].process(nil, 0, into: destination.baseAddress!, destination.count).made
+                        }
+                        guard made > 0 else { break }
+                        output[c] += scratch.prefix(made)
+                    }
+                }
+            }
+            return output
+        }
+    }
+
+    /// A libsoxr converter for one rate pair, one channel, `SOXR_HQ`. Making one designs its
+    /// filters (most of a short sound's conversion), so idle ones are kept and reused: cleared
+    /// (`soxr_clear`), a converter gives the same bits as a new one (checked by `ResamplerTests`).
+    ///
+    /// `@unchecked Sendable` by contract: a converter taken from the pool belongs to the one
+    /// thread that took it until it is given back; the pool is behind a lock.
+    private final class Converter: @unchecked Sendable {
+        private struct Rates: Hashable { var source: Double, target: Double }
+        private let rates: Rates
+        private let handle: soxr_t
+        /// Idle converters by rate pair: at most 4 per pair and 16 in all.
+        private static let idle = Locked<[Rates: [Converter]]>([:])
+
+        private init(rates: Rates, handle: soxr_t) {
+            self.rates = rates
+            self.handle = handle
+        }
+
+        deinit { soxr_delete(handle) }
+
+        static func take(from source: Double, to target: Double) throws(SoundFileError) -> Converter {
+            let rates = Rates(source: source, target: target)
+            if let converter = idle.withLock({ $0[rates]?.popLast() }) { return converter }
+            var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+            var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
+            var error: soxr_error_t?
+            guard let handle = soxr_create(source, target, 1, &error, &io, &quality, nil), error == nil else {
+                throw SoundFileError(file: "", reason: .resampleFailed(error.map { String(cString: $0) } ?? "no converter"))
+            }
+            return Converter(rates: rates, handle: handle)
+        }
+
+        /// Cleared and kept for the next conversion at these rates (or let go when enough are kept).
+        func giveBack() {
+            soxr_clear(handle)
+            Self.idle.withLock { pool in
+                guard pool[rates, default: []].count < 4, pool.values.reduce(0, { $0 + $1.count }) < 16 else { return }
+                pool[rates, default: []].append(self)
+            }
+        }
+
+        /// Converts what it can of `count` input frames at `input` (nil: the input has ended)
+        /// into at most `room` frames at `output`: the input frames taken and the frames made.
+        func process(_ input: UnsafePointer<Float>?, _ count: Int, into output: UnsafeMutablePointer<Float>, _ room: Int)
+            throws(SoundFileError) -> (taken: Int, made: Int) {
+            var taken = 0, made = 0
+            if let error = soxr_process(handle, input, count, &taken, output, room, &made) {
+                throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error)))
+            }
+            return (taken, made)
+        }
     }
 }

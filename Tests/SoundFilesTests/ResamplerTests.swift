@@ -1,3 +1,4 @@
+import CSoxr
 import Foundation
 import SoundFiles
 import Testing
@@ -41,6 +42,33 @@ struct ResamplerTests {
         let ideal = tone(48_000, 48_000)
         let worst = (2_000..<46_000).map { abs(Double(output[$0]) - Double(ideal[$0])) }.max()!
         #expect(20 * log10(worst) < -110, "largest error \(20 * log10(worst)) dB")
+    }
+
+    /// Converters are reused (cleared between sounds): every conversion gives the bits of a new
+    /// converter's (libsoxr's own one-shot conversion), whatever was converted before it.
+    @Test func aReusedConverterGivesTheBitsOfANewOne() throws {
+        func oneShot(_ input: [Float], _ source: Double, _ target: Double) -> [Float] {
+            let frames = Int((Double(input.count) * target / source).rounded())
+            var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+            var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
+            var output = [Float](repeating: 0, count: frames + 64)
+            var made = 0
+            let error = input.withUnsafeBufferPointer { i in
+                output.withUnsafeMutableBufferPointer { o in
+                    soxr_oneshot(source, target, 1, i.baseAddress, i.count, nil, o.baseAddress, o.count, &made, &io, &quality, nil)
+                }
+            }
+            #expect(error == nil)
+            return Array(output.prefix(frames))
+        }
+        let a = Signal.noise(frames: 30_001, seed: 31), b = Signal.sine(frequency: 1_000, rate: 44_100, frames: 7_000)
+        for (source, target) in [(44_100.0, 48_000.0), (48_000, 44_100), (96_000, 48_000)] {
+            let first = try Resampler.resample([a], from: source, to: target)[0]
+            _ = try Resampler.resample([b, b], from: source, to: target)
+            let again = try Resampler.resample([a], from: source, to: target)[0]
+            #expect(first == oneShot(a, source, target))
+            #expect(again == first)
+        }
     }
 
     /// A head converted from the input's first chunks is the whole conversion's beginning, bit
