@@ -60,7 +60,7 @@ extension LoadedPatch {
                 let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
                     do {
                         // A file played as it is: only its head is read (converted as far as it needs at another rate).
-                        if let headFrames, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
+                        if let headFrames, job.sample.loading != .preload, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
                            let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1),
                            fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {
                             var result = DecodedSounds(played: head, whole: nil)
@@ -143,12 +143,13 @@ extension LoadedPatch {
     static let longestStreamedSeconds = 30.0
 
     /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
-    /// enough (four heads, at most `longest` frames) and its voices play it straight through
-    /// once from its start (no loop, no random offset into it); otherwise `sounds` as it is.
+    /// enough (four heads, at most `longest` frames), not marked `"preload": true`, and its voices
+    /// play it straight through once from its start (no loop, no random offset into it);
+    /// otherwise `sounds` as it is.
     static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile,
                      longest: Int) throws -> DecodedSounds {
         let played = sounds.played
-        guard sounds.whole == nil, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
+        guard sounds.whole == nil, sample.loading != .preload, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
               instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0,
               played.frameCount > 4 * frames, played.frameCount <= longest else { return sounds }
         let count = frames + 1

@@ -148,6 +148,32 @@ import Testing
         #expect(cut.left[1100..<6000].allSatisfy { $0 == 0 } && whole.left[1100..<6000].contains { $0 != 0 })
     }
 
+    /// A sample marked `"preload": true` is never streamed: with every file gone after the load,
+    /// its instrument still plays whole, while the one beside it ends at its head.
+    @Test func aPreloadedSampleIsNeverStreamed() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var kept = try noise("kept.wav", frames: 9_000, stereo: true, in: dir)
+        kept.loading = .preload
+        let other = try noise("other.wav", frames: 9_000, stereo: true, in: dir)
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 1,
+                                  tracks: [DrumTrack(instrument: 0, velocities: [100] + Array(repeating: 0, count: 15)),
+                                           DrumTrack(instrument: 1, velocities: [0, 0, 100] + Array(repeating: 0, count: 13))])
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "kept", layers: [DrumLayer(samples: [kept])], voices: 2),
+                                                  DrumInstrument(id: "other", layers: [DrumLayer(samples: [other])], voices: 2)],
+                        patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        let whole = try render(kit, tails: false, frames: 24_000)
+        let cut = try render(kit, tails: true, frames: 24_000) { _ in
+            for name in ["kept.wav", "other.wav"] { try? FileManager.default.removeItem(at: dir.appendingPathComponent(name)) }
+        }
+        #expect(cut.engine.tailUnderrunCount == 1)
+        // The preloaded hit (frames 0..<9,000) whole; the other (from 12,000: sixteenths at 120
+        // bpm are 6,000 frames apart) only its head of 1,024 frames.
+        #expect(Array(whole.left[0..<9_000]) == Array(cut.left[0..<9_000]))
+        #expect(Array(whole.left[12_000..<13_024]) == Array(cut.left[12_000..<13_024]))
+        #expect(cut.left[13_100..<21_000].allSatisfy { $0 == 0 } && whole.left[13_100..<21_000].contains { $0 != 0 })
+    }
+
     /// Two instruments on one file, one playing it once and one looping it: only the first
     /// streams its tail, the looping one keeps the whole sound (it wraps to its start).
     @Test func aLoopingInstrumentOnAStreamedFileKeepsItWhole() throws {
