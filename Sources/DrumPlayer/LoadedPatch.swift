@@ -100,7 +100,7 @@ package final class LoadedPatch {
         let decodedBytes = DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate)
         // Heads in memory, tails read per voice: a kit larger than the setting, loaded by the
         // engine's own registration.
-        let headFrames = registering == nil && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true ? max(64, streaming.headFrames) : nil
+        let headFrames = registering == nil && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
         if headFrames == nil {
             do { try DecodeBudget.check(decodedBytes, what: "\(kit.file): \(what)") } catch {
                 throw SamplerError("\(error)")

@@ -18,7 +18,11 @@ package struct PatchStreamingOptions: Sendable {
     /// keep only their first `headFrames` in memory and the rest is read from disk for each
     /// voice (`TailFiller`); nil: never.
     package var tailsAboveBytes: Int? = nil
-    package var headFrames = 8192
+    /// Frames of each long sample kept in memory when tails stream; nil: the patch's
+    /// `"headFrames"`, else `defaultHeadFrames`.
+    package var headFrames: Int? = nil
+    /// sfizz's preload size: 8,192 frames (170 ms at 48 kHz) cover a disk's latency at any period.
+    package static let defaultHeadFrames = 8192
     /// Voices that can play streamed tails at once (each a buffer as long as the longest tail).
     package var tailVoices = 64
     /// Where underruns are reported (a line naming the player and the frames lost); called on

@@ -96,6 +96,7 @@ extension Patch {
     package func patchJSON() -> String {
         var lines = ["{", #"  "version": 2,"#, #"  "tempo": \#(Self.number(tempo)),"#]
         if panLaw != .constantPower { lines.append(#"  "panLaw": "\#(panLaw.rawValue)","#) }
+        if let headFrames { lines.append(#"  "headFrames": \#(headFrames),"#) }
         if !controllers.defaults.isEmpty {
             let values = controllers.defaults.sorted { $0.key < $1.key }.map { #""\#($0.key)": \#(Self.controllerValue($0.value))"# }
             lines.append(#"  "controllers": { \#(values.joined(separator: ", ")) },"#)

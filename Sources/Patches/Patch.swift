@@ -21,6 +21,9 @@ package struct Patch: Equatable, Sendable {
     /// The controllers' starting values and the key switch in force at the start
     /// (`"controllers"` and `"keySwitch"` in a patch).
     package var controllers = ControllerSetup()
+    /// Frames of each long sample kept in memory when the patch is big enough to stream its
+    /// samples' tails per voice (`"headFrames"`); nil: the player's default (8,192).
+    package var headFrames: Int?
     /// The instruments' named outputs, each once, in the order they first appear.
     package var outputNames: [String] {
         var names: [String] = []

@@ -15,7 +15,7 @@ import SamplerCore
 /// }
 /// ```
 enum PatchFormatV2 {
-    static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch"]
+    static let keys = ["version", "tempo", "instruments", "patterns", "song", "panLaw", "controllers", "keySwitch", "headFrames"]
     static let instrumentKeys = ["id", "layers", "gain", "gainDb", "pan", "tune", "loops", "midiNote", "chokeGroup", "voices", "shareNote",
                                  "roundRobinAcrossLayers", "envelope", "trigger", "output", "conditions", "controllerTrigger", "modulations",
                                  "bend", "channelControllers", "group", "offBy", "silent", "sustain", "random", "filter", "delay", "heldDecay", "loopUntilRelease"]
@@ -58,6 +58,8 @@ enum PatchFormatV2 {
     static let probabilityRange = NumberRange.between(0, 1)
     static let humanizeFramesRange = NumberRange.between(0, 48000)
     static let repeatsRange = NumberRange.between(1, 10000)
+    /// Frames of a long sample kept in memory when the patch streams tails per voice.
+    static let headFramesRange = NumberRange.between(64, 1_048_576)
 
     static func decode(_ root: JSONObjectNode, file: String, baseDirectory: URL) throws(PatchError) -> Patch {
         try root.rejectUnknownKeys(allowed: keys)
@@ -88,6 +90,7 @@ enum PatchFormatV2 {
             }
         }
         patch.controllers.keySwitch = try root.optional("keySwitch")?.integer(in: noteRange)
+        patch.headFrames = try root.optional("headFrames")?.integer(in: headFramesRange)
         return patch
     }
 

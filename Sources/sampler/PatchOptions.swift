@@ -27,8 +27,11 @@ struct PatchOptions: ParsableArguments {
     @Option(name: .long, help: "Play this Standard MIDI File (type 0 or 1) through the patch: each note plays the instruments with its MIDI note, on the file's tempo map (--tempo scales it so that its first tempo is the one given).")
     var midi: String?
 
-    @Option(name: .long, help: "When the patch's samples, decoded, come to more than this many MB, long samples keep only their first 8,192 frames in memory and the rest is read from disk for each voice that plays it (0: always; default 512).")
+    @Option(name: .long, help: "When the patch's samples, decoded, come to more than this many MB, long samples keep only their first frames in memory (--stream-head-frames) and the rest is read from disk for each voice that plays it (0: always; default 512).")
     var streamTailsAbove: Double = 512
+
+    @Option(name: .long, help: "Frames of each long sample kept in memory when tails stream (--stream-tails-above), 64 to 1048576 (default: the patch's \"headFrames\", else 8192).")
+    var streamHeadFrames: Int?
 
     @Option(name: .long, help: "Voices that can play samples streamed from disk at once (--stream-tails-above); a note beyond them is not played, and counted (default 64).")
     var streamVoices: Int = 64
@@ -36,6 +39,9 @@ struct PatchOptions: ParsableArguments {
     func validate() throws {
         if !(streamTailsAbove >= 0 && streamTailsAbove <= 1_000_000) {
             throw ValidationError("--stream-tails-above must be a number of MB from 0 to 1000000, got \(streamTailsAbove)")
+        }
+        if let streamHeadFrames, !(64...1_048_576).contains(streamHeadFrames) {
+            throw ValidationError("--stream-head-frames must be from 64 to 1048576, got \(streamHeadFrames)")
         }
         if !(1...4096).contains(streamVoices) { throw ValidationError("--stream-voices must be from 1 to 4096, got \(streamVoices)") }
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
@@ -71,6 +77,7 @@ struct PatchOptions: ParsableArguments {
         var streaming = PatchStreamingOptions()
         streaming.tailsAboveBytes = Int(streamTailsAbove * 1_000_000)
         streaming.tailVoices = streamVoices
+        streaming.headFrames = streamHeadFrames
         return try PatchProgram(kit: kit, selection: selection, loop: loop, tempo: playback == nil ? tempo : nil, streaming: streaming,
                                 oscPort: oscPort, oscHost: oscHost,
                                 oscRoot: oscRoot, link: link, midi: playback)

@@ -58,12 +58,12 @@ import Testing
     }
 
     /// Renders `kit` offline; with `tails`, every long sample keeps 1,024 frames in memory.
-    func render(_ kit: Patch, tails: Bool, voices: Int = 64, frames: Int, before: ((LoadedPatch) -> Void)? = nil)
+    func render(_ kit: Patch, tails: Bool, head: Int? = 1024, voices: Int = 64, frames: Int, before: ((LoadedPatch) -> Void)? = nil)
         throws -> (left: [Float], right: [Float], engine: Engine, loaded: LoadedPatch) {
         var streaming = PatchStreamingOptions()
         if tails {
             streaming.tailsAboveBytes = 0
-            streaming.headFrames = 1024
+            streaming.headFrames = head
             streaming.tailVoices = voices
         }
         var program = try PatchProgram(kit: kit, loop: false, streaming: streaming)
@@ -172,6 +172,27 @@ import Testing
         #expect(Array(whole.left[0..<9_000]) == Array(cut.left[0..<9_000]))
         #expect(Array(whole.left[12_000..<13_024]) == Array(cut.left[12_000..<13_024]))
         #expect(cut.left[13_100..<21_000].allSatisfy { $0 == 0 } && whole.left[13_100..<21_000].contains { $0 != 0 })
+    }
+
+    /// The head is as long as the patch says (`"headFrames"`), unless the player sets it: with
+    /// the files gone after the load, a hit plays exactly its head.
+    @Test func theHeadIsAsLongAsThePatchSaysUnlessThePlayerSetsIt() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try noise("a.wav", frames: 20_000, stereo: false, in: dir)
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 1,
+                                  tracks: [DrumTrack(instrument: 0, velocities: [100] + Array(repeating: 0, count: 15))])
+        var kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "a", layers: [DrumLayer(samples: [file])], voices: 2)],
+                        patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        kit.headFrames = 3_000
+        let whole = try render(kit, tails: false, frames: 20_000)
+        let gone: (LoadedPatch) -> Void = { _ in try? FileManager.default.removeItem(at: dir.appendingPathComponent("a.wav")) }
+        for (head, heard) in [(nil, 3_000), (2_048, 2_048)] as [(Int?, Int)] {
+            _ = try noise("a.wav", frames: 20_000, stereo: false, in: dir)
+            let cut = try render(kit, tails: true, head: head, frames: 20_000, before: gone)
+            #expect(Array(cut.left[0..<heard]) == Array(whole.left[0..<heard]))
+            #expect(cut.left[(heard + 100)...].allSatisfy { $0 == 0 } && whole.left[(heard + 100)..<19_000].contains { $0 != 0 })
+        }
     }
 
     /// Two instruments on one file, one playing it once and one looping it: only the first

@@ -102,6 +102,9 @@ import Testing
                         "--format must be float32, pcm24 or pcm16, got \"mp3\"")
         try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--rate", "100"], status: 64,
                         "--rate must be between 8000 and 384000 Hz, got 100")
+        try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--stream-head-frames", "10"], status: 64,
+                        "--stream-head-frames must be from 64 to 1048576, got 10")
+        try expectError(["play", "--stream-voices", "0"], status: 64, "--stream-voices must be from 1 to 4096, got 0")
     }
 
     @Test func missingPatchFileIsNamed() throws {

@@ -42,4 +42,18 @@ import Testing
         let loud = kitJSON().replacingOccurrences(of: #""samples": ["soft.wav"] }"#, with: #""samples": ["soft.wav"], "gainDb": 30 }"#)
         #expect(kitError(loud)?.contains("instruments[1].layers[0].gainDb") == true)
     }
+
+    /// A patch's head length for streamed tails decodes, is written back and read the same; out
+    /// of range it names its path and the range.
+    @Test func theHeadLength() throws {
+        let kit = try decodeKit(kitJSON().replacingOccurrences(of: #""version": 2,"#, with: #""version": 2, "headFrames": 4096,"#))
+        #expect(kit.headFrames == 4096)
+        #expect(try decodeKit(kitJSON()).headFrames == nil)
+        #expect(kit.patchJSON().contains(#""headFrames": 4096,"#))
+        #expect(try decodeKit(kit.patchJSON()).headFrames == 4096)
+        for bad in ["32", "2000000", "1.5", "\"big\""] {
+            let error = kitError(kitJSON().replacingOccurrences(of: #""version": 2,"#, with: #""version": 2, "headFrames": \#(bad),"#))
+            #expect(error?.hasPrefix("kit.json: headFrames: ") == true, "\(bad): \(error ?? "no error")")
+        }
+    }
 }
