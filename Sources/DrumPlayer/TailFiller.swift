@@ -13,9 +13,11 @@ import Synchronization
 /// tail asked for in a block is read before the next one renders and an offline render never
 /// misses one.
 ///
-/// `@unchecked Sendable` by contract: `sources` never changes; the requests have one consumer at
-/// a time (the thread once `startThread` has run, else the feeding thread, which calls
-/// `serviceAll`), and `last` is that consumer's; `stopped` and `isLive` are atomics.
+/// `@unchecked Sendable` by contract: `sources` and `frames` never change; the requests have one
+/// consumer at a time (the thread once `startThread` has run, else the feeding thread, which
+/// calls `serviceAll`), and `last` is that consumer's (the helpers it waits for fill only
+/// `.file` sources, which do not touch it, each into its own buffer); `stopped` and `isLive` are
+/// atomics.
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
     /// Where a streamed sound comes from.
@@ -67,16 +69,30 @@ final class TailFiller: @unchecked Sendable {
     /// Whether every tail asked for so far has been read (a snapshot; live).
     var isIdle: Bool { !busy.load(ordering: .acquiring) && engine.pendingTailRequestCount == 0 }
 
-    /// Reads every tail asked for so far; whether there was one. The consumer's thread.
+    /// Reads every tail asked for so far; whether there was one. Tails of files played as they
+    /// are are read side by side, one per processor (each into its own buffer); the others one
+    /// after another (they share the last sound made). The consumer's thread (it waits for its
+    /// helpers).
     @discardableResult
     func serviceAll() -> Bool {
-        var any = false
+        var files: [TailRequest] = [], others: [TailRequest] = []
         while let request = engine.nextTailRequest() {
-            fill(request)
-            any = true
+            if case .file = sources[Int(request.source)] { files.append(request) } else { others.append(request) }
         }
-        return any
+        let threads = min(files.count, Self.processors)
+        if threads > 1 {
+            let next = Atomic<Int>(0), all = files
+            DispatchQueue.concurrentPerform(iterations: threads) { _ in
+                while case let k = next.add(1, ordering: .relaxed).oldValue, k < all.count { fill(all[k]) }
+            }
+        } else {
+            for request in files { fill(request) }
+        }
+        for request in others { fill(request) }
+        return !files.isEmpty || !others.isEmpty
     }
+
+    private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
     private func fill(_ request: TailRequest) {
         let memory = engine.tailBufferMemory(Int(request.buffer))
