@@ -56,7 +56,7 @@ package struct SoundFileLoader: Sendable {
         let rate = targetSampleRate ?? fileRate
         let fileFrames = rate == fileRate ? Int(info.frames) : Int((Double(info.frames) * rate / fileRate).rounded())
         guard channelCount == 1 || channelCount == 2, frames > 0, fileFrames > frames, info.frames > 0 else { return nil }
-        let chunkFrames = 4_096
+        let chunkFrames = 1_024
         var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
         var ended = false
         // The next chunk of the file, planar, non-finite samples as silence; empty at its end.
