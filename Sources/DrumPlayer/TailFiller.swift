@@ -35,8 +35,10 @@ final class TailFiller: @unchecked Sendable {
     private let live = Atomic<Bool>(false)
     /// Set while the thread reads a tail.
     private let busy = Atomic<Bool>(false)
-    /// The last sound decoded, by source: notes repeated on one key decode it once.
+    /// The last sound decoded whole, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
+    /// The source of the last `.file` tail read.
+    private var lastFile: Int32?
 
     init(engine: Engine, frames: [Int], sources: [Source]) {
         self.engine = engine
@@ -70,69 +72,100 @@ final class TailFiller: @unchecked Sendable {
     var isIdle: Bool { !busy.load(ordering: .acquiring) && engine.pendingTailRequestCount == 0 }
 
     /// Reads every tail asked for so far; whether there was one. Tails of files played as they
-    /// are are read side by side, one per processor (each into its own buffer); the others one
-    /// after another (they share the last sound made). The consumer's thread (it waits for its
-    /// helpers).
+    /// are are decoded straight into their buffers, side by side, one per processor. A file
+    /// asked for again (in the same batch, or right after its last tail: a roll on one key) is
+    /// decoded whole once and kept as the last sound made, as every other source is, and its
+    /// tails copied from it one after another. The consumer's thread (it waits for its helpers).
     @discardableResult
     func serviceAll() -> Bool {
-        var files: [TailRequest] = [], others: [TailRequest] = []
-        while let request = engine.nextTailRequest() {
-            if case .file = sources[Int(request.source)] { files.append(request) } else { others.append(request) }
+        var requests: [TailRequest] = []
+        while let request = engine.nextTailRequest() { requests.append(request) }
+        guard !requests.isEmpty else { return false }
+        var counts: [Int32: Int] = [:]
+        for request in requests { counts[request.source, default: 0] += 1 }
+        var straight: [TailRequest] = [], copied: [TailRequest] = []
+        for request in requests {
+            if case .file = sources[Int(request.source)], counts[request.source] == 1, request.source != lastFile,
+               request.source != last?.source {
+                straight.append(request)
+            } else {
+                copied.append(request)
+            }
         }
-        let threads = min(files.count, Self.processors)
+        let threads = min(straight.count, Self.processors)
         if threads > 1 {
-            let next = Atomic<Int>(0), all = files
+            let next = Atomic<Int>(0), all = straight
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
-                while case let k = next.add(1, ordering: .relaxed).oldValue, k < all.count { fill(all[k]) }
+                while case let k = next.add(1, ordering: .relaxed).oldValue, k < all.count { fillStraight(all[k]) }
             }
         } else {
-            for request in files { fill(request) }
+            for request in straight { fillStraight(request) }
         }
-        for request in others { fill(request) }
-        return !files.isEmpty || !others.isEmpty
+        for request in copied { fillCopied(request) }
+        if let file = requests.last(where: { if case .file = sources[Int($0.source)] { true } else { false } }) { lastFile = file.source }
+        return true
     }
 
     private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    private func fill(_ request: TailRequest) {
-        let memory = engine.tailBufferMemory(Int(request.buffer))
+    /// Whether `request` fits its buffer; finishes it unfilled when not.
+    private func fits(_ request: TailRequest) -> Bool {
         let from = Int(request.from), frames = frames[Int(request.source)]
-        guard from >= 0, frames - from > 0, frames - from <= memory.capacity else {
+        guard from >= 0, frames - from > 0, frames - from <= engine.tailBufferMemory(Int(request.buffer)).capacity else {
+            engine.finishTailRequest(request, filled: false)
+            return false
+        }
+        return true
+    }
+
+    /// A `.file` source's tail decoded straight into its buffer. Any thread (touches only the
+    /// request's buffer).
+    private func fillStraight(_ request: TailRequest) {
+        guard fits(request), case .file(let path, let root, let sampleRate, let channels) = sources[Int(request.source)] else { return }
+        let memory = engine.tailBufferMemory(Int(request.buffer))
+        let stereo = channels == 2 && memory.right != memory.left
+        let peak = try? SoundFileLoader(targetSampleRate: sampleRate).readTail(
+            path: path, root: root, frames: frames[Int(request.source)], from: Int(request.from), channelCount: channels,
+            left: memory.left, right: stereo ? memory.right : nil)
+        if let peak {
+            engine.finishTailRequest(request, filled: true, peak: peak)
+        } else {
+            engine.finishTailRequest(request, filled: false)
+        }
+    }
+
+    /// A tail copied from its source's whole sound, made once and kept as `last`. The consumer's
+    /// thread.
+    private func fillCopied(_ request: TailRequest) {
+        guard fits(request) else { return }
+        let sound: Sound
+        do {
+            if let last, last.source == request.source {
+                sound = last.sound
+            } else {
+                switch sources[Int(request.source)] {
+                case .file(let path, let root, let sampleRate, _):
+                    sound = try SoundFileLoader(targetSampleRate: sampleRate).load(path: path, root: root)
+                case .sound(let make):
+                    sound = try make()
+                }
+                last = (request.source, sound)
+            }
+        } catch {
             engine.finishTailRequest(request, filled: false)
             return
         }
-        switch sources[Int(request.source)] {
-        case .file(let path, let root, let sampleRate, let channels):
-            let stereo = channels == 2 && memory.right != memory.left
-            let peak = try? SoundFileLoader(targetSampleRate: sampleRate).readTail(
-                path: path, root: root, frames: frames, from: from, channelCount: channels,
-                left: memory.left, right: stereo ? memory.right : nil)
-            if let peak {
-                engine.finishTailRequest(request, filled: true, peak: peak)
-            } else {
-                engine.finishTailRequest(request, filled: false)
-            }
-        case .sound(let make):
-            let sound: Sound
-            do {
-                if let last, last.source == request.source {
-                    sound = last.sound
-                } else {
-                    sound = try make()
-                    last = (request.source, sound)
-                }
-            } catch {
-                engine.finishTailRequest(request, filled: false)
-                return
-            }
-            guard sound.frameCount == frames else {
-                engine.finishTailRequest(request, filled: false)
-                return
-            }
-            let count = frames - from
-            memory.left.update(from: sound.left + from, count: count)
-            if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
-            engine.finishTailRequest(request, filled: true, peak: sound.peak)
+        let memory = engine.tailBufferMemory(Int(request.buffer))
+        let from = Int(request.from), frames = frames[Int(request.source)]
+        var channelsAsLoaded = true
+        if case .file(_, _, _, let channels) = sources[Int(request.source)] { channelsAsLoaded = sound.channelCount == channels }
+        guard sound.frameCount == frames, channelsAsLoaded else {
+            engine.finishTailRequest(request, filled: false)
+            return
         }
+        let count = frames - from
+        memory.left.update(from: sound.left + from, count: count)
+        if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
+        engine.finishTailRequest(request, filled: true, peak: sound.peak)
     }
 }

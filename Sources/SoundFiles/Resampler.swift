@@ -1,6 +1,5 @@
 import CSampleRate
 import CSoxr
-import Locking
 
 /// Sample-rate conversion of whole sounds with libsoxr's high quality (`SOXR_HQ`: linear
 /// phase, 20-bit precision, its pass band to 91% of the lower rate's Nyquist frequency). On a
@@ -40,8 +39,7 @@ package enum Resampler {
     private static func resample(_ input: [Float], from sourceRate: Double, to targetRate: Double) throws(SoundFileError) -> [Float] {
         let outputFrames = Int((Double(input.count) * targetRate / sourceRate).rounded())
         guard !input.isEmpty, outputFrames > 0 else { return [] }
-        let converter = try Converter.take(from: sourceRate, to: targetRate)
-        defer { converter.giveBack() }
+        let converter = try Converter(from: sourceRate, to: targetRate)
         // Room for a few frames more than expected; the surplus is trimmed below.
         var output = [Float](repeating: 0, count: outputFrames + 64)
         var made = 0
@@ -106,11 +104,9 @@ package enum Resampler {
                 throw SoundFileError(file: "", reason: .resampleFailed("invalid rates \(sourceRate) → \(targetRate)"))
             }
             var converters: [Converter] = []
-            for _ in 0..<channelCount { converters.append(try Converter.take(from: sourceRate, to: targetRate)) }
+            for _ in 0..<channelCount { converters.append(try Converter(from: sourceRate, to: targetRate)) }
             self.converters = converters
         }
-
-        deinit { for converter in converters { converter.giveBack() } }
 
         /// Each channel's next output frames for the planar chunk `input` (one array per
         /// channel); nil: the input has ended, what the converters still hold.
@@ -144,46 +140,21 @@ package enum Resampler {
         }
     }
 
-    /// A libsoxr converter for one rate pair, one channel, `SOXR_HQ`. Making one designs its
-    /// filters (most of a short sound's conversion), so idle ones are kept and reused: cleared
-    /// (`soxr_clear`), a converter gives the same bits as a new one (checked by `ResamplerTests`).
-    ///
-    /// `@unchecked Sendable` by contract: a converter taken from the pool belongs to the one
-    /// thread that took it until it is given back; the pool is behind a lock.
-    private final class Converter: @unchecked Sendable {
-        private struct Rates: Hashable { var source: Double, target: Double }
-        private let rates: Rates
+    /// A libsoxr converter for one channel, `SOXR_HQ`, freed with the object. One thread at a time.
+    private final class Converter {
         private let handle: soxr_t
-        /// Idle converters by rate pair: at most 4 per pair and 16 in all.
-        private static let idle = Locked<[Rates: [Converter]]>([:])
 
-        private init(rates: Rates, handle: soxr_t) {
-            self.rates = rates
-            self.handle = handle
-        }
-
-        deinit { soxr_delete(handle) }
-
-        static func take(from source: Double, to target: Double) throws(SoundFileError) -> Converter {
-            let rates = Rates(source: source, target: target)
-            if let converter = idle.withLock({ $0[rates]?.popLast() }) { return converter }
+        init(from source: Double, to target: Double) throws(SoundFileError) {
             var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
             var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
             var error: soxr_error_t?
             guard let handle = soxr_create(source, target, 1, &error, &io, &quality, nil), error == nil else {
                 throw SoundFileError(file: "", reason: .resampleFailed(error.map { String(cString: $0) } ?? "no converter"))
             }
-            return Converter(rates: rates, handle: handle)
+            self.handle = handle
         }
 
-        /// Cleared and kept for the next conversion at these rates (or let go when enough are kept).
-        func giveBack() {
-            soxr_clear(handle)
-            Self.idle.withLock { pool in
-                guard pool[rates, default: []].count < 4, pool.values.reduce(0, { $0 + $1.count }) < 16 else { return }
-                pool[rates, default: []].append(self)
-            }
-        }
+        deinit { soxr_delete(handle) }
 
         /// Converts what it can of `count` input frames at `input` (nil: the input has ended)
         /// into at most `room` frames at `output`: the input frames taken and the frames made.

@@ -28,8 +28,9 @@ extension SoundFileLoader {
         } catch {
             throw SoundFileError(file: path, reason: error.reason)
         }
-        // More input than `frames` can come from means the file changed: stop there.
-        let inputLimit = rate == fileRate ? frames : Int((Double(frames) * fileRate / rate).rounded(.up)) + 2
+        // More input than `frames` can come from (the longest n with round(n × rate / fileRate)
+        // == frames) means the file changed: stop there.
+        let inputLimit = rate == fileRate ? frames : Int(((Double(frames) + 0.5) * fileRate / rate).rounded(.up)) + 1
         let chunkFrames = 4_096
         var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
         var input = 0, produced = 0

@@ -54,8 +54,11 @@ package struct SoundFileLoader: Sendable {
         let channelCount = Int(info.channels)
         let fileRate = Double(info.samplerate)
         let rate = targetSampleRate ?? fileRate
-        let fileFrames = rate == fileRate ? Int(info.frames) : Int((Double(info.frames) * rate / fileRate).rounded())
-        guard channelCount == 1 || channelCount == 2, frames > 0, fileFrames > frames, info.frames > 0 else { return nil }
+        // A header may give no length (libsndfile's largest count) or any: past 2^40 frames, load it whole.
+        let converted = (Double(info.frames) * rate / fileRate).rounded()
+        guard channelCount == 1 || channelCount == 2, frames > 0, info.frames > 0, converted < 0x1p40 else { return nil }
+        let fileFrames = rate == fileRate ? Int(info.frames) : Int(converted)
+        guard fileFrames > frames else { return nil }
         let chunkFrames = 1_024
         var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
         var ended = false

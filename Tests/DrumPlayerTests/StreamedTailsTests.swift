@@ -195,6 +195,23 @@ import Testing
         }
     }
 
+    /// A roll on one key: the file's first tail is decoded straight into its buffer, the next
+    /// ones copied from one whole decode kept for them; the same bits as in memory either way.
+    @Test func aRollOnOneKeyDecodesItsFileOnceForItsTails() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try noise("roll.wav", frames: 20_000, stereo: true, rate: 44_100, in: dir)
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 1,
+                                  tracks: [DrumTrack(instrument: 0, velocities: [100, 90, 80, 70] + Array(repeating: 0, count: 12))])
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "roll", layers: [DrumLayer(samples: [file])], voices: 4)],
+                        patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        let whole = try render(kit, tails: false, frames: 48_000)
+        let streamed = try render(kit, tails: true, frames: 48_000)
+        #expect(streamed.engine.tailUnderrunCount == 0)
+        #expect(whole.left.contains { $0 != 0 })
+        #expect(whole.left == streamed.left && whole.right == streamed.right)
+    }
+
     /// Two instruments on one file, one playing it once and one looping it: only the first
     /// streams its tail, the looping one keeps the whole sound (it wraps to its start).
     @Test func aLoopingInstrumentOnAStreamedFileKeepsItWhole() throws {

@@ -119,4 +119,42 @@ struct SoundFileLoaderTests {
         #expect(sound.sampleRate == 32_000)
         #expect(sound.samples(channel: 0) == [0.1, 0.2, 0.3])
     }
+
+    /// A FLAC whose header gives no length (total samples 0, as streaming encoders write it:
+    /// libsndfile then counts the largest number of frames) has no head cut at another rate
+    /// (it loads whole), and no arithmetic traps on the count.
+    @Test func aFileOfUnknownLengthHasNoHead() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("open.flac")
+        let tone = Signal.noise(frames: 20_000, seed: 41)
+        try WAVFileWriter.write(path: path, channels: [tone], sampleRate: 44_100, format: .pcm16, container: .flac)
+        var bytes = try dir.bytes(of: "open.flac")
+        // STREAMINFO (after "fLaC" and its 4-byte block header): total samples are the low 36
+        // bits of bytes 18 ..< 26 of the file.
+        #expect(Array(bytes[0..<4]) == Array("fLaC".utf8))
+        bytes[21] &= 0xF0
+        for k in 22..<26 { bytes[k] = 0 }
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        let loader = SoundFileLoader(targetSampleRate: 48_000)
+        #expect(try loader.loadHead(path: path, frames: 1_025) == nil)
+        #expect(try loader.load(path: path).frameCount == 21_769)
+    }
+
+    /// A tail of a file converted down by eight (384 kHz to 48 kHz) whose length is not a
+    /// multiple of eight is read: the same frames as the whole conversion, and its peak.
+    @Test func aTailDownsampledEightTimesIsTheWholeConversions() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("fast.wav")
+        try WAVFileWriter.write(path: path, channels: [Signal.noise(frames: 384_003, seed: 42)], sampleRate: 384_000)
+        let loader = SoundFileLoader(targetSampleRate: 48_000)
+        let whole = try loader.load(path: path)
+        #expect(whole.frameCount == 48_000)
+        let tail = UnsafeMutablePointer<Float>.allocate(capacity: 48_000)
+        defer { tail.deallocate() }
+        let peak = try loader.readTail(path: path, frames: 48_000, from: 1_025, channelCount: 1, left: tail, right: nil)
+        #expect(peak == whole.peak)
+        #expect(Array(UnsafeBufferPointer(start: tail, count: 48_000 - 1_025)) == Array(whole.samples(channel: 0)[1_025...]))
+        let (head, frames) = try #require(try loader.loadHead(path: path, frames: 1_025))
+        #expect(frames == 48_000 && head.samples(channel: 0) == Array(whole.samples(channel: 0)[0..<1_025]))
+    }
 }
