@@ -34,7 +34,7 @@ extension LoadedPatch {
     /// a failure is the job's place and the error, and files not begun after a failure are left
     /// nil. Control thread (it waits for its helpers).
     static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?,
-                       showsProgress: Bool, headFrames: Int? = nil) -> [Result<DecodedSounds, SamplerError>?] {
+                       showsProgress: Bool, headFrames: Int? = nil, heads: HeadMemory? = nil) -> [Result<DecodedSounds, SamplerError>?] {
         var byFile: [String: [Int]] = [:]
         var files: [[Int]] = []
         for (j, job) in jobs.enumerated() {
@@ -61,7 +61,7 @@ extension LoadedPatch {
                     do {
                         // A file played as it is: only its head is read (converted as far as it needs at another rate).
                         if let headFrames, job.sample.loading != .preload, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
-                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1),
+                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1, memory: heads),
                            fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {
                             var result = DecodedSounds(played: head, whole: nil)
                             result.tail = (fileFrames, .infinity)
@@ -70,7 +70,7 @@ extension LoadedPatch {
                         let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
                                                      loader: loader, untuned: &untuned)
                         guard let headFrames else { return sounds }
-                        return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample,
+                        return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample, memory: heads,
                                              longest: Int(Self.longestStreamedSeconds * sampleRate))
                     } catch {
                         throw SamplerError("\(job.place): \(error)")
@@ -147,7 +147,7 @@ extension LoadedPatch {
     /// play it straight through once from its start (no loop, no random offset into it);
     /// otherwise `sounds` as it is.
     static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile,
-                     longest: Int) throws -> DecodedSounds {
+                     memory: HeadMemory? = nil, longest: Int) throws -> DecodedSounds {
         let played = sounds.played
         guard sounds.whole == nil, sample.loading != .preload, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
               instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0,
@@ -155,7 +155,7 @@ extension LoadedPatch {
         let count = frames + 1
         var channels = [Array(UnsafeBufferPointer(start: played.left, count: count))]
         if played.channelCount == 2 { channels.append(Array(UnsafeBufferPointer(start: played.right, count: count))) }
-        let head = try Sound(channels: channels, sampleRate: played.sampleRate)
+        let head = try Sound(channels: channels, sampleRate: played.sampleRate, memory: memory)
         var result = DecodedSounds(played: head, whole: nil)
         result.tail = (played.frameCount, played.peak)
         return result

@@ -121,7 +121,9 @@ package final class LoadedPatch {
                 }
             }
         }
-        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress, headFrames: headFrames)
+        let heads = headFrames == nil ? nil : HeadMemory()
+        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress,
+                                  headFrames: headFrames, heads: heads)
         var longestTail = 0, anyStereoTail = false
         // With heads: what stays in memory (sounds and heads), checked against the budget with
         // the tail buffers; and each streamed job's whole length, which the filler checks.
@@ -264,6 +266,14 @@ package final class LoadedPatch {
             do { try DecodeBudget.check(memoryBytes + buffers, what: "\(kit.file): \(what) (heads, whole sounds and \(streaming.tailVoices) tail buffers)") } catch {
                 for id in cache.values { unregister(id) }
                 throw SamplerError("\(error)")
+            }
+        }
+        if let heads, longestTail > 0 {
+            // Heads are what a voice plays while its tail is read: paged out, they would be read
+            // back from disk on the render thread.
+            let (locked, error) = heads.lock()
+            if let error {
+                streaming.report("warning: \(kit.file): \(HeadMemory.size(heads.bytes - locked)) of \(HeadMemory.size(heads.bytes)) of sample heads not locked in memory (mlock: \(String(cString: strerror(error))); locked memory is limited to \(HeadMemory.lockLimit): raise it with ulimit -l); under memory pressure they may be paged out")
             }
         }
         if longestTail > 0 {

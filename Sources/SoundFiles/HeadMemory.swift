@@ -93,4 +93,14 @@ package final class HeadMemory: SampleMemory, @unchecked Sendable {
             return (locked, failure)
         }
     }
+
+    /// This process's limit on locked memory (`RLIMIT_MEMLOCK`), for messages.
+    package static var lockLimit: String {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(__RLIMIT_MEMLOCK.rawValue), &limit) == 0 else { return "unknown" }
+        return limit.rlim_cur == rlim_t.max ? "unlimited" : size(Int(limit.rlim_cur))
+    }
+
+    /// `bytes` in kB below a megabyte, else in MB.
+    package static func size(_ bytes: Int) -> String { bytes < 1 << 20 ? "\(bytes >> 10) kB" : "\(bytes >> 20) MB" }
 }

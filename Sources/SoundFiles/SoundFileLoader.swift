@@ -45,7 +45,9 @@ package struct SoundFileLoader: Sendable {
     /// whole). A file at the target rate is read as it is; one at another rate is converted as
     /// far as the head needs (libsoxr's first output frames do not depend on what follows: see
     /// `Resampler.resampleHead`). Non-finite samples are silence, as in `load`. Control thread only.
-    package func loadHead(path: String, root: String? = nil, frames: Int) throws(SoundFileError) -> (head: Sound, fileFrames: Int)? {
+    /// The head's samples are in `memory` (the heap when nil).
+    package func loadHead(path: String, root: String? = nil, frames: Int,
+                          memory: (any SampleMemory)? = nil) throws(SoundFileError) -> (head: Sound, fileFrames: Int)? {
         let fd = try SoundFileError.openGated(path, root: root)
         defer { close(fd) }
         var info = SF_INFO()
@@ -86,7 +88,7 @@ package struct SoundFileLoader: Sendable {
             planes = converted
         }
         do {
-            return (try Sound(channels: planes, sampleRate: rate), fileFrames)
+            return (try Sound(channels: planes, sampleRate: rate, memory: memory), fileFrames)
         } catch {
             return nil
         }
