@@ -95,13 +95,12 @@ extension Engine {
         t.owner!.initialize(repeating: -1, count: count)
         t.slot = .allocate(capacity: count)
         for b in 0..<count {
-            // Written once here, so that the pages are resident before anything reads them.
+            // Not written here: a buffer's frames are read only once the filler has written them
+            // (which makes their pages resident), so memory is taken as tails are read.
             let l = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
-            l.initialize(repeating: 0, count: capacity)
             t.left![b] = l
             if stereo {
                 let r = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
-                r.initialize(repeating: 0, count: capacity)
                 t.right![b] = r
             } else {
                 t.right![b] = l
