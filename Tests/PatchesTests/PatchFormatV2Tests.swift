@@ -46,8 +46,8 @@ import Testing
     }
 
     @Test(arguments: [
-        (kitJSON(extra: #""swing": 1"#), "kit.json: swing: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw, controllers, keySwitch)"),
-        (kitJSON(extra: #""sounds": {}"#), "kit.json: sounds: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw, controllers, keySwitch)"),
+        (kitJSON(extra: #""swing": 1"#), "kit.json: swing: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw, controllers, keySwitch, headFrames)"),
+        (kitJSON(extra: #""sounds": {}"#), "kit.json: sounds: unknown key (expected one of: version, tempo, instruments, patterns, song, panLaw, controllers, keySwitch, headFrames)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "samples": ["k.wav"] } ], "level": 1 } ]"#, song: nil),
          "kit.json: instruments[0].level: unknown key (expected one of: id, layers, gain, gainDb, pan, tune, loops, midiNote, chokeGroup, voices, shareNote, roundRobinAcrossLayers, envelope, trigger, output, conditions, controllerTrigger, modulations, bend, channelControllers, group, offBy, silent, sustain, random, filter, delay, heldDecay, loopUntilRelease)"),
         (kitJSON(instruments: #"[ { "id": "k", "layers": [ { "sample": "k.wav" } ] } ]"#, song: nil),
