@@ -9,19 +9,22 @@ import Testing
 /// render` of the same messages, streamed the same way, one period after their frames: the
 /// tails were read from disk in time and joined their heads on their frames.
 @Suite(.serialized) struct StreamedTailsLiveTests {
-    /// Eight decaying stereo tones of 1.5 s on notes 60 to 67, with a release and a bend range.
+    /// Eight decaying stereo tones of 1.5 s on notes 60 to 67 (half at 44.1 kHz), with a release
+    /// and a bend range.
     func toneKit() throws -> URL {
         let dir = try temporaryDirectory()
         var instruments: [String] = []
         for k in 0..<8 {
             let f = 220 * Double.pow(2, Double(k) / 12)
+            // Every other one at 44.1 kHz: its head converted at load, its tails as they are read.
+            let rate = k % 2 == 0 ? 48_000 : 44_100
             func tone(_ i: Int, _ g: Double, _ decay: Double) -> Float {
-                let t = Double(i) / 48000
+                let t = Double(i) / Double(rate)
                 return Float(0.3 * sin(2 * Double.pi * g * t) * exp(-decay * t))
             }
-            let left = (0..<72_000).map { tone($0, f, 1.5) }
-            let right = (0..<72_000).map { tone($0, f * 1.5, 2) }
-            try WAVFileWriter.write(path: dir.appendingPathComponent("t\(k).wav").path, channels: [left, right], sampleRate: 48000)
+            let left = (0..<rate * 3 / 2).map { tone($0, f, 1.5) }
+            let right = (0..<rate * 3 / 2).map { tone($0, f * 1.5, 2) }
+            try WAVFileWriter.write(path: dir.appendingPathComponent("t\(k).wav").path, channels: [left, right], sampleRate: rate)
             instruments.append("""
               {"id": "t\(k)", "midiNote": \(60 + k), "voices": 2, "layers": [{"samples": ["t\(k).wav"]}],
                "envelope": {"release": 0.05}, "bend": [1200, -1200]}
