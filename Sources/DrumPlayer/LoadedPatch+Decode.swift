@@ -61,7 +61,9 @@ extension LoadedPatch {
                     do {
                         // A file played as it is: only its head is read (converted as far as it needs at another rate).
                         if let headFrames, job.sample.loading != .preload, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
-                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1, memory: heads),
+                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1,
+                                                                    accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Int(Self.longestStreamedSeconds * sampleRate)),
+                                                                    memory: heads),
                            fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {
                             var result = DecodedSounds(played: head, whole: nil)
                             result.tail = (fileFrames, .infinity)

@@ -45,8 +45,9 @@ package struct SoundFileLoader: Sendable {
     /// whole). A file at the target rate is read as it is; one at another rate is converted as
     /// far as the head needs (libsoxr's first output frames do not depend on what follows: see
     /// `Resampler.resampleHead`). Non-finite samples are silence, as in `load`. Control thread only.
-    /// The head's samples are in `memory` (the heap when nil).
-    package func loadHead(path: String, root: String? = nil, frames: Int,
+    /// The head's samples are in `memory` (the heap when nil); nil before anything is read or
+    /// allocated when the sound's frames are not in `accepting`.
+    package func loadHead(path: String, root: String? = nil, frames: Int, accepting: ClosedRange<Int> = 0...Int.max,
                           memory: (any SampleMemory)? = nil) throws(SoundFileError) -> (head: Sound, fileFrames: Int)? {
         let fd = try SoundFileError.openGated(path, root: root)
         defer { close(fd) }
@@ -60,7 +61,7 @@ package struct SoundFileLoader: Sendable {
         let converted = (Double(info.frames) * rate / fileRate).rounded()
         guard channelCount == 1 || channelCount == 2, frames > 0, info.frames > 0, converted < 0x1p40 else { return nil }
         let fileFrames = rate == fileRate ? Int(info.frames) : Int(converted)
-        guard fileFrames > frames else { return nil }
+        guard fileFrames > frames, accepting.contains(fileFrames) else { return nil }
         let chunkFrames = 1_024
         var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
         var ended = false

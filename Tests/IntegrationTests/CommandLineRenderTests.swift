@@ -28,8 +28,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         try WAVFileWriter.write(path: dir.appendingPathComponent("long.wav").path,
                                 channels: [(0..<96_000).map { Float($0 % 100) / 200 }], sampleRate: 48_000, format: .pcm16)
+        // Three one-shots too short to stream (under four heads): whole in memory, no head kept
+        // for them (the heads' size counts the long sample's only).
+        for k in 0..<3 {
+            try WAVFileWriter.write(path: dir.appendingPathComponent("hit\(k).wav").path,
+                                    channels: [(0..<10_000).map { Float($0 % 50) / 100 }], sampleRate: 48_000, format: .pcm16)
+        }
         let patch = dir.appendingPathComponent("p.json")
-        try #"{"version": 2, "tempo": 120, "instruments": [ { "id": "a", "layers": [ { "samples": ["long.wav"] } ] } ]}"#
+        try (#"{"version": 2, "tempo": 120, "instruments": [ { "id": "a", "layers": [ { "samples": ["long.wav"] } ] }"#
+            + (0..<3).map { #", { "id": "h\#($0)", "layers": [ { "samples": ["hit\#($0).wav"] } ] }"# }.joined() + "]}")
             .write(to: patch, atomically: true, encoding: .utf8)
         let render = [productsDirectory.appendingPathComponent("sampler").path, "render", "--patch", patch.path,
                       "--stream-tails-above", "0", "--duration", "0.5", "--out", dir.appendingPathComponent("o.wav").path]
