@@ -28,42 +28,15 @@ package enum Resampler {
             throw SoundFileError(file: "", reason: .resampleFailed(
                 "ratio \(ratio) (\(sourceRate) Hz → \(targetRate) Hz) is outside 1/256…256"))
         }
-        var result: [[Float]] = []
-        result.reserveCapacity(channels.count)
-        for channel in channels {
-            result.append(try resample(channel, from: sourceRate, to: targetRate))
+        let outputFrames = Int((Double(channels.first?.count ?? 0) * targetRate / sourceRate).rounded())
+        guard outputFrames > 0 else { return channels.map { _ in [] } }
+        let stream = try Stream(channelCount: channels.count, from: sourceRate, to: targetRate)
+        let made = try stream.convert(channels), held = try stream.convert(nil)
+        // Exactly `outputFrames`: the converter's surplus trimmed, frames it did not make silent.
+        return (0..<channels.count).map { c in
+            let all = made[c] + held[c]
+            return all.count >= outputFrames ? Array(all.prefix(outputFrames)) : all + repeatElement(0, count: outputFrames - all.count)
         }
-        return result
-    }
-
-    private static func resample(_ input: [Float], from sourceRate: Double, to targetRate: Double) throws(SoundFileError) -> [Float] {
-        let outputFrames = Int((Double(input.count) * targetRate / sourceRate).rounded())
-        guard !input.isEmpty, outputFrames > 0 else { return [] }
-        let converter = try Converter(from: sourceRate, to: targetRate)
-        // Room for a few frames more than expected; the surplus is trimmed below.
-        var output = [Float](repeating: 0, count: outputFrames + 64)
-        var made = 0
-        try input.withUnsafeBufferPointer { (source) throws(SoundFileError) in
-            try output.withUnsafeMutableBufferPointer { (destination) throws(SoundFileError) in
-                var consumed = 0
-                while consumed < source.count, made < destination.count {
-                    let (taken, count) = try converter.process(source.baseAddress! + consumed, source.count - consumed,
-                                                               into: destination.baseAddress! + made, destination.count - made)
-                    consumed += taken
-                    made += count
-                    if taken == 0 && count == 0 { break }
-                }
-                // The end of the input: what the converter still holds.
-                while made < destination.count {
-                    let (_, count) = try converter.process(nil, 0, into: destination.baseAddress! + made, destination.count - made)
-                    guard count > 0 else { break }
-                    made += count
-                }
-            }
-        }
-        output.removeLast(output.count - outputFrames)
-        // Any frames the converter did not produce stay zero.
-        return output
     }
 
     /// The first `frames` frames of each channel of `resample` applied to the whole input that

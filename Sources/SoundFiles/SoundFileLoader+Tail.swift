@@ -54,15 +54,10 @@ extension SoundFileLoader {
             produced += count
         }
         while true {
-            let got = chunk.withUnsafeMutableBufferPointer { buffer in
-                Int(sf_readf_float(handle, buffer.baseAddress!, sf_count_t(chunkFrames)))
-            }
-            guard got > 0 else { break }
-            input += got
+            let planes = Self.readChunk(handle, into: &chunk, frames: chunkFrames, channelCount: channelCount)
+            guard !planes.isEmpty else { break }
+            input += planes[0].count
             guard input <= inputLimit else { return nil }
-            let planes = (0..<channelCount).map { c in
-                (0..<got).map { f in chunk[f &* channelCount &+ c].isFinite ? chunk[f &* channelCount &+ c] : 0 }
-            }
             do {
                 emit(try stream?.convert(planes) ?? planes)
             } catch {

@@ -65,16 +65,11 @@ package struct SoundFileLoader: Sendable {
         let chunkFrames = 1_024
         var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
         var ended = false
-        // The next chunk of the file, planar, non-finite samples as silence; empty at its end.
         func read(_ count: Int) -> [[Float]] {
             guard !ended else { return [] }
-            let got = chunk.withUnsafeMutableBufferPointer { buffer in
-                Int(sf_readf_float(handle, buffer.baseAddress!, sf_count_t(min(count, chunkFrames))))
-            }
-            guard got > 0 else { ended = true; return [] }
-            return (0..<channelCount).map { c in
-                (0..<got).map { f in chunk[f &* channelCount &+ c].isFinite ? chunk[f &* channelCount &+ c] : 0 }
-            }
+            let next = Self.readChunk(handle, into: &chunk, frames: min(count, chunkFrames), channelCount: channelCount)
+            ended = next.isEmpty
+            return next
         }
         var planes = [[Float]](repeating: [], count: channelCount)
         if rate == fileRate {
@@ -92,6 +87,18 @@ package struct SoundFileLoader: Sendable {
             return (try Sound(channels: planes, sampleRate: rate, memory: memory), fileFrames)
         } catch {
             return nil
+        }
+    }
+
+    /// The next `frames` frames (at most) of the file `handle` reads, planar, non-finite samples
+    /// as silence, through `chunk` (room for `frames` interleaved frames); empty at its end.
+    static func readChunk(_ handle: OpaquePointer, into chunk: inout [Float], frames: Int, channelCount: Int) -> [[Float]] {
+        let got = chunk.withUnsafeMutableBufferPointer { buffer in
+            Int(sf_readf_float(handle, buffer.baseAddress!, sf_count_t(frames)))
+        }
+        guard got > 0 else { return [] }
+        return (0..<channelCount).map { c in
+            (0..<got).map { f in chunk[f &* channelCount &+ c].isFinite ? chunk[f &* channelCount &+ c] : 0 }
         }
     }
 
