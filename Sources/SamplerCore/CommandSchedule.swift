@@ -21,23 +21,31 @@ struct UnsafeCommandSchedule {
         state.deallocate()
     }
 
+    /// `index` (below twice the capacity) as a slot: a subtraction, not a division (the
+    /// render thread inserts every controller message here).
+    @_noLocks @_noAllocation @inline(__always)
+    private func wrap(_ index: Int) -> Int { index >= capacity ? index - capacity : index }
+
     var count: Int {
         @_noLocks @_noAllocation get { state[1] }
     }
 
     /// Inserts `command` after every command with a frame ≤ its frame; `false` when full.
-    @_noLocks @_noAllocation
+    /// Inlined: a command built field by field and then passed in memory is read back whole
+    /// before its stores have landed (a store-forwarding stall, most of a controller message's
+    /// cost).
+    @_noLocks @_noAllocation @inline(__always)
     func insert(_ command: Command) -> Bool {
         let head = state[0], count = state[1]
         if count == capacity { return false }
         var i = count
         while i > 0 {
-            let previous = storage[(head + i - 1) % capacity]
+            let previous = storage[wrap(head + i - 1)]
             if previous.frame <= command.frame { break }
-            storage[(head + i) % capacity] = previous
+            storage[wrap(head + i)] = previous
             i -= 1
         }
-        storage[(head + i) % capacity] = command
+        storage[wrap(head + i)] = command
         state[1] = count + 1
         return true
     }
@@ -56,7 +64,7 @@ struct UnsafeCommandSchedule {
         let head = state[0], count = state[1]
         var kept = 0
         for i in 0..<count {
-            let command = storage[(head + i) % capacity]
+            let command = storage[wrap(head + i)]
             var isTrigger = false, isInstrumentCommand = false
             switch command.kind {
             case .trigger, .release: isTrigger = true; isInstrumentCommand = true
@@ -66,7 +74,7 @@ struct UnsafeCommandSchedule {
             }
             let selected = triggers ? isTrigger : !isInstrumentCommand
             if command.player != player || !selected || command.frame < first {
-                storage[(head + kept) % capacity] = command
+                storage[wrap(head + kept)] = command
                 kept += 1
             }
         }
@@ -78,7 +86,7 @@ struct UnsafeCommandSchedule {
     func markSounds(_ ownership: UnsafeOwnership) {
         let head = state[0], count = state[1]
         for i in 0..<count {
-            let command = storage[(head + i) % capacity]
+            let command = storage[wrap(head + i)]
             if case .start = command.kind { ownership.mark(command.sound) }
         }
     }
@@ -86,7 +94,7 @@ struct UnsafeCommandSchedule {
     @_noLocks @_noAllocation
     func removeFirst() -> Command {
         let command = storage[state[0]]
-        state[0] = (state[0] + 1) % capacity
+        state[0] = wrap(state[0] + 1)
         state[1] -= 1
         return command
     }

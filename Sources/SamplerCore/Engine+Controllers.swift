@@ -255,12 +255,14 @@ extension Engine {
 
     /// The factor, pan offset and cents the controllers of `channel` give instrument `inst`'s
     /// voices now.
-    @_noLocks @_noAllocation
-    func modulation(_ inst: InstrumentSlot, _ tables: InstrumentTables, channel: Int)
+    /// Inlined: its five results, returned in memory, were read back before they landed.
+    @_noLocks @_noAllocation @inline(__always)
+    func modulation(_ inst: UnsafeMutablePointer<InstrumentSlot>, _ tables: InstrumentTables, channel: Int)
         -> (factor: Float, pan: Float, cents: Float, cutoff: Float, resonance: Float) {
         var factor: Float = 1, volume: Float = 0, pan: Float = 0, cents: Float = 0, cutoff: Float = 0, resonance: Float = 0
-        var k = inst.modulationStart
-        while k < inst.modulationStart + inst.modulationCount {
+        let start = inst.pointee.modulationStart, end = start + inst.pointee.modulationCount
+        var k = start
+        while k < end {
             let m = tables.modulations[k]
             k += 1
             let number = Int(m.controller)
@@ -299,7 +301,7 @@ extension Engine {
             }
         }
         let bend = controllers.bend[channel]
-        if bend > 0 { cents += bend * inst.bendUp } else if bend < 0 { cents -= bend * inst.bendDown }
+        if bend > 0 { cents += bend * inst.pointee.bendUp } else if bend < 0 { cents -= bend * inst.pointee.bendDown }
         if volume != 0 { factor *= decibelFactor(min(48, max(-144, volume))) }
         // Never quite 0 (−140 dB at least: a level scaled down to nothing could not be scaled
         // back up when the controller returns), never beyond +80 dB, never NaN; pitch within
@@ -382,7 +384,7 @@ extension Engine {
             }
             let cache = tables.steerCache + i
             if cache.pointee.stamp != stamp {
-                let m = modulation(tables.instruments[i], tables, channel: channel)
+                let m = modulation(tables.instruments + i, tables, channel: channel)
                 cache.pointee.stamp = stamp
                 cache.pointee.factor = m.factor
                 cache.pointee.pan = m.pan
@@ -405,8 +407,8 @@ extension Engine {
             if m.pan != old.panOffset {
                 // The pan law once per instrument, and only when a pan moved.
                 if !cache.pointee.panned {
-                    let inst = tables.instruments[i]
-                    cache.pointee.gains = m.pan != 0 ? PanGains(pan: inst.panPosition + m.pan, law: inst.panLaw) : inst.pan
+                    let inst = tables.instruments + i
+                    cache.pointee.gains = m.pan != 0 ? PanGains(pan: inst.pointee.panPosition + m.pan, law: inst.pointee.panLaw) : inst.pointee.pan
                     cache.pointee.panned = true
                 }
                 v.pointee.setPan(cache.pointee.gains)

@@ -142,7 +142,7 @@ extension Engine {
         // late start is placed with them.
         var control = VoiceControl()
         if inst.isModulated {
-            let m = modulation(inst, tables, channel: channel)
+            let m = modulation(tables.instruments + index, tables, channel: channel)
             control = VoiceControl(instrument: Int32(index), channel: Int32(channel), factor: m.factor, panOffset: m.pan, cents: m.cents)
             control.cutoff = m.cutoff
             control.resonance = m.resonance
