@@ -60,7 +60,7 @@ let package = Package(
         .target(name: "ProgramHost", dependencies: ["SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend"]),
         // The drum/patch player: loaded patches, patterns and songs, MIDI in, patch OSC and Link.
         .target(name: "DrumPlayer", dependencies: [
-            "ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "SafeFiles", "Locking",
+            "ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Patches", "Scheduling", "JACKBackend", "SafeFiles", "Locking", "SFZ",
         ]),
         // The metronome: controller, keys, klick's OSC, Link, MIDI clock.
         .target(name: "MetronomeKit", dependencies: ["ProgramHost", "Sync", "SamplerCore", "SoundFiles", "Scheduling", "JACKBackend"]),

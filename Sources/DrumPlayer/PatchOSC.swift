@@ -5,6 +5,7 @@ import ProgramHost
 import SafeFiles
 import SamplerCore
 import Scheduling
+import SFZ
 import Sync
 
 /// The sampler's own OSC interface on a live patch (`sampler play --osc-port`):
@@ -13,7 +14,7 @@ import Sync
 /// |---|---|
 /// | `/sampler/trigger ,s id` (`,sf id velocity` 0…1, `,si id velocity` 1…127; `,i index`) | plays the instrument |
 /// | `/sampler/gain ,sf id gain`, `/sampler/pan ,sf id pan` | the instrument's mix for its triggers from then on |
-/// | `/sampler/load ,s path` | the patch's instruments replace these (what sounds stops); replies `/sampler/loaded ,si path count` or `/sampler/error ,ss path message` |
+/// | `/sampler/load ,s path` | the patch's (or the `.sfz` file's) instruments replace these (what sounds stops); replies `/sampler/loaded ,si path count` or `/sampler/error ,ss path message` |
 /// | `/sampler/stop` | stops every voice |
 /// | `/sampler/ping` (`,s address`) | replies `/sampler/pong` |
 /// | `/sampler/query` (`,s address`) | replies `/sampler/instrument ,is index id` for each instrument, then `/sampler/state ,hdi frame sampleRate voices` |
@@ -22,9 +23,10 @@ import Sync
 /// near, then mapped to its frame: `OSCTimedQueue`); an untimed message,
 /// or one whose time has passed, as soon as possible. A timetag more than an hour ahead, or one
 /// arriving while 1,024 timed messages wait for their frames, is refused with
-/// `/sampler/error ,ss path reason`. `/sampler/load` reads only a regular patch file (under
-/// `--osc-root` when given), and its errors never quote the file: a message may do no more than
-/// the command line could. Replies go to the address a message
+/// `/sampler/error ,ss path reason`. `/sampler/load` reads only a regular patch or SFZ file
+/// (it, its includes and its samples under `--osc-root` when given), and its errors never
+/// quote the file: a message may do no more than the command line could. Replies go to the
+/// address a message
 /// names (an OSC URL or a port on this machine), else to its sender. Each trigger and stop is
 /// printed with its frame.
 ///
@@ -213,22 +215,17 @@ package final class PatchOSC {
         try load(path, replacing: old, engine: engine, sampleRate: sampleRate, at: 0)
     }
 
-    /// Loads the patch at `path` and swaps its instruments in on frame `at`, where every voice
-    /// of the old ones stops; returns its instrument count. Its samples are decoded into memory
-    /// (a patch that streams is refused), within the engine's players.
+    /// Loads the patch (or `.sfz` file) at `path` and swaps its instruments in on frame `at`,
+    /// where every voice of the old ones stops; returns its instrument count. Its samples are
+    /// decoded into memory on this thread (a patch that streams is refused), within the
+    /// engine's players.
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
         guard canLoad else { throw SamplerError("load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)") }
         let kit: Patch
-        // Checked before it is read whole: under the root, a regular file within a patch's size,
-        // beginning as a JSON object does.
-        do { kit = try PatchLoader.load(path: path, root: root, objectsOnly: true) } catch {
-            // A message's sender may not be able to read the file: say what kind of problem it
-            // is, never what the file holds (`sampler validate` shows that to whoever may read it).
-            if error.path.isEmpty && error.message.hasPrefix("cannot read the file") || error.message.hasPrefix("the file is")
-                || error.message.hasPrefix("not a patch") {
-                throw SamplerError("\(error)")
-            }
-            throw SamplerError("\(path): not a valid patch (`sampler validate \(path)` says where and why)")
+        if path.lowercased().hasSuffix(".sfz") {
+            kit = try Self.importSFZ(path, root: root, log: log)
+        } else {
+            kit = try Self.loadPatch(path, root: root)
         }
         // Every sample it names is held to the root as the patch is: one answer for a sample
         // outside it, whether a file is there or not.
@@ -239,6 +236,46 @@ package final class PatchOSC {
                 }
             }
         }
+        return try swapIn(kit, path: path, replacing: old, engine: engine, sampleRate: sampleRate, at: at)
+    }
+
+    /// The patch at `path`, checked before it is read whole: under the root, a regular file
+    /// within a patch's size, beginning as a JSON object does.
+    private static func loadPatch(_ path: String, root: String?) throws -> Patch {
+        do { return try PatchLoader.load(path: path, root: root, objectsOnly: true) } catch {
+            // A message's sender may not be able to read the file: say what kind of problem it
+            // is, never what the file holds (`sampler validate` shows that to whoever may read it).
+            if error.path.isEmpty && error.message.hasPrefix("cannot read the file") || error.message.hasPrefix("the file is")
+                || error.message.hasPrefix("not a patch") {
+                throw SamplerError("\(error)")
+            }
+            throw SamplerError("\(path): not a valid patch (`sampler validate \(path)` says where and why)")
+        }
+    }
+
+    /// The SFZ instrument at `path`, imported as `sampler play --patch` imports it: it and its
+    /// includes read only under the root. Its errors name the kind of problem, never what the
+    /// file holds; the import's notes are counted on the log, not quoted.
+    private static func importSFZ(_ path: String, root: String?, log: (String) -> Void) throws -> Patch {
+        do {
+            let imported = try SFZImporter.importSFZ(path: path, root: root)
+            if !imported.notes.isEmpty {
+                log("osc: \(path): \(imported.notes.count) note(s) on the import (`sampler validate \(path)` lists them)")
+            }
+            return imported.kit
+        } catch {
+            let text = "\(error)"
+            if text.hasPrefix("\(path): cannot read the file") || text.hasPrefix("\(path): the file is") {
+                throw SamplerError(text)
+            }
+            throw SamplerError("\(path): not a valid SFZ instrument (`sampler validate \(path)` says where and why)")
+        }
+    }
+
+    /// `kit` (loaded from `path`) replaces the instruments on frame `at`; returns its
+    /// instrument count.
+    private func swapIn(_ kit: Patch, path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double,
+                        at: Frame) throws -> Int {
         let voices = kit.instruments.reduce(0) { $0 + $1.voices }
         guard voices <= engine.configuration.maxPlayers else {
             throw SamplerError("\(path): \(voices) voices in all; this sampler has \(engine.configuration.maxPlayers) players (start it with the patch)")

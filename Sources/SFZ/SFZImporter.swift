@@ -40,10 +40,28 @@ package enum SFZImporter {
 
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).
-    package static func importSFZ(path: String) throws -> Result {
-        var sections = try SFZReader.read(path: path).sections
+    ///
+    /// With `root` (a load a message asks for), the file and every file it includes are read
+    /// only under that directory, and a sample outside it stays in the kit whether a file is
+    /// there or not (the caller refuses it with one answer either way: no existence oracle).
+    package static func importSFZ(path: String, root: String? = nil) throws -> Result {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var result = try convert(&sections, file: path, directory: directory, fileExists: Self.fileExists)
+        var sections: [SFZSection]
+        var exists: (String) -> Bool = Self.fileExists
+        if let root {
+            let read = { (file: String) throws -> [UInt8] in try SFZReader.readFile(file, root: root) }
+            sections = try SFZReader.read(bytes: read(path), file: path, directory: directory, readInclude: read).sections
+            exists = { file in
+                do throws(FileGateError) { try FileGate.checkUnderRoot(root, file) } catch {
+                    if case .outsideRoot = error { return true }
+                    return false
+                }
+                return Self.fileExists(file)
+            }
+        } else {
+            sections = try SFZReader.read(path: path).sections
+        }
+        var result = try convert(&sections, file: path, directory: directory, fileExists: exists)
         result.patchJSON = result.kit.patchJSON()
         do { _ = try PatchLoader.decode(Data(result.patchJSON.utf8), file: path, baseDirectory: "/") } catch {
             throw SFZError("\(path): the kit does not fit the patch format: \(error)")

@@ -76,9 +76,10 @@ package struct SFZReader {
         self.readInclude = readInclude
     }
 
-    static func readFile(_ path: String) throws -> [UInt8] {
+    /// `path`'s bytes (with `root`: only a file under that directory).
+    static func readFile(_ path: String, root: String? = nil) throws -> [UInt8] {
         do {
-            return try FileGate.read(path, limit: maximumFileSize)
+            return try FileGate.read(path, limit: maximumFileSize, root: root)
         } catch .tooLarge(let size) {
             throw SFZError("\(path): the file is \(size >> 20) MB; an SFZ file is at most \(maximumFileSize >> 20) MB")
         } catch {

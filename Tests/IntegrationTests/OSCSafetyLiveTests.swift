@@ -132,6 +132,26 @@ import Testing
         }
         let loaded = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(good)"])
         #expect(loaded.contains("reply /sampler/loaded ,si \(good) 1"), "\(loaded)")
+        // SFZ files alike: samples outside the root refused with the same text whether they
+        // exist or not, an include outside it as a file outside it is, and one within it loads.
+        func sfz(_ name: String, _ text: String) throws -> String {
+            let path = root.appendingPathComponent(name).path
+            try text.write(toFile: path, atomically: true, encoding: .utf8)
+            return path
+        }
+        try "<region> sample=inside.wav key=40".write(toFile: dir.appendingPathComponent("outside.sfzh").path, atomically: true, encoding: .utf8)
+        let sfzUp = try sfz("up.sfz", "<region> sample=../outside.wav key=36"), sfzGone = try sfz("gone.sfz", "<region> sample=../gone.wav key=36")
+        let sfzAbs = try sfz("abs.sfz", "<region> sample=\(dir.appendingPathComponent("outside.wav").path) key=36")
+        for path in [sfzUp, sfzGone, sfzAbs] {
+            let reply = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(path)"])
+            #expect(reply.contains("reply /sampler/error ,ss \(path) \(path): a sample it names is not under \(root.path)"), "\(reply)")
+        }
+        let sfzInclude = try sfz("include.sfz", "<region> sample=inside.wav key=36\n#include \"../outside.sfzh\"")
+        let included = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(sfzInclude)"])
+        #expect(included.contains { $0.hasPrefix("reply /sampler/error ,ss \(sfzInclude) \(sfzInclude): not a valid SFZ instrument") }, "\(included)")
+        let sfzGood = try sfz("good.sfz", "<region> sample=inside.wav key=36\n<region> sample=INSIDE.WAV key=38")
+        let sfzLoaded = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(sfzGood)"])
+        #expect(sfzLoaded.contains("reply /sampler/loaded ,si \(sfzGood) 2"), "\(sfzLoaded)")
     }
 
     /// Loads of a 15 MB file that is not a patch, flooded: each is refused after its first
