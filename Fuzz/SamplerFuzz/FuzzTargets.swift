@@ -158,6 +158,7 @@ final class OSCFixture {
         _ = klick.dispatch(messages, controller: controller, engine: metronomeEngine, frame: frame, sampleRate: 48000,
                            hostNow: now, frameAt: frameAt)
         patchOSC.dispatch(messages, kit: kit, loaded: loaded, engine: patchEngine, sampleRate: 48000, hostNow: now, frameAt: frameAt)
+        patchOSC.finishLoads(kit: kit, loaded: loaded, engine: patchEngine, sampleRate: 48000)
         for engine in [metronomeEngine, patchEngine] {
             engine.render(frameCount: 256, periodStart: frame, left: left, right: right)
             for k in 0..<256 where !(left[k].isFinite && right[k].isFinite) { fatalError("non-finite output") }

@@ -7,6 +7,25 @@ import Synchronization
 
 // Decoding a kit's sounds: its distinct sounds in parallel, and a streamed sample cut to its head.
 
+/// A load running on another thread, as the thread that asked for it sees it: how many of its
+/// files are decoded, and a way to cancel it (files not begun are left undecoded, and the
+/// load throws). Any thread.
+package final class LoadControl: Sendable {
+    private let cancelled = Atomic<Bool>(false)
+    private let done = Atomic<Int>(0)
+    private let total = Atomic<Int>(0)
+
+    package init() {}
+
+    package func cancel() { cancelled.store(true, ordering: .relaxed) }
+    package var isCancelled: Bool { cancelled.load(ordering: .relaxed) }
+    /// Files decoded, and files to decode (0 until the kit is read).
+    package var progress: (files: Int, of: Int) { (done.load(ordering: .relaxed), total.load(ordering: .relaxed)) }
+
+    func begin(files: Int) { total.store(files, ordering: .relaxed) }
+    func fileDone() { done.add(1, ordering: .relaxed) }
+}
+
 extension LoadedPatch {
     /// One distinct sound of a kit to decode: a sample as an instrument plays it (tuned,
     /// trimmed, delayed, looped).
@@ -34,7 +53,8 @@ extension LoadedPatch {
     /// a failure is the job's place and the error, and files not begun after a failure are left
     /// nil. Control thread (it waits for its helpers).
     static func decode(_ jobs: [DecodeJob], kit: Patch, sampleRate: Double, root: String?,
-                       showsProgress: Bool, headFrames: Int? = nil, heads: HeadMemory? = nil) -> [Result<DecodedSounds, SamplerError>?] {
+                       showsProgress: Bool, headFrames: Int? = nil, heads: HeadMemory? = nil,
+                       control: LoadControl? = nil) -> [Result<DecodedSounds, SamplerError>?] {
         var byFile: [String: [Int]] = [:]
         var files: [[Int]] = []
         for (j, job) in jobs.enumerated() {
@@ -49,8 +69,9 @@ extension LoadedPatch {
         let progress = LoadProgress(files: files.map { jobs[$0[0]].sample }, enabled: showsProgress)
         let failed = Atomic<Bool>(false)
         let large = CheckedLock("one large file decoding at a time")
+        control?.begin(files: files.count)
         let work = { @Sendable (indices: [Int], jobs: [DecodeJob]) in
-            guard !failed.load(ordering: .relaxed) else { return }
+            guard !failed.load(ordering: .relaxed), control?.isCancelled != true else { return }
             let loader = SoundFileLoader(targetSampleRate: sampleRate)
             var untuned: Sound?
             let size = LoadProgress.size(of: jobs[indices[0]].sample)
@@ -84,6 +105,7 @@ extension LoadedPatch {
             }
             if size > 32 << 20 { large.withLock { decodeFile() } } else { decodeFile() }
             progress.fileDone(size: size)
+            control?.fileDone()
         }
         let threads = min(files.count, max(1, ProcessInfo.processInfo.activeProcessorCount))
         if threads <= 1 {

@@ -62,21 +62,38 @@ package final class LoadedPatch {
     /// withdrawn again (a caller that guards the engine's control side with a lock takes it
     /// there, not across the decoding); `root`, when given, holds every sample it reads under
     /// that directory as it opens it.
-    package init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
-                 outputs: [String]? = nil, firstPlayer: Int = 0,
-                 registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
-                 root: String? = nil, showsProgress: Bool = false) throws {
-        let register = registering?.register ?? { try engine.register($0, continuation: $1) }
-        let unregister = registering?.unregister ?? { engine.unregister($0) }
-        let outputs = outputs ?? kit.outputNames
-        func outputIndex(_ instrument: DrumInstrument) -> Int {
-            guard let name = instrument.output, let k = outputs.firstIndex(of: name), k + 1 < Engine.maxOutputCount else { return 0 }
-            return k + 1
-        }
-        unroutedOutputs = kit.outputNames.filter { name in
-            guard let k = outputs.firstIndex(of: name) else { return true }
-            return k + 1 >= Engine.maxOutputCount
-        }
+    package convenience init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
+                             outputs: [String]? = nil, firstPlayer: Int = 0,
+                             registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
+                             root: String? = nil, showsProgress: Bool = false) throws {
+        try self.init(prepared: Self.prepare(kit, sampleRate: sampleRate, streaming: streaming, headsAllowed: registering == nil,
+                                             root: root, showsProgress: showsProgress),
+                      engine: engine, outputs: outputs, firstPlayer: firstPlayer, registering: registering)
+    }
+
+    /// A kit's samples decoded at a rate and not yet registered (`prepare`): what a load on
+    /// another thread hands to the control thread, which registers them (`init(prepared:)`).
+    package struct Prepared: Sendable {
+        let kit: Patch
+        let sampleRate: Double
+        let streaming: PatchStreamingOptions
+        let root: String?
+        let streamFiles: [Int: StreamFile]
+        let jobs: [DecodeJob]
+        let jobOfKey: [String: Int]
+        let decoded: [Result<DecodedSounds, SamplerError>?]
+        let headFrames: Int?
+        let heads: HeadMemory?
+        let what: String
+    }
+
+    /// The first half of a load, which needs no engine and may run on any thread: the kit's
+    /// streamed instruments opened and its samples decoded (`headsAllowed`: the long ones cut
+    /// to heads where the kit is larger than `streaming.tailsAboveBytes`). `control`, when
+    /// given, counts the files decoded and stops the load when cancelled (a cancelled load
+    /// throws).
+    package static func prepare(_ kit: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
+                                root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil) throws -> Prepared {
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -100,7 +117,7 @@ package final class LoadedPatch {
         let decodedBytes = DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate)
         // Heads in memory, tails read per voice: a kit larger than the setting, loaded by the
         // engine's own registration.
-        let headFrames = registering == nil && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
+        let headFrames = headsAllowed && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
         if headFrames == nil {
             do { try DecodeBudget.check(decodedBytes, what: "\(kit.file): \(what)") } catch {
                 throw SamplerError("\(error)")
@@ -123,7 +140,30 @@ package final class LoadedPatch {
         }
         let heads = headFrames == nil ? nil : HeadMemory()
         let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress,
-                                  headFrames: headFrames, heads: heads)
+                                  headFrames: headFrames, heads: heads, control: control)
+        if control?.isCancelled == true { throw SamplerError("\(kit.file): the load was cancelled") }
+        return Prepared(kit: kit, sampleRate: sampleRate, streaming: streaming, root: root, streamFiles: streamFiles, jobs: jobs,
+                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what)
+    }
+
+    /// The second half of a load: `prepared`'s sounds registered with `engine` and its
+    /// instruments defined. Control thread.
+    package init(prepared: Prepared, engine: Engine, outputs: [String]? = nil, firstPlayer: Int = 0,
+                 registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil) throws {
+        let kit = prepared.kit, sampleRate = prepared.sampleRate, streaming = prepared.streaming, root = prepared.root
+        let streamFiles = prepared.streamFiles, jobs = prepared.jobs, jobOfKey = prepared.jobOfKey, decoded = prepared.decoded
+        let headFrames = prepared.headFrames, heads = prepared.heads, what = prepared.what
+        let register = registering?.register ?? { try engine.register($0, continuation: $1) }
+        let unregister = registering?.unregister ?? { engine.unregister($0) }
+        let outputs = outputs ?? kit.outputNames
+        func outputIndex(_ instrument: DrumInstrument) -> Int {
+            guard let name = instrument.output, let k = outputs.firstIndex(of: name), k + 1 < Engine.maxOutputCount else { return 0 }
+            return k + 1
+        }
+        unroutedOutputs = kit.outputNames.filter { name in
+            guard let k = outputs.firstIndex(of: name) else { return true }
+            return k + 1 >= Engine.maxOutputCount
+        }
         var longestTail = 0, anyStereoTail = false
         // With heads: what stays in memory (sounds and heads), checked against the budget with
         // the tail buffers; and each streamed job's whole length, which the filler checks.

@@ -1,5 +1,6 @@
 import Foundation
 import JACKBackend
+import Locking
 import Patches
 import ProgramHost
 import SafeFiles
@@ -14,7 +15,7 @@ import Sync
 /// |---|---|
 /// | `/sampler/trigger ,s id` (`,sf id velocity` 0…1, `,si id velocity` 1…127; `,i index`) | plays the instrument |
 /// | `/sampler/gain ,sf id gain`, `/sampler/pan ,sf id pan` | the instrument's mix for its triggers from then on |
-/// | `/sampler/load ,s path` | the patch's (or the `.sfz` file's) instruments replace these (what sounds stops); replies `/sampler/loaded ,si path count` or `/sampler/error ,ss path message` |
+/// | `/sampler/load ,s path` | the patch's (or the `.sfz` file's) instruments replace these once loaded on a thread of its own (what sounds stops); replies `/sampler/loading ,sii path done files` every half second while it loads, then `/sampler/loaded ,si path count` or `/sampler/error ,ss path message` |
 /// | `/sampler/stop` | stops every voice |
 /// | `/sampler/ping` (`,s address`) | replies `/sampler/pong` |
 /// | `/sampler/query` (`,s address`) | replies `/sampler/instrument ,is index id` for each instrument, then `/sampler/state ,hdi frame sampleRate voices` |
@@ -49,6 +50,12 @@ package final class PatchOSC {
     /// instruments go to those of them it names, the rest to the main mix.
     let outputs: [String]
     private let timed = OSCTimedQueue()
+    /// The load whose thread runs, and the one asked for after it (started once that thread
+    /// is done): at most one loading thread, whatever the messages.
+    private var loading: PendingLoad?
+    private var nextLoad: PendingLoad?
+    /// Called on a load's thread before it reads anything (tests hold a load in flight here).
+    var beforeLoading: (@Sendable (String) -> Void)?
 
     package init(server: OSCServer, canLoad: Bool, root: String? = nil, outputs: [String] = [], log: @escaping (String) -> Void) {
         self.outputs = outputs
@@ -64,6 +71,7 @@ package final class PatchOSC {
         warnings.flush()
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
+        serviceLoads(kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate)
         let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
         dispatch(due + server.take(), kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate, hostNow: hostNow,
                  frameAt: frameAt)
@@ -138,14 +146,12 @@ package final class PatchOSC {
                     continue
                 }
                 loadedThisTick = true
-                do {
-                    let count = try load(path, replacing: loaded, engine: engine, sampleRate: sampleRate, at: at)
-                    server.send("/sampler/loaded", [.string(path), .int(Int32(count))], to: replyTo)
-                    log("osc: /sampler/load \(path) \(when): \(count) instruments from frame \(at)")
-                } catch {
-                    warn(m, "\(error)")
-                    server.send("/sampler/error", [.string(path), .string("\(error)")], to: replyTo)
+                guard canLoad else {
+                    warn(m, Self.cannotLoad)
+                    server.send("/sampler/error", [.string(path), .string(Self.cannotLoad)], to: replyTo)
+                    continue
                 }
+                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when), engine: engine, sampleRate: sampleRate)
             case ("/sampler/note", let types) where ["ii", "iii"].contains(types):
                 guard let note = m.arguments[0].number, let velocity = m.arguments[1].number, (0...127).contains(note),
                       (0...127).contains(velocity), let channel = Self.channel(m, at: 2) else {
@@ -210,20 +216,149 @@ package final class PatchOSC {
         return (0...1).contains(raw) ? Float(raw) : nil
     }
 
+    /// A load asked for by a message: read and decoded on a thread of its own while the old
+    /// instruments play on, then swapped in by the control thread (`serviceLoads`). A new load
+    /// cancels the one in flight: its files not begun are left, and its sender is told.
+    private final class PendingLoad: Sendable {
+        let path: String
+        let replyTo: String
+        /// The frame the message asked for, and how it was placed (for the log line).
+        let at: Frame
+        let when: String
+        let control = LoadControl()
+        let started = Date()
+        private let finished = DispatchSemaphore(value: 0)
+        private let outcome = Locked<Result<(LoadedPatch.Prepared, notes: Int), SamplerError>?>(nil)
+        private let reported = Locked(0.0)
+
+        init(path: String, replyTo: String, at: Frame, when: String) {
+            self.path = path
+            self.replyTo = replyTo
+            self.at = at
+            self.when = when
+        }
+
+        var result: Result<(LoadedPatch.Prepared, notes: Int), SamplerError>? { outcome.withLock { $0 } }
+
+        func run(root: String?, maxPlayers: Int, sampleRate: Double, before: (@Sendable (String) -> Void)?) {
+            let path = path, control = control, outcome = outcome, finished = finished
+            Thread.detachNewThread {
+                before?(path)
+                let result = Result<(LoadedPatch.Prepared, notes: Int), SamplerError> { () throws(SamplerError) in
+                    do { return try PatchOSC.prepareLoad(path, root: root, maxPlayers: maxPlayers, sampleRate: sampleRate, control: control) } catch {
+                        throw (error as? SamplerError) ?? SamplerError("\(error)")
+                    }
+                }
+                outcome.withLock { $0 = result }
+                finished.signal()
+            }
+        }
+
+        /// Blocks until its thread is done (it signals once: one waiter).
+        func waitUntilDone() { finished.wait() }
+
+        /// Whether a progress reply is due: half a second after the start, then every half second.
+        func progressDue() -> Bool {
+            let elapsed = Date().timeIntervalSince(started)
+            return reported.withLock { last in
+                guard elapsed >= last + 0.5 else { return false }
+                last = elapsed
+                return true
+            }
+        }
+    }
+
+    /// Starts `load` on a thread of its own, or queues it behind the one whose thread runs
+    /// (which it cancels); a load queued before it is cancelled. Control thread.
+    private func startLoad(_ load: PendingLoad, engine: Engine, sampleRate: Double) {
+        for earlier in [loading, nextLoad].compactMap({ $0 }) where !earlier.control.isCancelled {
+            earlier.control.cancel()
+            server.send("/sampler/error", [.string(earlier.path), .string("\(earlier.path): cancelled by a load of \(load.path)")], to: earlier.replyTo)
+            log("osc: /sampler/load \(earlier.path): cancelled by a load of \(load.path)")
+        }
+        if loading == nil {
+            loading = load
+            load.run(root: root, maxPlayers: engine.configuration.maxPlayers, sampleRate: sampleRate, before: beforeLoading)
+        } else {
+            nextLoad = load
+        }
+    }
+
+    /// A finished load swapped in (on the frame its message asked for, or as soon as possible
+    /// when that has passed) and answered; a running one's progress replied every half second
+    /// (`/sampler/loading ,sii path files-decoded files`). Control thread, each tick.
+    private func serviceLoads(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double) {
+        guard let load = loading else { return }
+        guard let result = load.result else {
+            if !load.control.isCancelled, load.progressDue() {
+                let (done, total) = load.control.progress
+                server.send("/sampler/loading", [.string(load.path), .int(Int32(clamping: done)), .int(Int32(clamping: total))], to: load.replyTo)
+            }
+            return
+        }
+        if !load.control.isCancelled {
+            // The previous swap not yet taken by the render thread: the next tick.
+            if !engine.instrumentsReplaced { return }
+            do {
+                let (prepared, notes) = try result.get()
+                if notes > 0 { log("osc: \(load.path): \(notes) note(s) on the import (`sampler validate \(load.path)` lists them)") }
+                let period = max(1, engine.renderedFrame - engine.lastPeriodStart)
+                let at = max(load.at, engine.renderedFrame + 2 * period)
+                let count = try swapIn(prepared, path: load.path, replacing: replaced?.loaded ?? programLoaded, engine: engine, at: at)
+                server.send("/sampler/loaded", [.string(load.path), .int(Int32(count))], to: load.replyTo)
+                log("osc: /sampler/load \(load.path) \(at == load.at ? load.when : "when loaded"): \(count) instruments from frame \(at)"
+                    + String(format: " (loaded in %.2f s)", Date().timeIntervalSince(load.started)))
+            } catch {
+                warnings.line("osc: /sampler/load ,s: \(error)")
+                server.send("/sampler/error", [.string(load.path), .string("\(error)")], to: load.replyTo)
+            }
+        }
+        loading = nil
+        if let next = nextLoad {
+            nextLoad = nil
+            loading = next
+            next.run(root: root, maxPlayers: engine.configuration.maxPlayers, sampleRate: sampleRate, before: beforeLoading)
+        }
+    }
+
+    /// Waits for the loads asked for so far and swaps them in, as ticks would (the fuzz
+    /// target's, which has no ticks); stops at one that waits for the render thread to take
+    /// the previous swap. Control thread.
+    package func finishLoads(kit: Patch, loaded: LoadedPatch, engine: Engine, sampleRate: Double) {
+        while let load = loading {
+            if load.result == nil { load.waitUntilDone() }
+            serviceLoads(kit: kit, loaded: loaded, engine: engine, sampleRate: sampleRate)
+            if loading === load { return }
+        }
+    }
+
     /// `load` before the engine renders (its instruments swapped in on the first frame).
     func loadAtStart(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double) throws -> Int {
         try load(path, replacing: old, engine: engine, sampleRate: sampleRate, at: 0)
     }
 
-    /// Loads the patch (or `.sfz` file) at `path` and swaps its instruments in on frame `at`,
-    /// where every voice of the old ones stops; returns its instrument count. Its samples are
-    /// decoded into memory on this thread (a patch that streams is refused), within the
-    /// engine's players.
+    /// Loads the patch (or `.sfz` file) at `path` on this thread and swaps its instruments in on
+    /// frame `at`; returns its instrument count (`/sampler/load` loads on a thread of its own:
+    /// `startLoad`).
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
-        guard canLoad else { throw SamplerError("load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)") }
+        guard canLoad else { throw SamplerError(Self.cannotLoad) }
+        let (prepared, notes) = try Self.prepareLoad(path, root: root, maxPlayers: engine.configuration.maxPlayers,
+                                                     sampleRate: sampleRate, control: nil)
+        if notes > 0 { log("osc: \(path): \(notes) note(s) on the import (`sampler validate \(path)` lists them)") }
+        return try swapIn(prepared, path: path, replacing: old, engine: engine, at: at)
+    }
+
+    private static let cannotLoad = "load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)"
+
+    /// The first half of a load, on any thread: the patch read (or the SFZ file imported), held
+    /// to the root and to the engine's players, and its samples decoded into memory (a patch
+    /// that streams is refused). Returns the import's note count too.
+    private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double,
+                                    control: LoadControl?) throws -> (LoadedPatch.Prepared, notes: Int) {
         let kit: Patch
+        var notes = 0
         if path.lowercased().hasSuffix(".sfz") {
-            kit = try Self.importSFZ(path, root: root, log: log)
+            (kit, notes) = try Self.importSFZ(path, root: root)
         } else {
             kit = try Self.loadPatch(path, root: root)
         }
@@ -236,7 +371,22 @@ package final class PatchOSC {
                 }
             }
         }
-        return try swapIn(kit, path: path, replacing: old, engine: engine, sampleRate: sampleRate, at: at)
+        let voices = kit.instruments.reduce(0) { $0 + $1.voices }
+        guard voices <= maxPlayers else {
+            throw SamplerError("\(path): \(voices) voices in all; this sampler has \(maxPlayers) players (start it with the patch)")
+        }
+        if let i = kit.instruments.firstIndex(where: { $0.layers.contains { $0.samples.contains { $0.loading == .stream } } }) {
+            throw SamplerError("\(path): instrument \(kit.instruments[i].id) streams from disk (\"stream\": true), which a load over OSC does not do")
+        }
+        var options = PatchStreamingOptions()
+        options.threshold = nil
+        do {
+            return (try LoadedPatch.prepare(kit, sampleRate: sampleRate, streaming: options, headsAllowed: false, root: root,
+                                            control: control), notes)
+        } catch {
+            if control?.isCancelled == true { throw SamplerError("\(path): the load was cancelled") }
+            throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
+        }
     }
 
     /// The patch at `path`, checked before it is read whole: under the root, a regular file
@@ -253,41 +403,46 @@ package final class PatchOSC {
         }
     }
 
-    /// The SFZ instrument at `path`, imported as `sampler play --patch` imports it: it and its
-    /// includes read only under the root. Its errors name the kind of problem, never what the
-    /// file holds; the import's notes are counted on the log, not quoted.
-    private static func importSFZ(_ path: String, root: String?, log: (String) -> Void) throws -> Patch {
-        do {
-            let imported = try SFZImporter.importSFZ(path: path, root: root)
-            if !imported.notes.isEmpty {
-                log("osc: \(path): \(imported.notes.count) note(s) on the import (`sampler validate \(path)` lists them)")
-            }
-            return imported.kit
+    /// The SFZ instrument at `path`, imported as `sampler play --patch` imports it, except that
+    /// it, its includes and its samples are read only under the root: a sample whose directory
+    /// or file is not there (or leads out of it) refuses the kit with one answer, before
+    /// anything outside is looked at. Its errors name the kind of problem, never what the files
+    /// hold; the import's notes are counted, not quoted.
+    private static func importSFZ(_ path: String, root: String?) throws -> (Patch, notes: Int) {
+        let bytes: [UInt8]
+        do { bytes = try FileGate.read(path, limit: SFZReader.maximumFileSize, root: root) } catch .tooLarge(let size) {
+            throw SamplerError("\(path): the file is \(size >> 20) MB; an SFZ file is at most \(SFZReader.maximumFileSize >> 20) MB")
         } catch {
-            let text = "\(error)"
-            if text.hasPrefix("\(path): cannot read the file") || text.hasPrefix("\(path): the file is") {
-                throw SamplerError(text)
+            throw SamplerError("\(path): cannot read the file (\(error.reason))")
+        }
+        struct OutsideRoot: Error {}
+        do {
+            let imported = try SFZImporter.importSFZ(bytes: bytes, path: path, root: root ?? "/") { file in
+                guard let root else { return }
+                do { try FileGate.checkUnderRoot(root, file) } catch {
+                    // A sample's directory may be the root itself.
+                    let a = realpath(file, nil), b = realpath(root, nil)
+                    defer { free(a); free(b) }
+                    guard let a, let b, strcmp(a, b) == 0 else { throw OutsideRoot() }
+                }
             }
+            return (imported.kit, imported.notes.count)
+        } catch is OutsideRoot {
+            throw SamplerError("\(path): a sample it names is not under \(root ?? "/")")
+        } catch {
             throw SamplerError("\(path): not a valid SFZ instrument (`sampler validate \(path)` says where and why)")
         }
     }
 
-    /// `kit` (loaded from `path`) replaces the instruments on frame `at`; returns its
-    /// instrument count.
-    private func swapIn(_ kit: Patch, path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double,
+    /// The second half of a load, on the control thread: `prepared`'s sounds registered and its
+    /// instruments swapped in on frame `at`, where every voice of the old ones stops; returns
+    /// its instrument count.
+    private func swapIn(_ prepared: LoadedPatch.Prepared, path: String, replacing old: LoadedPatch, engine: Engine,
                         at: Frame) throws -> Int {
-        let voices = kit.instruments.reduce(0) { $0 + $1.voices }
-        guard voices <= engine.configuration.maxPlayers else {
-            throw SamplerError("\(path): \(voices) voices in all; this sampler has \(engine.configuration.maxPlayers) players (start it with the patch)")
-        }
-        if let i = kit.instruments.firstIndex(where: { $0.layers.contains { $0.samples.contains { $0.loading == .stream } } }) {
-            throw SamplerError("\(path): instrument \(kit.instruments[i].id) streams from disk (\"stream\": true), which a load over OSC does not do")
-        }
         guard engine.instrumentsReplaced else { throw SamplerError("the previous load has not been swapped in yet: send it again") }
-        var options = PatchStreamingOptions()
-        options.threshold = nil
+        let kit = prepared.kit
         let loaded: LoadedPatch
-        do { loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: options, outputs: outputs, root: root) } catch {
+        do { loaded = try LoadedPatch(prepared: prepared, engine: engine, outputs: outputs) } catch {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
         guard engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: at) else {

@@ -40,28 +40,27 @@ package enum SFZImporter {
 
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).
-    ///
-    /// With `root` (a load a message asks for), the file and every file it includes are read
-    /// only under that directory, and a sample outside it stays in the kit whether a file is
-    /// there or not (the caller refuses it with one answer either way: no existence oracle).
-    package static func importSFZ(path: String, root: String? = nil) throws -> Result {
+    package static func importSFZ(path: String) throws -> Result {
+        var sections = try SFZReader.read(path: path).sections
+        return try finish(&sections, path: path, sampleGate: nil)
+    }
+
+    /// As `importSFZ(path:)`, for a load a message asks for: `bytes` are the file at `path`
+    /// (read by the caller, under `root`), its includes are read only under `root`, and
+    /// `sampleGate` is asked about each sample's directory before anything in it is looked
+    /// for, and about the file found; it throws to refuse the kit (one answer, whether a file
+    /// outside the root exists or not: nothing outside it is looked at).
+    package static func importSFZ(bytes: [UInt8], path: String, root: String,
+                                  sampleGate: @escaping (String) throws -> Void) throws -> Result {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var sections: [SFZSection]
-        var exists: (String) -> Bool = Self.fileExists
-        if let root {
-            let read = { (file: String) throws -> [UInt8] in try SFZReader.readFile(file, root: root) }
-            sections = try SFZReader.read(bytes: read(path), file: path, directory: directory, readInclude: read).sections
-            exists = { file in
-                do throws(FileGateError) { try FileGate.checkUnderRoot(root, file) } catch {
-                    if case .outsideRoot = error { return true }
-                    return false
-                }
-                return Self.fileExists(file)
-            }
-        } else {
-            sections = try SFZReader.read(path: path).sections
-        }
-        var result = try convert(&sections, file: path, directory: directory, fileExists: exists)
+        let read = { (file: String) throws -> [UInt8] in try SFZReader.readFile(file, root: root) }
+        var sections = try SFZReader.read(bytes: bytes, file: path, directory: directory, readInclude: read).sections
+        return try finish(&sections, path: path, sampleGate: sampleGate)
+    }
+
+    private static func finish(_ sections: inout [SFZSection], path: String, sampleGate: ((String) throws -> Void)?) throws -> Result {
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        var result = try convert(&sections, file: path, directory: directory, fileExists: Self.fileExists, sampleGate: sampleGate)
         result.patchJSON = result.kit.patchJSON()
         do { _ = try PatchLoader.decode(Data(result.patchJSON.utf8), file: path, baseDirectory: "/") } catch {
             throw SFZError("\(path): the kit does not fit the patch format: \(error)")
@@ -73,7 +72,7 @@ package enum SFZImporter {
     /// the instruments are built); `fileExists` decides which sample paths are on disk (the
     /// fuzzer passes one that says every one is).
     package static func convert(_ sections: inout [SFZSection], file: String, directory: String,
-                                fileExists: (String) -> Bool) throws -> Result {
+                                fileExists: (String) -> Bool, sampleGate: ((String) throws -> Void)? = nil) throws -> Result {
         var notes: [String] = []
         var reported: Set<String> = []
         func report(_ key: String, _ line: String) {
@@ -261,12 +260,14 @@ package enum SFZImporter {
             let embeddedData = embedded[written] ?? embedded[sampleOpcode.value]
             let full = written.hasPrefix("/") ? written : directory + "/" + written
             let standardized = FileGate.lexical(full)
+            if embeddedData == nil, let sampleGate { try sampleGate(URL(fileURLWithPath: standardized).deletingLastPathComponent().path) }
             guard let found = embeddedData != nil ? written : findFile(standardized, exists: fileExists, lookup: &lookup) else {
                 // As sfizz: the region is left out, the rest plays.
                 missing.append("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
                 report("missing:\(written)", "\(place(sampleOpcode)): sample \"\(written)\": no such file: the region at line \(section.line) is left out")
                 continue
             }
+            if embeddedData == nil, let sampleGate { try sampleGate(found) }
             if embeddedData == nil, found != standardized || sampleOpcode.value.utf8.contains(0x5C) {
                 // The first few are named; the rest are counted (one line at the end).
                 if respelled < Self.respellingsNamed {

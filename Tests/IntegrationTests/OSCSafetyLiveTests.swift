@@ -142,7 +142,12 @@ import Testing
         try "<region> sample=inside.wav key=40".write(toFile: dir.appendingPathComponent("outside.sfzh").path, atomically: true, encoding: .utf8)
         let sfzUp = try sfz("up.sfz", "<region> sample=../outside.wav key=36"), sfzGone = try sfz("gone.sfz", "<region> sample=../gone.wav key=36")
         let sfzAbs = try sfz("abs.sfz", "<region> sample=\(dir.appendingPathComponent("outside.wav").path) key=36")
-        for path in [sfzUp, sfzGone, sfzAbs] {
+        // Through a link in the root to a directory outside it: the same, file there or not
+        // (nothing outside is looked at, so an SFZ file's regions cannot probe it).
+        try FileManager.default.createSymbolicLink(atPath: root.appendingPathComponent("out").path, withDestinationPath: dir.path)
+        let sfzLinked = try sfz("linked.sfz", "<region> sample=inside.wav key=35\n<region> sample=out/outside.wav key=36")
+        let sfzLinkedGone = try sfz("linkedgone.sfz", "<region> sample=inside.wav key=35\n<region> sample=out/gone.wav key=36")
+        for path in [sfzUp, sfzGone, sfzAbs, sfzLinked, sfzLinkedGone] {
             let reply = try osc.send(["--port", port, "--replies", "1", "/sampler/load", "s:\(path)"])
             #expect(reply.contains("reply /sampler/error ,ss \(path) \(path): a sample it names is not under \(root.path)"), "\(reply)")
         }

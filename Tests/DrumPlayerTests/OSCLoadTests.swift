@@ -1,0 +1,120 @@
+import Foundation
+import JACKTestSupport
+import Patches
+import SamplerCore
+@testable import DrumPlayer
+import SoundFiles
+import Sync
+import Testing
+
+/// `/sampler/load` reads and decodes on a thread of its own (issue 51): the old kit plays and
+/// messages are answered meanwhile, the sender hears how far it got, and a newer load cancels
+/// the one in flight. An engine without a device, rendered by hand between control ticks.
+@Suite struct OSCLoadTests {
+    /// The player's side: an engine playing `old.json`, its OSC interface, and the test's own
+    /// OSC endpoint that sends to it and takes its replies.
+    final class Rig {
+        let dir: URL
+        let engine = Engine(configuration: .init(maxPlayers: 64))
+        let kit: Patch
+        let loaded: LoadedPatch
+        let osc: PatchOSC
+        let me: OSCServer
+        let player: String
+        var frame: Frame = 0
+        let left = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        let right = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        /// What came back so far.
+        var replies: [OSCMessage] = []
+
+        init() throws {
+            dir = try temporaryDirectory()
+            try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path, channels: [[Float](repeating: 0.5, count: 4800)],
+                                    sampleRate: 48000)
+            for name in ["old", "a"] {
+                try #"{"version": 2, "tempo": 120, "instruments": [{"id": "\#(name)", "layers": [{"samples": ["click.wav"]}]}]}"#
+                    .write(to: dir.appendingPathComponent("\(name).json"), atomically: true, encoding: .utf8)
+            }
+            try "<region> sample=click.wav key=36\n<region> sample=CLICK.WAV key=38\n"
+                .write(to: dir.appendingPathComponent("b.sfz"), atomically: true, encoding: .utf8)
+            kit = try PatchLoader.load(path: dir.appendingPathComponent("old.json").path)
+            loaded = try LoadedPatch(kit, engine: engine, sampleRate: 48000)
+            engine.setInstruments(loaded.definitions, controllers: kit.controllers)
+            let server = try OSCServer(port: "0", hostNow: { 1_000_000_000 })
+            osc = PatchOSC(server: server, canLoad: true, root: dir.path) { _ in }
+            me = try OSCServer(port: "0", hostNow: { 0 })
+            player = "osc.udp://127.0.0.1:\(server.port)/"
+        }
+
+        deinit {
+            left.deallocate()
+            right.deallocate()
+        }
+
+        /// One control tick and one period.
+        @discardableResult
+        func tick() -> Float {
+            let now = UInt64(frame / 48) * 1000 + 1_000_000_000
+            osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: 48000, hostNow: now,
+                     frameAt: { Frame(min($0, 1 << 50) / 1000) * 48 })
+            engine.render(frameCount: 256, periodStart: frame, left: left, right: right)
+            engine.drainEvents { _ in }
+            frame += 256
+            replies += me.take()
+            return (0..<256).reduce(0) { max($0, abs(left[$1])) }
+        }
+
+        /// Ticks until a reply at `path` comes (the first one not yet taken), within 10 s.
+        func await(_ path: String) -> OSCMessage? {
+            let started = Date()
+            while Date().timeIntervalSince(started) < 10 {
+                if let i = replies.firstIndex(where: { $0.path == path }) { return replies.remove(at: i) }
+                tick()
+                usleep(1000)
+            }
+            return nil
+        }
+
+        func send(_ path: String, _ arguments: [OSCArgument] = []) { me.send(path, arguments, to: player) }
+    }
+
+    @Test func aLoadRunsBesideThePlayerAndANewerOneCancelsIt() throws {
+        let rig = try Rig()
+        let a = rig.dir.appendingPathComponent("a.json").path, b = rig.dir.appendingPathComponent("b.sfz").path
+        // Load a is held on its thread until the test lets it go.
+        let gate = DispatchSemaphore(value: 0)
+        let started = DispatchSemaphore(value: 0)
+        rig.osc.beforeLoading = { path in
+            if path == a {
+                started.signal()
+                gate.wait()
+            }
+        }
+        rig.send("/sampler/load", [.string(a)])
+        while started.wait(timeout: .now()) == .timedOut { rig.tick(); usleep(1000) }
+        // While it loads: pings are answered, the old kit plays, and progress is replied.
+        rig.send("/sampler/ping")
+        #expect(rig.await("/sampler/pong") != nil)
+        rig.send("/sampler/trigger", [.string("old")])
+        var heard: Float = 0
+        let triggered = Date()
+        while heard == 0, Date().timeIntervalSince(triggered) < 10 {
+            heard = rig.tick()
+            usleep(1000)
+        }
+        #expect(heard > 0.3, "the old kit stopped playing during the load")
+        let progress = rig.await("/sampler/loading")
+        #expect(progress?.arguments.first == .string(a), "\(String(describing: progress))")
+        // A newer load cancels it: its sender is told, and the newer one is what comes in.
+        rig.send("/sampler/load", [.string(b)])
+        let cancelled = rig.await("/sampler/error")
+        #expect(cancelled?.arguments == [.string(a), .string("\(a): cancelled by a load of \(b)")], "\(String(describing: cancelled))")
+        gate.signal()
+        let loaded = rig.await("/sampler/loaded")
+        #expect(loaded?.arguments == [.string(b), .int(2)], "\(String(describing: loaded))")
+        for _ in 0..<4 { rig.tick() }
+        #expect(!rig.replies.contains { $0.path == "/sampler/loaded" }, "\(rig.replies)")
+        rig.send("/sampler/query")
+        #expect(rig.await("/sampler/instrument")?.arguments.last == .string("kick-36"))
+    }
+}
