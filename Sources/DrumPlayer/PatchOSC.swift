@@ -415,20 +415,11 @@ package final class PatchOSC {
         } catch {
             throw SamplerError("\(path): cannot read the file (\(error.reason))")
         }
-        struct OutsideRoot: Error {}
         do {
-            let imported = try SFZImporter.importSFZ(bytes: bytes, path: path, root: root ?? "/") { file in
-                guard let root else { return }
-                do { try FileGate.checkUnderRoot(root, file) } catch {
-                    // A sample's directory may be the root itself.
-                    let a = realpath(file, nil), b = realpath(root, nil)
-                    defer { free(a); free(b) }
-                    guard let a, let b, strcmp(a, b) == 0 else { throw OutsideRoot() }
-                }
-            }
+            let imported = try SFZImporter.importSFZ(bytes: bytes, path: path, root: root)
             return (imported.kit, imported.notes.count)
-        } catch is OutsideRoot {
-            throw SamplerError("\(path): a sample it names is not under \(root ?? "/")")
+        } catch let error as SFZImporter.SampleOutsideRoot {
+            throw SamplerError("\(path): \(error)")
         } catch {
             throw SamplerError("\(path): not a valid SFZ instrument (`sampler validate \(path)` says where and why)")
         }

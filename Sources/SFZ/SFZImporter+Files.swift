@@ -9,6 +9,34 @@ extension SFZImporter {
         return FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory) && !isDirectory.boolValue
     }
 
+    /// Whether `path` is a regular file or a symbolic link, the link not followed (a kit
+    /// loaded under a root: where a link leads is checked once, against the root, with one
+    /// answer whether its target exists or not).
+    static func entryExists(_ path: String) -> Bool {
+        var info = stat()
+        guard lstat(path, &info) == 0 else { return false }
+        return info.st_mode & S_IFMT == S_IFREG || info.st_mode & S_IFMT == S_IFLNK
+    }
+
+    /// Refuses a sample (`SampleOutsideRoot`) whose directory, as written, is not a directory
+    /// under `root` (or the root itself): outside it as written, nothing is looked at; inside,
+    /// its links are resolved against the root.
+    static func checkDirectory(of standardized: String, under root: String) throws {
+        guard let slash = standardized.lastIndex(of: "/") else { throw SampleOutsideRoot(root: root) }
+        let directory = slash == standardized.startIndex ? "/" : String(standardized[..<slash])
+        let writtenRoot = FileGate.lexical(root)
+        guard directory == writtenRoot || directory.hasPrefix(writtenRoot.hasSuffix("/") ? writtenRoot : writtenRoot + "/") else {
+            throw SampleOutsideRoot(root: root)
+        }
+        let resolvedDirectory = realpath(directory, nil), resolvedRoot = realpath(root, nil)
+        defer { free(resolvedDirectory); free(resolvedRoot) }
+        guard let resolvedDirectory, let resolvedRoot else { throw SampleOutsideRoot(root: root) }
+        let d = String(cString: resolvedDirectory), r = String(cString: resolvedRoot)
+        guard d == r || d.hasPrefix(r.hasSuffix("/") ? r : r + "/") else { throw SampleOutsideRoot(root: root) }
+        var info = stat()
+        guard stat(d, &info) == 0, info.st_mode & S_IFMT == S_IFDIR else { throw SampleOutsideRoot(root: root) }
+    }
+
     /// What the import has learnt of the disk while finding samples: each directory as written
     /// resolved once, and each directory it had to search listed once.
     struct SampleLookup {
@@ -18,6 +46,9 @@ extension SFZImporter {
         /// lowercased name to its file's. A name is returned as the listing spells it: Swift's
         /// equal strings may differ in bytes (one Unicode normal form finds a file in another).
         var listings: [String: (names: Set<String>, lowercased: [String: String])] = [:]
+        /// Whether a listing takes a symbolic link as what it points to (else as a file,
+        /// wherever it leads: a kit loaded under a root).
+        var followsLinks = true
     }
 
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path
@@ -39,7 +70,7 @@ extension SFZImporter {
         if lookup.listings[found] == nil {
             if exists(prefix + name) { return prefix + name }
             // A directory that cannot be listed is asked file by file.
-            guard let listed = listing(found) else { return nil }
+            guard let listed = listing(found, followingLinks: lookup.followsLinks) else { return nil }
             lookup.listings[found] = listed
         }
         guard let listed = lookup.listings[found] else { return exists(prefix + name) ? prefix + name : nil }
@@ -90,10 +121,10 @@ extension SFZImporter {
 
     /// The regular files of directory `path`, by name and by lowercased name (the first in the
     /// listing's order where two differ only in case).
-    private static func listing(_ path: String) -> (names: Set<String>, lowercased: [String: String])? {
-        guard let all = entries(of: path) else { return nil }
+    private static func listing(_ path: String, followingLinks: Bool) -> (names: Set<String>, lowercased: [String: String])? {
+        guard let all = entries(of: path, followingLinks: followingLinks) else { return nil }
         var names: Set<String> = [], lowercased: [String: String] = [:]
-        for (name, kind) in all where kind == S_IFREG {
+        for (name, kind) in all where kind == S_IFREG || kind == S_IFLNK {
             names.insert(name)
             if lowercased[name.lowercased()] == nil { lowercased[name.lowercased()] = name }
         }
@@ -101,8 +132,9 @@ extension SFZImporter {
     }
 
     /// The entries of directory `path` with their kinds (`S_IFREG`, `S_IFDIR`, …; a symbolic
-    /// link as what it points to), read once with `readdir`; nil when it cannot be listed.
-    private static func entries(of path: String) -> [(String, mode_t)]? {
+    /// link as what it points to, or as `S_IFLNK` unless `followingLinks`), read once with
+    /// `readdir`; nil when it cannot be listed.
+    private static func entries(of path: String, followingLinks: Bool = true) -> [(String, mode_t)]? {
         guard let dir = opendir(path) else { return nil }
         defer { closedir(dir) }
         let prefix = path + (path.hasSuffix("/") ? "" : "/")
@@ -118,7 +150,7 @@ extension SFZImporter {
             case Int32(DT_DIR): kind = S_IFDIR
             case Int32(DT_LNK), Int32(DT_UNKNOWN):
                 var info = stat()
-                if stat(prefix + name, &info) == 0 { kind = info.st_mode & S_IFMT }
+                if followingLinks ? stat(prefix + name, &info) == 0 : lstat(prefix + name, &info) == 0 { kind = info.st_mode & S_IFMT }
             default: break
             }
             result.append((name, kind))

@@ -42,25 +42,32 @@ package enum SFZImporter {
     /// accepts (it is checked as `import-sfz` writes it).
     package static func importSFZ(path: String) throws -> Result {
         var sections = try SFZReader.read(path: path).sections
-        return try finish(&sections, path: path, sampleGate: nil)
+        return try finish(&sections, path: path, sampleRoot: nil)
     }
 
     /// As `importSFZ(path:)`, for a load a message asks for: `bytes` are the file at `path`
-    /// (read by the caller, under `root`), its includes are read only under `root`, and
-    /// `sampleGate` is asked about each sample's directory before anything in it is looked
-    /// for, and about the file found; it throws to refuse the kit (one answer, whether a file
-    /// outside the root exists or not: nothing outside it is looked at).
-    package static func importSFZ(bytes: [UInt8], path: String, root: String,
-                                  sampleGate: @escaping (String) throws -> Void) throws -> Result {
+    /// (read by the caller), and with `root` its includes are read only under that directory
+    /// and every sample must be a file there: a sample whose directory (as written) is not a
+    /// directory under the root, or whose file is not under it, refuses the kit
+    /// (`SampleOutsideRoot`), one answer whether anything outside exists or not. Nothing
+    /// outside the root is searched or read; links are not followed to decide what exists.
+    package static func importSFZ(bytes: [UInt8], path: String, root: String?) throws -> Result {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let read = { (file: String) throws -> [UInt8] in try SFZReader.readFile(file, root: root) }
         var sections = try SFZReader.read(bytes: bytes, file: path, directory: directory, readInclude: read).sections
-        return try finish(&sections, path: path, sampleGate: sampleGate)
+        return try finish(&sections, path: path, sampleRoot: root)
     }
 
-    private static func finish(_ sections: inout [SFZSection], path: String, sampleGate: ((String) throws -> Void)?) throws -> Result {
+    /// A sample of a kit loaded under a root is not a file under it.
+    package struct SampleOutsideRoot: Error, CustomStringConvertible {
+        package let root: String
+        package var description: String { "a sample it names is not under \(root)" }
+    }
+
+    private static func finish(_ sections: inout [SFZSection], path: String, sampleRoot: String?) throws -> Result {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var result = try convert(&sections, file: path, directory: directory, fileExists: Self.fileExists, sampleGate: sampleGate)
+        var result = try convert(&sections, file: path, directory: directory, fileExists: sampleRoot == nil ? Self.fileExists : Self.entryExists,
+                                 sampleRoot: sampleRoot)
         result.patchJSON = result.kit.patchJSON()
         do { _ = try PatchLoader.decode(Data(result.patchJSON.utf8), file: path, baseDirectory: "/") } catch {
             throw SFZError("\(path): the kit does not fit the patch format: \(error)")
@@ -72,7 +79,7 @@ package enum SFZImporter {
     /// the instruments are built); `fileExists` decides which sample paths are on disk (the
     /// fuzzer passes one that says every one is).
     package static func convert(_ sections: inout [SFZSection], file: String, directory: String,
-                                fileExists: (String) -> Bool, sampleGate: ((String) throws -> Void)? = nil) throws -> Result {
+                                fileExists: (String) -> Bool, sampleRoot: String? = nil) throws -> Result {
         var notes: [String] = []
         var reported: Set<String> = []
         func report(_ key: String, _ line: String) {
@@ -260,14 +267,19 @@ package enum SFZImporter {
             let embeddedData = embedded[written] ?? embedded[sampleOpcode.value]
             let full = written.hasPrefix("/") ? written : directory + "/" + written
             let standardized = FileGate.lexical(full)
-            if embeddedData == nil, let sampleGate { try sampleGate(URL(fileURLWithPath: standardized).deletingLastPathComponent().path) }
+            if embeddedData == nil, let sampleRoot {
+                try Self.checkDirectory(of: standardized, under: sampleRoot)
+                lookup.followsLinks = false
+            }
             guard let found = embeddedData != nil ? written : findFile(standardized, exists: fileExists, lookup: &lookup) else {
                 // As sfizz: the region is left out, the rest plays.
                 missing.append("\(place(sampleOpcode)): sample \"\(written)\": no such file (the region at line \(section.line))")
                 report("missing:\(written)", "\(place(sampleOpcode)): sample \"\(written)\": no such file: the region at line \(section.line) is left out")
                 continue
             }
-            if embeddedData == nil, let sampleGate { try sampleGate(found) }
+            if embeddedData == nil, let sampleRoot {
+                do { try FileGate.checkUnderRoot(sampleRoot, found) } catch { throw SampleOutsideRoot(root: sampleRoot) }
+            }
             if embeddedData == nil, found != standardized || sampleOpcode.value.utf8.contains(0x5C) {
                 // The first few are named; the rest are counted (one line at the end).
                 if respelled < Self.respellingsNamed {
@@ -313,7 +325,7 @@ package enum SFZImporter {
                 if let known = fileLoops[found] {
                     fileLoop = known
                 } else {
-                    fileLoop = embeddedData.map(SoundFileLoops.firstLoop(bytes:)) ?? SoundFileLoops.firstLoop(path: found)
+                    fileLoop = embeddedData.map(SoundFileLoops.firstLoop(bytes:)) ?? SoundFileLoops.firstLoop(path: found, root: sampleRoot)
                     fileLoops[found] = .some(fileLoop)
                 }
             }

@@ -6,8 +6,8 @@ import Foundation
 package enum SoundFileLoops {
     /// The first loop of the file at `path`, nil when it names none or cannot be read (the load
     /// reports that). Control thread only.
-    package static func firstLoop(path: String) -> ClosedRange<Int>? {
-        guard let fd = try? SoundFileError.openGated(path) else { return nil }
+    package static func firstLoop(path: String, root: String? = nil) -> ClosedRange<Int>? {
+        guard let fd = try? SoundFileError.openGated(path, root: root) else { return nil }
         defer { close(fd) }
         var info = SF_INFO()
         guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
