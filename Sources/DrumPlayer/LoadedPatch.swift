@@ -71,6 +71,14 @@ package final class LoadedPatch {
                       engine: engine, outputs: outputs, firstPlayer: firstPlayer, registering: registering)
     }
 
+    /// What makes two samples of a kit one sound: the file (or the bytes held in the patch),
+    /// its trim, direction and loop, and what the instrument does to it (tuning, delay, loops).
+    /// The same in two kits of one process: a load reuses the sounds it shares with the kit it
+    /// replaces (`prepare`'s `known`).
+    static func soundKey(_ instrument: DrumInstrument, _ sample: SampleFile) -> String {
+        "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+    }
+
     /// A kit's samples decoded at a rate and not yet registered (`prepare`): what a load on
     /// another thread hands to the control thread, which registers them (`init(prepared:)`).
     package struct Prepared: Sendable {
@@ -85,6 +93,8 @@ package final class LoadedPatch {
         let headFrames: Int?
         let heads: HeadMemory?
         let what: String
+        /// The sounds left undecoded because the kit being replaced has them (`known`).
+        let reused: Set<String>
     }
 
     /// The first half of a load, which needs no engine and may run on any thread: the kit's
@@ -93,7 +103,8 @@ package final class LoadedPatch {
     /// given, counts the files decoded and stops the load when cancelled (a cancelled load
     /// throws).
     package static func prepare(_ kit: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
-                                root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil) throws -> Prepared {
+                                root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil,
+                                known: Set<String> = []) throws -> Prepared {
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -103,7 +114,7 @@ package final class LoadedPatch {
         var copies: [DecodeBudget.Copy] = []
         for i in kit.instruments.indices where streamFiles[i] == nil {
             let scale = Double.pow(2, -kit.instruments[i].tune / 12)
-            for sample in kit.instruments[i].layers.flatMap(\.samples) {
+            for sample in kit.instruments[i].layers.flatMap(\.samples) where !known.contains(Self.soundKey(kit.instruments[i], sample)) {
                 // A file held in the patch is named by its bytes' hash, its header read from them.
                 let header = sample.data.flatMap(DecodeBudget.header(of:))
                 let path = sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? sample.resolvedPath
@@ -130,7 +141,7 @@ package final class LoadedPatch {
         for (i, instrument) in kit.instruments.enumerated() where streamFiles[i] == nil {
             for (l, layer) in instrument.layers.enumerated() {
                 for (s, sample) in layer.samples.enumerated() {
-                    let key = "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                    let key = Self.soundKey(instrument, sample)
                     if jobOfKey[key] == nil {
                         jobOfKey[key] = jobs.count
                         jobs.append(DecodeJob(instrument: i, sample: sample, place: Self.place(kit, i, l, s)))
@@ -139,17 +150,30 @@ package final class LoadedPatch {
             }
         }
         let heads = headFrames == nil ? nil : HeadMemory()
-        let decoded = Self.decode(jobs, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress,
-                                  headFrames: headFrames, heads: heads, control: control)
+        // The sounds the replaced kit has are not decoded again.
+        var reused: Set<String> = []
+        var decodedJobs: [Int] = []
+        for (key, j) in jobOfKey {
+            if known.contains(key) { reused.insert(key) } else { decodedJobs.append(j) }
+        }
+        decodedJobs.sort()
+        var decoded = [Result<DecodedSounds, SamplerError>?](repeating: nil, count: jobs.count)
+        let some = Self.decode(decodedJobs.map { jobs[$0] }, kit: kit, sampleRate: sampleRate, root: root, showsProgress: showsProgress,
+                               headFrames: headFrames, heads: heads, control: control)
+        for (k, j) in decodedJobs.enumerated() { decoded[j] = some[k] }
         if control?.isCancelled == true { throw SamplerError("\(kit.file): the load was cancelled") }
         return Prepared(kit: kit, sampleRate: sampleRate, streaming: streaming, root: root, streamFiles: streamFiles, jobs: jobs,
-                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what)
+                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what, reused: reused)
     }
 
     /// The second half of a load: `prepared`'s sounds registered with `engine` and its
     /// instruments defined. Control thread.
+    ///
+    /// `sharing`: the kit `prepared` replaces, whose sounds it reuses where `prepared` left
+    /// them undecoded (they stay registered: the caller withdraws only the old kit's others).
     package init(prepared: Prepared, engine: Engine, outputs: [String]? = nil, firstPlayer: Int = 0,
-                 registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil) throws {
+                 registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
+                 sharing old: LoadedPatch? = nil) throws {
         let kit = prepared.kit, sampleRate = prepared.sampleRate, streaming = prepared.streaming, root = prepared.root
         let streamFiles = prepared.streamFiles, jobs = prepared.jobs, jobOfKey = prepared.jobOfKey, decoded = prepared.decoded
         let headFrames = prepared.headFrames, heads = prepared.heads, what = prepared.what
@@ -171,6 +195,8 @@ package final class LoadedPatch {
         var tailFrames = [Int](repeating: 0, count: jobs.count)
         var tailChannels = [Int](repeating: 1, count: jobs.count)
         var cache: [String: SoundID] = [:]
+        // Sounds of the replaced kit this one reuses (never withdrawn here on a failure).
+        var shared: [String: SoundID] = [:]
         var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
         var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)] = [:]
@@ -185,9 +211,16 @@ package final class LoadedPatch {
                     for layer in instrument.layers {
                         var ids: [SoundID] = []
                         for sample in layer.samples {
-                            let key = "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+                            let key = Self.soundKey(instrument, sample)
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
+                            if prepared.reused.contains(key), let id = old?.soundsByKey[key] {
+                                shared[key] = id
+                                if let whole = old?.soundsByKey[key + "|whole"] { shared[key + "|whole"] = whole }
+                                registeredJobs[job] = id
+                                ids.append(id)
+                                continue
+                            }
                             // A file left undecoded after another failed (files are handed out in
                             // the kit's order, so every earlier one was decoded): the first failure
                             // found in the kit's order.
@@ -349,7 +382,8 @@ package final class LoadedPatch {
         }
         self.definitions = definitions
         streamedStarts = starts
-        soundIDs = Array(Set(cache.values)).sorted { $0.rawValue < $1.rawValue }
+        soundsByKey = cache.merging(shared) { a, _ in a }
+        soundIDs = Array(Set(cache.values).union(shared.values)).sorted { $0.rawValue < $1.rawValue }
     }
 
     /// The patch's outputs that the engine's outputs do not include (their instruments play on
@@ -365,6 +399,8 @@ package final class LoadedPatch {
 
     /// The sounds registered for the instruments held in memory (each once).
     package let soundIDs: [SoundID]
+    /// Those sounds by `soundKey` (a sound that continues a looped one: its key and "|whole").
+    let soundsByKey: [String: SoundID]
 
     /// Whether instrument `index` streams from disk.
     package func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }

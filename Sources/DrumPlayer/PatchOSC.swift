@@ -151,7 +151,8 @@ package final class PatchOSC {
                     server.send("/sampler/error", [.string(path), .string(Self.cannotLoad)], to: replyTo)
                     continue
                 }
-                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when), engine: engine, sampleRate: sampleRate)
+                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when, known: Set(loaded.soundsByKey.keys)),
+                          engine: engine, sampleRate: sampleRate)
             case ("/sampler/note", let types) where ["ii", "iii"].contains(types):
                 guard let note = m.arguments[0].number, let velocity = m.arguments[1].number, (0...127).contains(note),
                       (0...127).contains(velocity), let channel = Self.channel(m, at: 2) else {
@@ -225,13 +226,16 @@ package final class PatchOSC {
         /// The frame the message asked for, and how it was placed (for the log line).
         let at: Frame
         let when: String
+        /// The sounds of the kit it replaces (not decoded again).
+        let known: Set<String>
         let control = LoadControl()
         let started = Date()
         private let finished = DispatchSemaphore(value: 0)
         private let outcome = Locked<Result<(LoadedPatch.Prepared, notes: Int), SamplerError>?>(nil)
         private let reported = Locked(0.0)
 
-        init(path: String, replyTo: String, at: Frame, when: String) {
+        init(path: String, replyTo: String, at: Frame, when: String, known: Set<String>) {
+            self.known = known
             self.path = path
             self.replyTo = replyTo
             self.at = at
@@ -241,11 +245,12 @@ package final class PatchOSC {
         var result: Result<(LoadedPatch.Prepared, notes: Int), SamplerError>? { outcome.withLock { $0 } }
 
         func run(root: String?, maxPlayers: Int, sampleRate: Double, before: (@Sendable (String) -> Void)?) {
-            let path = path, control = control, outcome = outcome, finished = finished
+            let path = path, control = control, outcome = outcome, finished = finished, known = known
             Thread.detachNewThread {
                 before?(path)
                 let result = Result<(LoadedPatch.Prepared, notes: Int), SamplerError> { () throws(SamplerError) in
-                    do { return try PatchOSC.prepareLoad(path, root: root, maxPlayers: maxPlayers, sampleRate: sampleRate, control: control) } catch {
+                    do { return try PatchOSC.prepareLoad(path, root: root, maxPlayers: maxPlayers, sampleRate: sampleRate, control: control,
+                                                                known: known) } catch {
                         throw (error as? SamplerError) ?? SamplerError("\(error)")
                     }
                 }
@@ -343,7 +348,7 @@ package final class PatchOSC {
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
         guard canLoad else { throw SamplerError(Self.cannotLoad) }
         let (prepared, notes) = try Self.prepareLoad(path, root: root, maxPlayers: engine.configuration.maxPlayers,
-                                                     sampleRate: sampleRate, control: nil)
+                                                     sampleRate: sampleRate, control: nil, known: Set(old.soundsByKey.keys))
         if notes > 0 { log("osc: \(path): \(notes) note(s) on the import (`sampler validate \(path)` lists them)") }
         return try swapIn(prepared, path: path, replacing: old, engine: engine, at: at)
     }
@@ -354,7 +359,7 @@ package final class PatchOSC {
     /// to the root and to the engine's players, and its samples decoded into memory (a patch
     /// that streams is refused). Returns the import's note count too.
     private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double,
-                                    control: LoadControl?) throws -> (LoadedPatch.Prepared, notes: Int) {
+                                    control: LoadControl?, known: Set<String>) throws -> (LoadedPatch.Prepared, notes: Int) {
         let kit: Patch
         var notes = 0
         if path.lowercased().hasSuffix(".sfz") {
@@ -382,7 +387,7 @@ package final class PatchOSC {
         options.threshold = nil
         do {
             return (try LoadedPatch.prepare(kit, sampleRate: sampleRate, streaming: options, headsAllowed: false, root: root,
-                                            control: control), notes)
+                                            control: control, known: known), notes)
         } catch {
             if control?.isCancelled == true { throw SamplerError("\(path): the load was cancelled") }
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
@@ -433,17 +438,20 @@ package final class PatchOSC {
         guard engine.instrumentsReplaced else { throw SamplerError("the previous load has not been swapped in yet: send it again") }
         let kit = prepared.kit
         let loaded: LoadedPatch
-        do { loaded = try LoadedPatch(prepared: prepared, engine: engine, outputs: outputs) } catch {
+        do { loaded = try LoadedPatch(prepared: prepared, engine: engine, outputs: outputs, sharing: old) } catch {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
         guard engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: at) else {
-            for id in loaded.soundIDs { engine.unregister(id) }
+            // Its own sounds go; those it shares with the old kit stay with it.
+            let old = Set(old.soundIDs)
+            for id in loaded.soundIDs where !old.contains(id) { engine.unregister(id) }
             throw SamplerError("the command queue is full: send it again")
         }
         _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
         // The old sounds go once the render thread confirms that nothing refers to them: its
         // instruments until the swap, the voices the stop fades out (`Engine.unregister`).
-        for id in old.soundIDs { engine.unregister(id) }
+        let kept = Set(loaded.soundIDs)
+        for id in old.soundIDs where !kept.contains(id) { engine.unregister(id) }
         replaced = (kit, loaded)
         if !loaded.unroutedOutputs.isEmpty {
             log("osc: \(path): outputs \(loaded.unroutedOutputs.joined(separator: ", ")) are not this client's: their instruments play on the main mix")

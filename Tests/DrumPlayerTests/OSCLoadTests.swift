@@ -27,10 +27,15 @@ import Testing
         /// What came back so far.
         var replies: [OSCMessage] = []
 
-        init() throws {
+        /// `rooted`: loads held to the rig's directory (`--osc-root`).
+        init(rooted: Bool = true) throws {
             dir = try temporaryDirectory()
             try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path, channels: [[Float](repeating: 0.5, count: 4800)],
                                     sampleRate: 48000)
+            try WAVFileWriter.write(path: dir.appendingPathComponent("other.wav").path, channels: [[Float](repeating: 0.25, count: 4800)],
+                                    sampleRate: 48000)
+            try #"{"version": 2, "tempo": 120, "instruments": [{"id": "c", "layers": [{"samples": ["click.wav"]}]}, {"id": "d", "layers": [{"samples": ["other.wav"]}]}]}"#
+                .write(to: dir.appendingPathComponent("c.json"), atomically: true, encoding: .utf8)
             for name in ["old", "a"] {
                 try #"{"version": 2, "tempo": 120, "instruments": [{"id": "\#(name)", "layers": [{"samples": ["click.wav"]}]}]}"#
                     .write(to: dir.appendingPathComponent("\(name).json"), atomically: true, encoding: .utf8)
@@ -41,7 +46,7 @@ import Testing
             loaded = try LoadedPatch(kit, engine: engine, sampleRate: 48000)
             engine.setInstruments(loaded.definitions, controllers: kit.controllers)
             let server = try OSCServer(port: "0", hostNow: { 1_000_000_000 })
-            osc = PatchOSC(server: server, canLoad: true, root: dir.path) { _ in }
+            osc = PatchOSC(server: server, canLoad: true, root: rooted ? dir.path : nil) { _ in }
             me = try OSCServer(port: "0", hostNow: { 0 })
             player = "osc.udp://127.0.0.1:\(server.port)/"
         }
@@ -116,5 +121,32 @@ import Testing
         #expect(!rig.replies.contains { $0.path == "/sampler/loaded" }, "\(rig.replies)")
         rig.send("/sampler/query")
         #expect(rig.await("/sampler/instrument")?.arguments.last == .string("kick-36"))
+    }
+
+    /// A load reuses the sounds it shares with the kit it replaces (the same file played the
+    /// same way): they are neither decoded nor registered again, nor withdrawn at the swap.
+    @Test func aLoadReusesTheSoundsItSharesWithTheKitItReplaces() throws {
+        let rig = try Rig(rooted: false)
+        #expect(rig.engine.registeredSoundCount == 1)
+        let a = rig.dir.appendingPathComponent("a.json").path, c = rig.dir.appendingPathComponent("c.json").path
+        // The shared file is gone from the disk: only a load that reuses its sound succeeds.
+        try FileManager.default.removeItem(at: rig.dir.appendingPathComponent("click.wav"))
+        rig.send("/sampler/load", [.string(a)])
+        #expect(rig.await("/sampler/loaded")?.arguments == [.string(a), .int(1)])
+        for _ in 0..<4 { rig.tick() }
+        #expect(rig.engine.registeredSoundCount == 1, "the shared sound was registered again")
+        // It plays, from the kit that shares it.
+        rig.send("/sampler/trigger", [.string("a")])
+        var heard: Float = 0
+        let triggered = Date()
+        while heard == 0, Date().timeIntervalSince(triggered) < 10 {
+            heard = rig.tick()
+            usleep(1000)
+        }
+        #expect(heard > 0.3)
+        rig.send("/sampler/load", [.string(c)])
+        #expect(rig.await("/sampler/loaded")?.arguments == [.string(c), .int(2)])
+        for _ in 0..<4 { rig.tick() }
+        #expect(rig.engine.registeredSoundCount == 2)
     }
 }
