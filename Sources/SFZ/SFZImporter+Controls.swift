@@ -65,18 +65,40 @@ struct OpcodeLayer {
     }
 
     init(id: Int, _ all: [String: SFZOpcode]) {
+        self.init(id: id, all: all, few: all.count <= 16 ? Array(all.values) : nil)
+    }
+
+    /// A region's own opcodes as written (a name given twice: its last), looked up without a
+    /// dictionary where there are few (`all` is then empty: `few` answers).
+    init(id: Int, list: [SFZOpcode]) {
+        guard list.count <= 16 else {
+            self.init(id: id, Dictionary(list.map { ($0.name, $0) }, uniquingKeysWith: { $1 }))
+            return
+        }
+        var few: [SFZOpcode] = []
+        few.reserveCapacity(list.count)
+        for o in list {
+            if let i = few.firstIndex(where: { $0.name == o.name }) { few[i] = o } else { few.append(o) }
+        }
+        self.init(id: id, all: [:], few: few)
+    }
+
+    private init(id: Int, all: [String: SFZOpcode], few: [SFZOpcode]?) {
         self.id = id
         self.all = all
-        self.few = all.count <= 16 ? Array(all.values) : nil
-        self.mask = all.keys.reduce(0) { $0 | Self.bit($1) }
+        self.few = few
+        var mask: UInt64 = 0
         var controls: [String: SFZOpcode] = [:], velocityCurve: [String: SFZOpcode] = [:]
-        for (name, opcode) in all {
+        for opcode in few ?? Array(all.values) {
+            let name = opcode.name
+            mask |= Self.bit(name)
             if name.hasPrefix("amp_velcurve_") {
                 velocityCurve[name] = opcode
             } else if SFZImporter.isControl(name) {
                 controls[name] = opcode
             }
         }
+        self.mask = mask
         self.controls = controls
         self.velocityCurve = velocityCurve
     }
@@ -86,8 +108,6 @@ struct OpcodeLayer {
 /// every region under them, shared, never copied).
 struct InheritedOpcodes {
     var own: OpcodeLayer, context: OpcodeLayer
-
-    var layers: [OpcodeLayer] { [own, context] }
 
     subscript(name: String) -> SFZOpcode? { own[name] ?? context[name] }
 

@@ -89,6 +89,8 @@ package enum SFZImporter {
 
         // Header inheritance: control < global < master < group < region.
         var control: [String: SFZOpcode] = [:]
+        // What <control> gives the regions after it: default_path, and the keys' offset.
+        var controlDefaultPath = "", controlKeyOffset = 0
         var layerCount = 0
         var global: [String: SFZOpcode] = [:], master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
         // The headers' opcodes merged once for the regions under them (a new header, a new
@@ -107,6 +109,12 @@ package enum SFZImporter {
                 // Each <control> starts its own default_path (as sfizz); the rest adds up.
                 control["default_path"] = nil
                 control.merge(own) { $1 }
+                // <control>'s note_offset and octave_offset move the keys of the regions after it.
+                func offset(_ name: String, _ range: ClosedRange<Int>) -> Int {
+                    control[name].flatMap { Int($0.value.trimmedBlanks) }.map { min(range.upperBound, max(range.lowerBound, $0)) } ?? 0
+                }
+                controlDefaultPath = control["default_path"]?.value ?? ""
+                controlKeyOffset = offset("note_offset", -127...127) + 12 * offset("octave_offset", -10...10)
             case "curve":
                 guard let indexText = own["curve_index"]?.value, let index = Int(indexText.trimmedBlanks),
                       (0...255).contains(index) else {
@@ -157,11 +165,7 @@ package enum SFZImporter {
                     layerCount += 1
                     contextIsCurrent = true
                 }
-                // <control>'s note_offset and octave_offset move the keys of the regions after it.
-                func offset(_ name: String, _ range: ClosedRange<Int>) -> Int {
-                    control[name].flatMap { Int($0.value.trimmedBlanks) }.map { min(range.upperBound, max(range.lowerBound, $0)) } ?? 0
-                }
-                regions.append((context, section, control["default_path"]?.value ?? "", offset("note_offset", -127...127) + 12 * offset("octave_offset", -10...10)))
+                regions.append((context, section, controlDefaultPath, controlKeyOffset))
             default:
                 report("<\(section.header)>", "\(section.file): line \(section.line): <\(section.header)> is not carried (its opcodes are ignored)")
             }
@@ -198,14 +202,15 @@ package enum SFZImporter {
             // Each region's opcodes are read once here: their memory goes as regions resolve, so
             // that the read text and the resolved regions are not all held at once.
             regions[index].section.opcodes = []
-            var own: [String: SFZOpcode] = [:]
-            for o in section.opcodes { own[o.name] = o }
-            let opcodes = InheritedOpcodes(own: OpcodeLayer(id: -1, own), context: headerLayer)
+            let opcodes = InheritedOpcodes(own: OpcodeLayer(id: -1, list: section.opcodes), context: headerLayer)
             let regionPlace = "\(section.file): line \(section.line)"
-            // Each header's opcodes are looked at once, each region's own once.
-            for layer in opcodes.layers where layer.id < 0 || reportedLayers.insert(layer.id).inserted {
-                for (name, o) in layer.all.sorted(by: { $0.value.line < $1.value.line }) {
-                    if isCarried(name) { continue }
+            // Each region's own opcodes are looked at once (in the file's order; a name given
+            // twice counts where it is last given), each header's once.
+            for o in section.opcodes where !isCarried(o.name) && opcodes.own[o.name]?.line == o.line {
+                report(o.name, "\(place(o)): \(o.name) is not carried")
+            }
+            if reportedLayers.insert(headerLayer.id).inserted {
+                for (name, o) in headerLayer.all.sorted(by: { $0.value.line < $1.value.line }) where !isCarried(name) {
                     report(name, "\(place(o)): \(name) is not carried")
                 }
             }
@@ -264,7 +269,7 @@ package enum SFZImporter {
             var written = defaultPath + sampleOpcode.value
             if written.utf8.contains(0x5C) { written = written.replacingOccurrences(of: "\\", with: "/") }
             // A sample embedded in the file, named as written (with or without default_path).
-            let embeddedData = embedded[written] ?? embedded[sampleOpcode.value]
+            let embeddedData = embedded.isEmpty ? nil : embedded[written] ?? embedded[sampleOpcode.value]
             let full = written.hasPrefix("/") ? written : directory + "/" + written
             let standardized = FileGate.lexical(full)
             if embeddedData == nil, let sampleRoot {
