@@ -93,9 +93,37 @@ package final class LoadedPatch {
         let headFrames: Int?
         let heads: HeadMemory?
         let what: String
-        /// The sounds left undecoded because the kit being replaced has them (`known`).
+        /// The sounds left undecoded because the kit being replaced has them (`known`), and
+        /// each decoded file's identity when it was opened, by sound key.
         let reused: Set<String>
+        let stamps: [String: FileStamp]
     }
+
+    /// A file's identity on disk (device, inode, size, modification time): a sound decoded from
+    /// it is shared by a later load only while the file is unchanged.
+    package struct FileStamp: Hashable, Sendable {
+        let device: UInt64, inode: UInt64, size: Int64, seconds: Int, nanoseconds: Int
+
+        static func of(_ path: String) -> FileStamp? {
+            var info = stat()
+            guard stat(path, &info) == 0 else { return nil }
+            return FileStamp(device: UInt64(info.st_dev), inode: UInt64(info.st_ino), size: Int64(info.st_size),
+                             seconds: Int(info.st_mtim.tv_sec), nanoseconds: Int(info.st_mtim.tv_nsec))
+        }
+    }
+
+    /// What a kit that replaces this one may take over instead of decoding again: its sounds
+    /// held wholly in memory, by `soundKey`, with the sound it continues in (loops until
+    /// release) and its file's stamp (nil: bytes held in the patch).
+    struct Shareable {
+        let played: SoundID
+        let whole: SoundID?
+        let stamp: FileStamp?
+    }
+
+    /// The sound keys a load that replaces this kit may take over, with their files' stamps
+    /// (`prepare`'s `known`).
+    package var shareableKeys: [String: FileStamp?] { shareable.mapValues(\.stamp) }
 
     /// The first half of a load, which needs no engine and may run on any thread: the kit's
     /// streamed instruments opened and its samples decoded (`headsAllowed`: the long ones cut
@@ -104,7 +132,7 @@ package final class LoadedPatch {
     /// throws).
     package static func prepare(_ kit: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
                                 root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil,
-                                known: Set<String> = []) throws -> Prepared {
+                                known: [String: FileStamp?] = [:]) throws -> Prepared {
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -114,7 +142,7 @@ package final class LoadedPatch {
         var copies: [DecodeBudget.Copy] = []
         for i in kit.instruments.indices where streamFiles[i] == nil {
             let scale = Double.pow(2, -kit.instruments[i].tune / 12)
-            for sample in kit.instruments[i].layers.flatMap(\.samples) where !known.contains(Self.soundKey(kit.instruments[i], sample)) {
+            for sample in kit.instruments[i].layers.flatMap(\.samples) where known[Self.soundKey(kit.instruments[i], sample)] == nil {
                 // A file held in the patch is named by its bytes' hash, its header read from them.
                 let header = sample.data.flatMap(DecodeBudget.header(of:))
                 let path = sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? sample.resolvedPath
@@ -150,11 +178,20 @@ package final class LoadedPatch {
             }
         }
         let heads = headFrames == nil ? nil : HeadMemory()
-        // The sounds the replaced kit has are not decoded again.
+        // The sounds the replaced kit has are not decoded again, unless their file changed
+        // since; each file to decode is stamped before it is opened.
         var reused: Set<String> = []
+        var stamps: [String: FileStamp] = [:]
         var decodedJobs: [Int] = []
         for (key, j) in jobOfKey {
-            if known.contains(key) { reused.insert(key) } else { decodedJobs.append(j) }
+            let sample = jobs[j].sample
+            let now = sample.data == nil ? FileStamp.of(sample.resolvedPath) : nil
+            if let stamp = known[key], sample.data != nil || (now != nil && stamp == now) {
+                reused.insert(key)
+            } else {
+                decodedJobs.append(j)
+                if let now { stamps[key] = now }
+            }
         }
         decodedJobs.sort()
         var decoded = [Result<DecodedSounds, SamplerError>?](repeating: nil, count: jobs.count)
@@ -163,14 +200,15 @@ package final class LoadedPatch {
         for (k, j) in decodedJobs.enumerated() { decoded[j] = some[k] }
         if control?.isCancelled == true { throw SamplerError("\(kit.file): the load was cancelled") }
         return Prepared(kit: kit, sampleRate: sampleRate, streaming: streaming, root: root, streamFiles: streamFiles, jobs: jobs,
-                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what, reused: reused)
+                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what, reused: reused,
+                        stamps: stamps)
     }
 
     /// The second half of a load: `prepared`'s sounds registered with `engine` and its
     /// instruments defined. Control thread.
     ///
-    /// `sharing`: the kit `prepared` replaces, whose sounds it reuses where `prepared` left
-    /// them undecoded (they stay registered: the caller withdraws only the old kit's others).
+    /// `sharing`: the kit `prepared` replaces, whose sounds it registers again where `prepared`
+    /// left them undecoded (the caller then withdraws every registration of the old kit).
     package init(prepared: Prepared, engine: Engine, outputs: [String]? = nil, firstPlayer: Int = 0,
                  registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
                  sharing old: LoadedPatch? = nil) throws {
@@ -195,8 +233,7 @@ package final class LoadedPatch {
         var tailFrames = [Int](repeating: 0, count: jobs.count)
         var tailChannels = [Int](repeating: 1, count: jobs.count)
         var cache: [String: SoundID] = [:]
-        // Sounds of the replaced kit this one reuses (never withdrawn here on a failure).
-        var shared: [String: SoundID] = [:]
+        var shareable: [String: Shareable] = [:]
         var registeredJobs: [Int: SoundID] = [:]
         var definitions: [InstrumentDefinition] = []
         var starts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)] = [:]
@@ -214,11 +251,21 @@ package final class LoadedPatch {
                             let key = Self.soundKey(instrument, sample)
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
-                            if prepared.reused.contains(key), let id = old?.soundsByKey[key] {
-                                shared[key] = id
-                                if let whole = old?.soundsByKey[key + "|whole"] { shared[key + "|whole"] = whole }
-                                registeredJobs[job] = id
-                                ids.append(id)
+                            if prepared.reused.contains(key), let known = old?.shareable[key] {
+                                do {
+                                    var whole: SoundID?
+                                    if let w = known.whole {
+                                        whole = try register(engine.sound(w), nil)
+                                        cache[key + "|whole"] = whole
+                                    }
+                                    let id = try register(engine.sound(known.played), whole)
+                                    cache[key] = id
+                                    shareable[key] = Shareable(played: id, whole: whole, stamp: known.stamp)
+                                    registeredJobs[job] = id
+                                    ids.append(id)
+                                } catch {
+                                    throw SamplerError("\(jobs[job].place): \(error)")
+                                }
                                 continue
                             }
                             // A file left undecoded after another failed (files are handed out in
@@ -249,6 +296,7 @@ package final class LoadedPatch {
                                     tailChannels[job] = sounds.played.channelCount
                                 } else {
                                     id = try register(sounds.played, whole)
+                                    shareable[key] = Shareable(played: id, whole: whole, stamp: jobs[job].sample.data == nil ? prepared.stamps[key] : nil)
                                 }
                                 cache[key] = id
                                 registeredJobs[job] = id
@@ -382,8 +430,9 @@ package final class LoadedPatch {
         }
         self.definitions = definitions
         streamedStarts = starts
-        soundsByKey = cache.merging(shared) { a, _ in a }
-        soundIDs = Array(Set(cache.values).union(shared.values)).sorted { $0.rawValue < $1.rawValue }
+        self.shareable = shareable
+        // One entry per registration: two keys may give one sound (registered twice).
+        soundIDs = cache.values.sorted { $0.rawValue < $1.rawValue }
     }
 
     /// The patch's outputs that the engine's outputs do not include (their instruments play on
@@ -397,10 +446,11 @@ package final class LoadedPatch {
     /// The commands that route the streamed instruments' players (see `streamedOutputs`).
     package var routingCommands: [Command] { streamedOutputs.map { Command.setOutput(player: $0.player, $0.output) } }
 
-    /// The sounds registered for the instruments held in memory (each once).
+    /// The sounds registered for the instruments held in memory: one entry per registration
+    /// (a sound two samples share is registered, and listed, twice), each to be withdrawn once.
     package let soundIDs: [SoundID]
-    /// Those sounds by `soundKey` (a sound that continues a looped one: its key and "|whole").
-    let soundsByKey: [String: SoundID]
+    /// The sounds a kit that replaces this one may take over (`shareableKeys`).
+    let shareable: [String: Shareable]
 
     /// Whether instrument `index` streams from disk.
     package func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }

@@ -41,7 +41,7 @@ package final class PatchOSC {
     /// triggers: patterns would name instruments of the old patch).
     let canLoad: Bool
     /// The patch loaded over OSC, if any, in place of the program's.
-    private var replaced: (kit: Patch, loaded: LoadedPatch)?
+    private(set) var replaced: (kit: Patch, loaded: LoadedPatch)?
     /// The file of the patch `/sampler/load` loaded last, if any (a session keeps it).
     private(set) var loadedPath: String?
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
@@ -151,7 +151,7 @@ package final class PatchOSC {
                     server.send("/sampler/error", [.string(path), .string(Self.cannotLoad)], to: replyTo)
                     continue
                 }
-                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when, known: Set(loaded.soundsByKey.keys)),
+                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when, known: loaded.shareableKeys),
                           engine: engine, sampleRate: sampleRate)
             case ("/sampler/note", let types) where ["ii", "iii"].contains(types):
                 guard let note = m.arguments[0].number, let velocity = m.arguments[1].number, (0...127).contains(note),
@@ -226,15 +226,16 @@ package final class PatchOSC {
         /// The frame the message asked for, and how it was placed (for the log line).
         let at: Frame
         let when: String
-        /// The sounds of the kit it replaces (not decoded again).
-        let known: Set<String>
+        /// The sounds of the kit it replaces, with their files' stamps (not decoded again while
+        /// the files are unchanged).
+        let known: [String: LoadedPatch.FileStamp?]
         let control = LoadControl()
         let started = Date()
         private let finished = DispatchSemaphore(value: 0)
         private let outcome = Locked<Result<(LoadedPatch.Prepared, notes: Int), SamplerError>?>(nil)
         private let reported = Locked(0.0)
 
-        init(path: String, replyTo: String, at: Frame, when: String, known: Set<String>) {
+        init(path: String, replyTo: String, at: Frame, when: String, known: [String: LoadedPatch.FileStamp?]) {
             self.known = known
             self.path = path
             self.replyTo = replyTo
@@ -348,7 +349,7 @@ package final class PatchOSC {
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
         guard canLoad else { throw SamplerError(Self.cannotLoad) }
         let (prepared, notes) = try Self.prepareLoad(path, root: root, maxPlayers: engine.configuration.maxPlayers,
-                                                     sampleRate: sampleRate, control: nil, known: Set(old.soundsByKey.keys))
+                                                     sampleRate: sampleRate, control: nil, known: old.shareableKeys)
         if notes > 0 { log("osc: \(path): \(notes) note(s) on the import (`sampler validate \(path)` lists them)") }
         return try swapIn(prepared, path: path, replacing: old, engine: engine, at: at)
     }
@@ -359,7 +360,7 @@ package final class PatchOSC {
     /// to the root and to the engine's players, and its samples decoded into memory (a patch
     /// that streams is refused). Returns the import's note count too.
     private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double,
-                                    control: LoadControl?, known: Set<String>) throws -> (LoadedPatch.Prepared, notes: Int) {
+                                    control: LoadControl?, known: [String: LoadedPatch.FileStamp?]) throws -> (LoadedPatch.Prepared, notes: Int) {
         let kit: Patch
         var notes = 0
         if path.lowercased().hasSuffix(".sfz") {
@@ -442,16 +443,14 @@ package final class PatchOSC {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
         guard engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: at) else {
-            // Its own sounds go; those it shares with the old kit stay with it.
-            let old = Set(old.soundIDs)
-            for id in loaded.soundIDs where !old.contains(id) { engine.unregister(id) }
+            for id in loaded.soundIDs { engine.unregister(id) }
             throw SamplerError("the command queue is full: send it again")
         }
         _ = engine.send(Command(kind: .stopAll, player: 0, frame: at))
         // The old sounds go once the render thread confirms that nothing refers to them: its
         // instruments until the swap, the voices the stop fades out (`Engine.unregister`).
-        let kept = Set(loaded.soundIDs)
-        for id in old.soundIDs where !kept.contains(id) { engine.unregister(id) }
+        // (A sound the new kit shares is registered by it too: it stays.)
+        for id in old.soundIDs { engine.unregister(id) }
         replaced = (kit, loaded)
         if !loaded.unroutedOutputs.isEmpty {
             log("osc: \(path): outputs \(loaded.unroutedOutputs.joined(separator: ", ")) are not this client's: their instruments play on the main mix")

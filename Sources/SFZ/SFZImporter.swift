@@ -206,7 +206,8 @@ package enum SFZImporter {
             let regionPlace = "\(section.file): line \(section.line)"
             // Each region's own opcodes are looked at once (in the file's order; a name given
             // twice counts where it is last given), each header's once.
-            for o in section.opcodes where !isCarried(o.name) && opcodes.own[o.name]?.line == o.line {
+            for o in section.opcodes where !isCarried(o.name) {
+                guard let kept = opcodes.own[o.name], kept.line == o.line, kept.file == o.file else { continue }
                 report(o.name, "\(place(o)): \(o.name) is not carried")
             }
             if reportedLayers.insert(headerLayer.id).inserted {

@@ -124,17 +124,20 @@ import Testing
     }
 
     /// A load reuses the sounds it shares with the kit it replaces (the same file played the
-    /// same way): they are neither decoded nor registered again, nor withdrawn at the swap.
+    /// same way): not decoded again, registered again (the old kit's withdrawal leaves them),
+    /// and decoded anew once the file has changed on disk (a sample edited, then reloaded).
     @Test func aLoadReusesTheSoundsItSharesWithTheKitItReplaces() throws {
         let rig = try Rig(rooted: false)
-        #expect(rig.engine.registeredSoundCount == 1)
+        func sound(_ loaded: LoadedPatch?, _ instrument: Int = 0) -> Sound? {
+            (loaded?.definitions[instrument].layers[0].sounds[0]).map { rig.engine.sound($0) }
+        }
+        let original = try #require(sound(rig.loaded))
         let a = rig.dir.appendingPathComponent("a.json").path, c = rig.dir.appendingPathComponent("c.json").path
-        // The shared file is gone from the disk: only a load that reuses its sound succeeds.
-        try FileManager.default.removeItem(at: rig.dir.appendingPathComponent("click.wav"))
         rig.send("/sampler/load", [.string(a)])
         #expect(rig.await("/sampler/loaded")?.arguments == [.string(a), .int(1)])
         for _ in 0..<4 { rig.tick() }
-        #expect(rig.engine.registeredSoundCount == 1, "the shared sound was registered again")
+        #expect(sound(rig.osc.replaced?.loaded) === original, "the shared sound was decoded again")
+        #expect(rig.engine.registeredSoundCount == 1)
         // It plays, from the kit that shares it.
         rig.send("/sampler/trigger", [.string("a")])
         var heard: Float = 0
@@ -147,6 +150,14 @@ import Testing
         rig.send("/sampler/load", [.string(c)])
         #expect(rig.await("/sampler/loaded")?.arguments == [.string(c), .int(2)])
         for _ in 0..<4 { rig.tick() }
+        #expect(sound(rig.osc.replaced?.loaded) === original)
         #expect(rig.engine.registeredSoundCount == 2)
+        // The file edited: the next load reads it again.
+        try WAVFileWriter.write(path: rig.dir.appendingPathComponent("click.wav").path, channels: [[Float](repeating: 0.125, count: 2400)],
+                                sampleRate: 48000)
+        rig.send("/sampler/load", [.string(a)])
+        #expect(rig.await("/sampler/loaded")?.arguments == [.string(a), .int(1)])
+        let edited = try #require(sound(rig.osc.replaced?.loaded))
+        #expect(edited !== original && edited.frameCount == 2400)
     }
 }
