@@ -115,13 +115,14 @@ import Testing
         let rate = 48000.0
 
         let a = try Peer(namespace, ["metronome", "120", "--link", "--server", serverA.name, "--name", "linkA", "--no-connect",
-                                     "--duration", "17"] + (keysToA ? ["--keys-from-stdin"] : ["--quiet"]))
+                                     "--duration", "18"] + (keysToA ? ["--keys-from-stdin"] : ["--quiet"]))
         try a.wait(for: "playing")
         // Witness names differ: JACK2 clients of one name opened at once on two servers collide.
-        let captureA = try CaptureProcess(server: serverA, ports: ["linkA:out_L"], frames: Int(rate * 14), name: "witnessA")
+        let captureA = try CaptureProcess(server: serverA, ports: ["linkA:out_L"], frames: Int(rate * 15), name: "witnessA")
         // Link lets the older of two sessions win when they are more than 0.5 s apart: B starts
-        // one second after A (a real-time gap the scenario needs, not a wait for a condition).
-        Thread.sleep(forTimeInterval: 1)
+        // two seconds after A (a real-time gap the scenario needs, not a wait for a condition;
+        // with one second, a CI run beside two busy loops once had A join B's session).
+        Thread.sleep(forTimeInterval: 2)
         let b = try Peer(namespace, bArguments + ["--link", "--server", serverB.name, "--name", "linkB", "--no-connect", "--duration", "15"],
                          environment: serverB.environment)
         try b.wait(for: "playing")
