@@ -38,43 +38,6 @@ package enum SFZImporter {
     /// the opcodes of its global, master and group headers).
     static let maximumMergedWork = 4_000_000
 
-    /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
-    /// accepts (it is checked as `import-sfz` writes it).
-    package static func importSFZ(path: String) throws -> Result {
-        var sections = try SFZReader.read(path: path).sections
-        return try finish(&sections, path: path, sampleRoot: nil)
-    }
-
-    /// As `importSFZ(path:)`, for a load a message asks for: `bytes` are the file at `path`
-    /// (read by the caller), and with `root` its includes are read only under that directory
-    /// and every sample must be a file there: a sample whose directory (as written) is not a
-    /// directory under the root, or whose file is not under it, refuses the kit
-    /// (`SampleOutsideRoot`), one answer whether anything outside exists or not. Nothing
-    /// outside the root is searched or read; links are not followed to decide what exists.
-    package static func importSFZ(bytes: [UInt8], path: String, root: String?) throws -> Result {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        let read = { (file: String) throws -> [UInt8] in try SFZReader.readFile(file, root: root) }
-        var sections = try SFZReader.read(bytes: bytes, file: path, directory: directory, readInclude: read).sections
-        return try finish(&sections, path: path, sampleRoot: root)
-    }
-
-    /// A sample of a kit loaded under a root is not a file under it.
-    package struct SampleOutsideRoot: Error, CustomStringConvertible {
-        package let root: String
-        package var description: String { "a sample it names is not under \(root)" }
-    }
-
-    private static func finish(_ sections: inout [SFZSection], path: String, sampleRoot: String?) throws -> Result {
-        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var result = try convert(&sections, file: path, directory: directory, fileExists: sampleRoot == nil ? Self.fileExists : Self.entryExists,
-                                 sampleRoot: sampleRoot)
-        result.patchJSON = result.kit.patchJSON()
-        do { _ = try PatchLoader.decode(Data(result.patchJSON.utf8), file: path, baseDirectory: "/") } catch {
-            throw SFZError("\(path): the kit does not fit the patch format: \(error)")
-        }
-        return result
-    }
-
     /// Converts read sections, emptying `sections` as it goes (their memory is freed before
     /// the instruments are built); `fileExists` decides which sample paths are on disk (the
     /// fuzzer passes one that says every one is).

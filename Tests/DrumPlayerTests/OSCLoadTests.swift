@@ -81,6 +81,19 @@ import Testing
         }
 
         func send(_ path: String, _ arguments: [OSCArgument] = []) { me.send(path, arguments, to: player) }
+
+        /// Triggers instrument `id` and ticks until a period has sound in it (within 10 s):
+        /// that period's peak.
+        func trigger(_ id: String) -> Float {
+            send("/sampler/trigger", [.string(id)])
+            var heard: Float = 0
+            let started = Date()
+            while heard == 0, Date().timeIntervalSince(started) < 10 {
+                heard = tick()
+                usleep(1000)
+            }
+            return heard
+        }
     }
 
     @Test func aLoadRunsBesideThePlayerAndANewerOneCancelsIt() throws {
@@ -100,13 +113,7 @@ import Testing
         // While it loads: pings are answered, the old kit plays, and progress is replied.
         rig.send("/sampler/ping")
         #expect(rig.await("/sampler/pong") != nil)
-        rig.send("/sampler/trigger", [.string("old")])
-        var heard: Float = 0
-        let triggered = Date()
-        while heard == 0, Date().timeIntervalSince(triggered) < 10 {
-            heard = rig.tick()
-            usleep(1000)
-        }
+        let heard = rig.trigger("old")
         #expect(heard > 0.3, "the old kit stopped playing during the load")
         let progress = rig.await("/sampler/loading")
         #expect(progress?.arguments.first == .string(a), "\(String(describing: progress))")
@@ -139,13 +146,7 @@ import Testing
         #expect(sound(rig.osc.replaced?.loaded) === original, "the shared sound was decoded again")
         #expect(rig.engine.registeredSoundCount == 1)
         // It plays, from the kit that shares it.
-        rig.send("/sampler/trigger", [.string("a")])
-        var heard: Float = 0
-        let triggered = Date()
-        while heard == 0, Date().timeIntervalSince(triggered) < 10 {
-            heard = rig.tick()
-            usleep(1000)
-        }
+        let heard = rig.trigger("a")
         #expect(heard > 0.3)
         rig.send("/sampler/load", [.string(c)])
         #expect(rig.await("/sampler/loaded")?.arguments == [.string(c), .int(2)])
