@@ -7,7 +7,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build run test invariant bench samples clean sanitize tsan asan ubsan fuzz soak ci docs format format-check
+.PHONY: all deps test-deps build run test invariant bench bench-inputs samples clean sanitize tsan asan ubsan fuzz soak ci docs format format-check
 
 all: build
 
@@ -111,6 +111,13 @@ soak: deps
 # render path allocated. See Benchmarks/README.md. BENCH_ARGS=--quick for a short run.
 bench:
 	@SWIFT="$(SWIFT)" scripts/bench.sh $(BENCH_ARGS)
+
+# The release sampler against large and hostile SFZ files (scripts/input-bench.py): seconds and
+# peak memory per input, against docs/bad-input.md's bar.
+bench-inputs:
+	@scripts/install-deps.sh bench
+	@$(SWIFT) build -c release --product sampler $$(scripts/release-flags.sh)
+	@scripts/input-bench.py "$$($(SWIFT) build -c release --show-bin-path $$(scripts/release-flags.sh))/sampler"
 
 samples:
 	scripts/make-samples.sh

@@ -3,7 +3,7 @@
 # what the tests compare against (klick, Hydrogen's h2cli) and what the Link test needs (Ableton
 # Link's headers, ip and unshare for its network namespace; PipeWire and its JACK library for the
 # PipeWire tests); with `link`, Ableton Link's headers
-# (a Link build). Runs `apt-get update` only when something has to be installed.
+# (a Link build); with `bench`, GNU time (`make bench-inputs`). Runs `apt-get update` only when something has to be installed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 packages=(jackd2 libjack-jackd2-dev libsndfile1-dev libsamplerate0-dev libsoxr-dev liblo-dev sox)
@@ -11,6 +11,7 @@ for arg in "$@"; do
     case "$arg" in
         test) packages+=(klick hydrogen ableton-link-dev libasio-dev iproute2 util-linux python3 python3-venv pipewire pipewire-bin pipewire-jack) ;;
         link) packages+=(ableton-link-dev libasio-dev) ;;
+        bench) packages+=(time python3) ;;
     esac
 done
 missing=()

@@ -36,9 +36,9 @@ func fuzzSMF(_ data: Data) {
 /// SFZ text, includes of itself, and the import (no sample is on disk).
 func fuzzSFZ(_ data: Data) {
     let bytes = [UInt8](data)
-    guard let reader = try? SFZReader.read(bytes: bytes, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", readInclude: { _ in bytes }) else { return }
-    var sections = reader.sections
-    _ = try? SFZImporter.convert(&sections, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", fileExists: { _ in true })
+    guard var reader = try? SFZReader.read(bytes: bytes, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", readInclude: { _ in bytes }) else { return }
+    var sections = reader.takeSections()
+    _ = try? SFZImporter.convert(&sections, files: reader.files, file: "fuzz.sfz", directory: "/nonexistent-fuzz-dir", fileExists: { _ in true })
 }
 
 /// The patch JSON parser and decoding, every format version.

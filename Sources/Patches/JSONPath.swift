@@ -23,13 +23,18 @@ struct JSONPath: Hashable, Sendable, CustomStringConvertible {
     }
 
     var description: String {
+        // Built in place: a patch's every sample is named by its path.
         var text = ""
+        text.reserveCapacity(64)
         for component in components {
             switch component {
             case .index(let index):
-                text += "[\(index)]"
+                text += "["
+                text += String(index)
+                text += "]"
             case .key(let key) where Self.isPlainKey(key):
-                text += text.isEmpty ? key : ".\(key)"
+                if !text.isEmpty { text += "." }
+                text += key
             case .key(let key):
                 // Keys with spaces or dots would make the dotted form ambiguous.
                 text += "[\(JSONValue.quoted(key))]"

@@ -68,9 +68,10 @@ package struct SampleFile: Equatable, Sendable {
     package var resolvedPath: String
     /// Decoded into memory or streamed from disk.
     package var loading: SampleLoading
-    /// Where the patch file names it (a JSON path such as `sounds.kick` or
-    /// `instruments[0].layers[1].samples[2]`), for messages; nil for a sample made in code. Not
-    /// part of equality.
+    /// Where the patch file names it, for messages, where its indices do not say it (a version 1
+    /// patch's `sounds.kick`, an SFZ region's file and line); nil for a version 2 patch's sample
+    /// (named `instruments[0].layers[1].samples[2]`, `LoadedPatch.place`) and one made in code.
+    /// Not part of equality.
     package var place: String?
     /// The first frame played (frames of the file, at its own rate): SFZ's `offset`.
     package var offset: Int

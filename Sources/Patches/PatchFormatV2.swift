@@ -396,13 +396,12 @@ enum PatchFormatV2 {
                 if loading == .stream, offset != 0 || end != nil || reverse || loop != nil || data != nil {
                     throw sampleNode.error("a streamed sample plays the whole file forwards: \"offset\", \"end\", \"reverse\", \"loop\" and \"data\" need it in memory")
                 }
+                // No place: its indices name it (`instruments[i].layers[l].samples[s]`, its JSON path).
                 samples.append(SampleFile(path: path, resolvedPath: data != nil ? path : resolve(path, against: baseDirectory),
-                                          loading: loading, place: sampleNode.path.description, offset: offset, end: end, reverse: reverse,
-                                          loop: loop, data: data))
+                                          loading: loading, offset: offset, end: end, reverse: reverse, loop: loop, data: data))
             } else {
                 let path = try sampleNode.nonEmptyString()
-                samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory),
-                                          place: sampleNode.path.description))
+                samples.append(SampleFile(path: path, resolvedPath: resolve(path, against: baseDirectory)))
             }
         }
         var selection = LayerSelection.roundRobin

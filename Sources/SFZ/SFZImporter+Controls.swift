@@ -54,11 +54,17 @@ struct OpcodeLayer {
 
     static func bit(_ name: String) -> UInt64 {
         let u = name.utf8
-        return 1 << UInt64((u.count &* 7 &+ Int(u.first ?? 0) &* 3) & 63)
+        // The first byte read from the string's own storage (a generic `first` costs more
+        // than the rest of a lookup).
+        let first = u.withContiguousStorageIfAvailable { $0.first ?? 0 } ?? u.first ?? 0
+        return 1 << UInt64((u.count &* 7 &+ Int(first) &* 3) & 63)
     }
 
-    subscript(name: String) -> SFZOpcode? {
-        guard mask & Self.bit(name) != 0 else { return nil }
+    subscript(name: String) -> SFZOpcode? { self[name, Self.bit(name)] }
+
+    /// The opcode named `name`, whose `bit` is `bit`.
+    subscript(name: String, bit: UInt64) -> SFZOpcode? {
+        guard mask & bit != 0 else { return nil }
         guard let few else { return all[name] }
         for o in few where o.name == name { return o }
         return nil
@@ -73,6 +79,17 @@ struct OpcodeLayer {
     init(id: Int, list: [SFZOpcode]) {
         guard list.count <= 16 else {
             self.init(id: id, Dictionary(list.map { ($0.name, $0) }, uniquingKeysWith: { $1 }))
+            return
+        }
+        // Names that may repeat (their bits meet) are gathered one by one; else the list is it.
+        var mask: UInt64 = 0, meets = false
+        for o in list {
+            let b = Self.bit(o.name)
+            meets = meets || mask & b != 0
+            mask |= b
+        }
+        guard meets else {
+            self.init(id: id, all: [:], few: list)
             return
         }
         var few: [SFZOpcode] = []
@@ -92,7 +109,7 @@ struct OpcodeLayer {
         for opcode in few ?? Array(all.values) {
             let name = opcode.name
             mask |= Self.bit(name)
-            if name.hasPrefix("amp_velcurve_") {
+            if name.utf8.first == UInt8(ascii: "a"), name.hasPrefix("amp_velcurve_") {
                 velocityCurve[name] = opcode
             } else if SFZImporter.isControl(name) {
                 controls[name] = opcode
@@ -109,7 +126,10 @@ struct OpcodeLayer {
 struct InheritedOpcodes {
     var own: OpcodeLayer, context: OpcodeLayer
 
-    subscript(name: String) -> SFZOpcode? { own[name] ?? context[name] }
+    subscript(name: String) -> SFZOpcode? {
+        let bit = OpcodeLayer.bit(name)
+        return own[name, bit] ?? context[name, bit]
+    }
 
     /// The headers this region inherits from, as a key.
     var contextKey: String { String(context.id) }
@@ -129,10 +149,13 @@ extension SFZImporter {
         "sustain_cc", "sustain_sw", "sustain_lo", "sostenuto_cc", "sostenuto_sw", "sostenuto_lo", "lochan", "hichan", "bend_up", "bend_down",
     ]
 
+    /// `OpcodeLayer.bit` of each of `controlNames`: a name without its bit is none of them.
+    static let controlBits = controlNames.reduce(UInt64(0)) { $0 | OpcodeLayer.bit($1) }
+
     static func isControl(_ name: String) -> Bool {
         // A numbered opcode ends in a digit.
         guard let last = name.utf8.last else { return false }
-        if last < 0x30 || last > 0x39 { return controlNames.contains(name) }
+        if last < 0x30 || last > 0x39 { return OpcodeLayer.bit(name) & controlBits != 0 && controlNames.contains(name) }
         return numbered(name).map { $0.prefix != "label_cc" } ?? false
     }
 

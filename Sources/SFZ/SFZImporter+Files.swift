@@ -42,13 +42,35 @@ extension SFZImporter {
     struct SampleLookup {
         /// Directories as written → as spelled on disk (nil: none matches).
         var directories: [String: String?] = [:]
-        /// Listed directories (as spelled on disk): their regular files' names, and each
-        /// lowercased name to its file's. A name is returned as the listing spells it: Swift's
-        /// equal strings may differ in bytes (one Unicode normal form finds a file in another).
-        var listings: [String: (names: Set<String>, lowercased: [String: String])] = [:]
+        /// Listed directories (as spelled on disk): their regular files by lowercased name.
+        var listings: [String: Listing] = [:]
         /// Whether a listing takes a symbolic link as what it points to (else as a file,
         /// wherever it leads: a kit loaded under a root).
         var followsLinks = true
+        /// The directory the last sample was found in by its listing (as written, with the
+        /// listing and the prefix its files are named with): a library's samples mostly share one.
+        var lastListed: (directory: String, prefix: String, listing: Listing)?
+    }
+
+    /// A directory's regular files by lowercased name: the one name of each, and the names
+    /// of those that differ only in letter case (in the listing's order). A name is returned
+    /// as the listing spells it: Swift's equal strings may differ in bytes (one Unicode normal
+    /// form finds a file in another).
+    struct Listing {
+        var byLowercased: [String: String] = [:]
+        var sharingLowercased: [String: [String]] = [:]
+
+        /// The file named `name`, else the first whose name differs from it only in letter case.
+        func file(_ name: String) -> String? {
+            let lower = name.lowercased()
+            if let several = sharingLowercased[lower] { return several.first { $0 == name } ?? several[0] }
+            return byLowercased[lower]
+        }
+    }
+
+    /// `name`'s file in `listed` (its own spelling, else another letter case), named after `prefix`.
+    private static func match(_ name: String, in listed: Listing, prefix: String) -> String? {
+        listed.file(name).map { prefix + $0 }
     }
 
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path
@@ -58,9 +80,11 @@ extension SFZImporter {
     static func findFile(_ standardized: String, exists: (String) -> Bool, lookup: inout SampleLookup) -> String? {
         // A path longer than the system's (PATH_MAX) names no file: nothing is looked up.
         guard standardized.utf8.count < 4096 else { return nil }
-        guard let slash = standardized.lastIndex(of: "/") else { return nil }
-        let directory = String(standardized[..<slash]), name = String(standardized[standardized.index(after: slash)...])
+        let bytes = standardized.utf8
+        guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
+        let directory = String(standardized[..<slash]), name = String(standardized[bytes.index(after: slash)...])
         guard !name.isEmpty else { return nil }
+        if let last = lookup.lastListed, last.directory == directory { return match(name, in: last.listing, prefix: last.prefix) }
         // A directory not found on disk: the path as written, if `exists` says so (the fuzzer's
         // pretend files), else nothing.
         guard let found = findDirectory(directory.isEmpty ? "/" : directory, lookup: &lookup) else {
@@ -74,8 +98,8 @@ extension SFZImporter {
             lookup.listings[found] = listed
         }
         guard let listed = lookup.listings[found] else { return exists(prefix + name) ? prefix + name : nil }
-        if let exact = listed.names.firstIndex(of: name) { return prefix + listed.names[exact] }
-        return listed.lowercased[name.lowercased()].map { prefix + $0 }
+        lookup.lastListed = (directory, prefix, listed)
+        return match(name, in: listed, prefix: prefix)
     }
 
     /// The directory `path` (absolute, under 4,096 bytes) names, as spelled on disk: letter case
@@ -119,16 +143,19 @@ extension SFZImporter {
         return directories
     }
 
-    /// The regular files of directory `path`, by name and by lowercased name (the first in the
-    /// listing's order where two differ only in case).
-    private static func listing(_ path: String, followingLinks: Bool) -> (names: Set<String>, lowercased: [String: String])? {
+    /// The regular files of directory `path`.
+    private static func listing(_ path: String, followingLinks: Bool) -> Listing? {
         guard let all = entries(of: path, followingLinks: followingLinks) else { return nil }
-        var names: Set<String> = [], lowercased: [String: String] = [:]
+        var listed = Listing()
+        listed.byLowercased.reserveCapacity(all.count)
         for (name, kind) in all where kind == S_IFREG || kind == S_IFLNK {
-            names.insert(name)
-            if lowercased[name.lowercased()] == nil { lowercased[name.lowercased()] = name }
+            let lower = name.lowercased()
+            if let first = listed.byLowercased.updateValue(name, forKey: lower) {
+                listed.byLowercased[lower] = first
+                listed.sharingLowercased[lower, default: [first]].append(name)
+            }
         }
-        return (names, lowercased)
+        return listed
     }
 
     /// The entries of directory `path` with their kinds (`S_IFREG`, `S_IFDIR`, …; a symbolic

@@ -8,8 +8,9 @@ extension SFZImporter {
     /// Reads and converts the SFZ file at `path`. The kit it returns is one the patch format
     /// accepts (it is checked as `import-sfz` writes it).
     package static func importSFZ(path: String) throws -> Result {
-        var sections = try SFZReader.read(path: path).sections
-        return try finish(&sections, path: path, sampleRoot: nil)
+        var reader = try SFZReader.read(path: path)
+        var sections = reader.takeSections()
+        return try finish(&sections, files: reader.files, path: path, sampleRoot: nil)
     }
 
     /// As `importSFZ(path:)`, for a load a message asks for: `bytes` are the file at `path`
@@ -21,8 +22,9 @@ extension SFZImporter {
     package static func importSFZ(bytes: [UInt8], path: String, root: String?) throws -> Result {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         let read = { (file: String) throws -> [UInt8] in try SFZReader.readFile(file, root: root) }
-        var sections = try SFZReader.read(bytes: bytes, file: path, directory: directory, readInclude: read).sections
-        return try finish(&sections, path: path, sampleRoot: root)
+        var reader = try SFZReader.read(bytes: bytes, file: path, directory: directory, readInclude: read)
+        var sections = reader.takeSections()
+        return try finish(&sections, files: reader.files, path: path, sampleRoot: root)
     }
 
     /// A sample of a kit loaded under a root is not a file under it.
@@ -31,9 +33,9 @@ extension SFZImporter {
         package var description: String { "a sample it names is not under \(root)" }
     }
 
-    private static func finish(_ sections: inout [SFZSection], path: String, sampleRoot: String?) throws -> Result {
+    private static func finish(_ sections: inout [SFZSection], files: [String], path: String, sampleRoot: String?) throws -> Result {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        var result = try convert(&sections, file: path, directory: directory, fileExists: sampleRoot == nil ? Self.fileExists : Self.entryExists,
+        var result = try convert(&sections, files: files, file: path, directory: directory, fileExists: sampleRoot == nil ? Self.fileExists : Self.entryExists,
                                  sampleRoot: sampleRoot)
         result.patchJSON = result.kit.patchJSON()
         do { _ = try PatchLoader.decode(Data(result.patchJSON.utf8), file: path, baseDirectory: "/") } catch {

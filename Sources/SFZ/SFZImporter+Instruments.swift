@@ -89,28 +89,28 @@ extension SFZImporter {
                     }
                 }
                 for (stackIndex, layerIndices) in stacks.enumerated() {
-                    let layerRegions = layerIndices.map { $0.map { resolved[$0] } }
-                    let first = layerRegions[0][0]
+                    let first = resolved[layerIndices[0][0]]
                     var layers: [DrumLayer] = []
-                    for regions in layerRegions {
-                        let random = regions.contains { $0.rand != 0...1 }
-                        let ordered = random ? regions.sorted { $0.rand.lowerBound < $1.rand.lowerBound }
-                            : regions.sorted { $0.seqPosition < $1.seqPosition }
-                        if random, Set(ordered.map { ($0.rand.upperBound - $0.rand.lowerBound) * 1000 }.map { $0.rounded() }).count > 1 {
-                            report("rand", "\(regions[0].line): lorand/hirand ranges of different widths: each sample is chosen equally often")
+                    for regions in layerIndices {
+                        let head = resolved[regions[0]]
+                        let random = regions.contains { resolved[$0].rand != 0...1 }
+                        let ordered = random ? regions.sorted { resolved[$0].rand.lowerBound < resolved[$1].rand.lowerBound }
+                            : regions.sorted { resolved[$0].seqPosition < resolved[$1].seqPosition }
+                        if random, Set(ordered.map { (resolved[$0].rand.upperBound - resolved[$0].rand.lowerBound) * 1000 }.map { $0.rounded() }).count > 1 {
+                            report("rand", "\(head.line): lorand/hirand ranges of different widths: each sample is chosen equally often")
                         }
-                        if regions.contains(where: { $0.gainDb != regions[0].gainDb || $0.velocityCurve != regions[0].velocityCurve }) {
-                            report("layerlevel", "\(regions[0].line): samples of one velocity layer at different levels: the first region's level is used")
+                        if regions.contains(where: { resolved[$0].gainDb != head.gainDb || resolved[$0].velocityCurve != head.velocityCurve }) {
+                            report("layerlevel", "\(head.line): samples of one velocity layer at different levels: the first region's level is used")
                         }
-                        let keyDb = 20 * log10(regions[0].keyLevel.factor(key))
-                        layers.append(DrumLayer(velocities: regions[0].velocities, samples: ordered.map(\.sample),
+                        let keyDb = 20 * log10(head.keyLevel.factor(key))
+                        layers.append(DrumLayer(velocities: head.velocities, samples: ordered.map { resolved[$0].sample },
                                                 selection: random ? .random(seed: UInt64(key + 1)) : .roundRobin,
-                                                gainDb: min(24, max(-120, regions[0].gainDb + keyDb)), velocityCurve: regions[0].velocityCurve))
+                                                gainDb: min(24, max(-120, head.gainDb + keyDb)), velocityCurve: head.velocityCurve))
                     }
                     layers.sort { $0.velocities.lowerBound < $1.velocities.lowerBound }
-                    let all = layerRegions.flatMap { $0 }
-                    if all.contains(where: { $0.pan != first.pan || $0.semitones != first.semitones || $0.group != first.group || $0.offBy != first.offBy
-                        || $0.envelope != first.envelope || $0.loops != first.loops || $0.output != first.output || $0.filter != first.filter || $0.delay != first.delay }) {
+                    let all = layerIndices.joined()
+                    if all.contains(where: { resolved[$0].pan != first.pan || resolved[$0].semitones != first.semitones || resolved[$0].group != first.group || resolved[$0].offBy != first.offBy
+                        || resolved[$0].envelope != first.envelope || resolved[$0].loops != first.loops || resolved[$0].output != first.output || resolved[$0].filter != first.filter || resolved[$0].delay != first.delay }) {
                         report("instrumentlevel", "\(first.line): regions of one key with different pan, tuning, group, off_by, envelope, loop mode, output, filter or delay: the first region's are used")
                     }
                     let semitones = first.semitones + Double(key - first.keycenter) * first.keytrack

@@ -41,14 +41,14 @@ package enum SFZImporter {
     /// Converts read sections, emptying `sections` as it goes (their memory is freed before
     /// the instruments are built); `fileExists` decides which sample paths are on disk (the
     /// fuzzer passes one that says every one is).
-    package static func convert(_ sections: inout [SFZSection], file: String, directory: String,
+    package static func convert(_ sections: inout [SFZSection], files: [String], file: String, directory: String,
                                 fileExists: (String) -> Bool, sampleRoot: String? = nil) throws -> Result {
         var notes: [String] = []
         var reported: Set<String> = []
         func report(_ key: String, _ line: String) {
             if reported.insert(key).inserted { notes.append(line) }
         }
-        func place(_ o: SFZOpcode) -> String { "\(o.file): line \(o.line)" }
+        func place(_ o: SFZOpcode) -> String { "\(files[Int(o.fileIndex)]): line \(o.line)" }
 
         // Header inheritance: control < global < master < group < region.
         var control: [String: SFZOpcode] = [:]
@@ -58,13 +58,16 @@ package enum SFZImporter {
         var global: [String: SFZOpcode] = [:], master: [String: SFZOpcode] = [:], group: [String: SFZOpcode] = [:]
         // The headers' opcodes merged once for the regions under them (a new header, a new
         // merge), counted: a header's opcodes are shared by its regions, never copied into each.
-        var context = OpcodeLayer.empty, contextIsCurrent = false, mergedWork = 0
+        var contextIsCurrent = false, mergedWork = 0
         // Samples embedded in the file (`<sample>`), by name.
         var embedded: [String: [UInt8]] = [:]
-        // A region's own opcodes are gathered when it is resolved (not kept per region here).
-        var regions: [(context: OpcodeLayer, section: SFZSection, defaultPath: String, keyOffset: Int)] = []
+        // The regions, in order: their sections (whose opcodes are gathered when each is
+        // resolved), the merged headers above them and the <control> before them, as indices
+        // (a library holds 100,000 regions: a few bytes each here).
+        var contexts: [OpcodeLayer] = [], controls: [(defaultPath: String, keyOffset: Int)] = [("", 0)]
+        var regions: [(section: Int32, context: Int32, control: Int32)] = []
         var curves: [Int: [Float]] = [:]
-        for section in sections {
+        for (sectionIndex, section) in sections.enumerated() {
             var own: [String: SFZOpcode] = [:]
             if section.header != "region" { for o in section.opcodes { own[o.name] = o } }
             switch section.header {
@@ -78,6 +81,7 @@ package enum SFZImporter {
                 }
                 controlDefaultPath = control["default_path"]?.value ?? ""
                 controlKeyOffset = offset("note_offset", -127...127) + 12 * offset("octave_offset", -10...10)
+                controls.append((controlDefaultPath, controlKeyOffset))
             case "curve":
                 guard let indexText = own["curve_index"]?.value, let index = Int(indexText.trimmedBlanks),
                       (0...255).contains(index) else {
@@ -124,17 +128,16 @@ package enum SFZImporter {
                     guard mergedWork <= Self.maximumMergedWork else {
                         throw SFZError("\(file): line \(section.line): its headers hand more than \(Self.maximumMergedWork) opcodes to the regions under them in all (a header's opcodes count again after each new header)")
                     }
-                    context = OpcodeLayer(id: layerCount, merged)
+                    contexts.append(OpcodeLayer(id: layerCount, merged))
                     layerCount += 1
                     contextIsCurrent = true
                 }
-                regions.append((context, section, controlDefaultPath, controlKeyOffset))
+                regions.append((Int32(sectionIndex), Int32(contexts.count - 1), Int32(controls.count - 1)))
             default:
                 report("<\(section.header)>", "\(section.file): line \(section.line): <\(section.header)> is not carried (its opcodes are ignored)")
             }
             guard regions.count <= 100_000 else { throw SFZError("\(file): more than 100000 regions") }
         }
-        sections = []
         var setup = ControllerSetup()
         for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
             if let (prefix, number) = numbered(name), prefix.hasPrefix("set_") {
@@ -160,18 +163,27 @@ package enum SFZImporter {
         var controlIDs: [String: Int] = [:]
         var pointsByContext: [String: [VelocityCurve.Point]] = [:]
         var inheritedWork = 0
-        for index in regions.indices {
-            let (headerLayer, section, defaultPath, keyOffset) = regions[index]
+        var lastCarriedNames: [String] = []
+        for (sectionIndex, contextIndex, controlIndex) in regions {
+            let section = sections[Int(sectionIndex)], headerLayer = contexts[Int(contextIndex)]
+            let (defaultPath, keyOffset) = controls[Int(controlIndex)]
             // Each region's opcodes are read once here: their memory goes as regions resolve, so
             // that the read text and the resolved regions are not all held at once.
-            regions[index].section.opcodes = []
+            sections[Int(sectionIndex)].opcodes = []
             let opcodes = InheritedOpcodes(own: OpcodeLayer(id: -1, list: section.opcodes), context: headerLayer)
             let regionPlace = "\(section.file): line \(section.line)"
             // Each region's own opcodes are looked at once (in the file's order; a name given
             // twice counts where it is last given), each header's once.
-            for o in section.opcodes where !isCarried(o.name) {
-                guard let kept = opcodes.own[o.name], kept.line == o.line, kept.file == o.file else { continue }
-                report(o.name, "\(place(o)): \(o.name) is not carried")
+            // A region naming the opcodes the last did, in its order, names carried ones only
+            // when that one did (library regions mostly repeat their names).
+            if !section.opcodes.elementsEqual(lastCarriedNames, by: { $0.name == $1 }) {
+                var allCarried = true
+                for o in section.opcodes where !isCarried(o.name) {
+                    allCarried = false
+                    guard let kept = opcodes.own[o.name], kept.line == o.line, kept.fileIndex == o.fileIndex else { continue }
+                    report(o.name, "\(place(o)): \(o.name) is not carried")
+                }
+                lastCarriedNames = allCarried ? section.opcodes.map(\.name) : []
             }
             if reportedLayers.insert(headerLayer.id).inserted {
                 for (name, o) in headerLayer.all.sorted(by: { $0.value.line < $1.value.line }) where !isCarried(name) {
@@ -288,7 +300,7 @@ package enum SFZImporter {
             // and a looping region without loop_start/loop_end takes the file's.
             let explicitPoints = value("loop_start") != nil && value("loop_end") != nil
             let needsFileLoop = (value("loop_mode") == nil && count == nil && value("trigger")?.value != "release")
-                || (!explicitPoints && ["loop_continuous", "loop_sustain"].contains(value("loop_mode")?.value ?? ""))
+                || (!explicitPoints && (value("loop_mode")?.value).map { $0 == "loop_continuous" || $0 == "loop_sustain" } == true)
             var fileLoop: ClosedRange<Int>?
             if needsFileLoop {
                 if let known = fileLoops[found] {
@@ -313,14 +325,17 @@ package enum SFZImporter {
             // (a shorter or zero ampeg_release sounds as 6 ms there).
             // What velocity adds to each stage (ampeg_vel2*, also spelt ampeg_velto*): seconds,
             // the sustain in percent.
-            func velocityChange(_ stage: String, _ range: ClosedRange<Double>) throws -> Double {
-                let name = value("ampeg_vel2" + stage) != nil ? "ampeg_vel2" + stage : "ampeg_velto" + stage
-                return try number(name, range, default: 0)
+            func velocityChange(_ names: (vel2: String, velto: String)) throws -> Double {
+                try number(value(names.vel2) != nil ? names.vel2 : names.velto, -100...100, default: 0)
             }
-            let velocityStages = EnvelopeStages(delay: try velocityChange("delay", -100...100), attack: try velocityChange("attack", -100...100),
-                                                hold: try velocityChange("hold", -100...100), decay: try velocityChange("decay", -100...100),
-                                                sustain: try velocityChange("sustain", -100...100) / 100, release: try velocityChange("release", -100...100))
-            let shaped = ["ampeg_attack", "ampeg_hold", "ampeg_decay", "ampeg_sustain", "ampeg_delay", "ampeg_start"].contains { value($0) != nil }
+            let velocityStages = EnvelopeStages(delay: try velocityChange(("ampeg_vel2delay", "ampeg_veltodelay")),
+                                                attack: try velocityChange(("ampeg_vel2attack", "ampeg_veltoattack")),
+                                                hold: try velocityChange(("ampeg_vel2hold", "ampeg_veltohold")),
+                                                decay: try velocityChange(("ampeg_vel2decay", "ampeg_veltodecay")),
+                                                sustain: try velocityChange(("ampeg_vel2sustain", "ampeg_veltosustain")) / 100,
+                                                release: try velocityChange(("ampeg_vel2release", "ampeg_veltorelease")))
+            let shaped = value("ampeg_attack") != nil || value("ampeg_hold") != nil || value("ampeg_decay") != nil
+                || value("ampeg_sustain") != nil || value("ampeg_delay") != nil || value("ampeg_start") != nil
                 || velocityStages != EnvelopeStages()
             let release = max(0.006, try number("ampeg_release", 0...100, default: 0.001))
             // Choked (off_by): off_mode fast (the default) releases over 6 ms, normal over the
@@ -366,9 +381,9 @@ package enum SFZImporter {
             if offset == 0, end == nil { end = nil }
             let amplitude = try number("amplitude", 0...1e8, default: 100)
             var gainDb = try number("volume", -144...48, default: 0) + (amplitude > 0 ? 20 * log10(amplitude / 100) : -144)
-            for level in ["group", "master", "global"] {
-                gainDb += try number("\(level)_volume", -144...48, default: 0)
-                let a = try number("\(level)_amplitude", 0...1e8, default: 100)
+            for (volume, amplitude) in Self.headerLevels {
+                gainDb += try number(volume, -144...48, default: 0)
+                let a = try number(amplitude, 0...1e8, default: 100)
                 gainDb += a > 0 ? 20 * log10(a / 100) : -144
             }
             if gainDb < -120 || gainDb > 24 {
@@ -403,7 +418,8 @@ package enum SFZImporter {
                                       track: try number("amp_veltrack", -100...100, default: 100) / 100)
             // Velocity crossfades (xfin_lovel … xfout_hivel, xf_velcurve) as sfizz computes them,
             // folded into the region's velocity curve.
-            if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
+            let velocityFades = value("xfin_lovel") != nil || value("xfin_hivel") != nil || value("xfout_lovel") != nil || value("xfout_hivel") != nil
+            if velocityFades {
                 let inLo = try number("xfin_lovel", 0...127, default: 0), inHi = try number("xfin_hivel", 0...127, default: 0)
                 let outLo = try number("xfout_lovel", 0...127, default: 127), outHi = try number("xfout_hivel", 0...127, default: 127)
                 let power: Bool
@@ -491,7 +507,7 @@ package enum SFZImporter {
             }
             resolved[resolved.count - 1].filter = try filter(value: value, number: number, note: note, place: place,
                                                              report: report)
-            if ["xfin_lovel", "xfin_hivel", "xfout_lovel", "xfout_hivel"].contains(where: { value($0) != nil }) {
+            if velocityFades {
                 resolved[resolved.count - 1].apart = "xf\(lovel)-\(hivel)"
             }
             // A region without controller opcodes of its own takes its headers' resolved once.
@@ -529,6 +545,7 @@ package enum SFZImporter {
         }
 
         regions = []
+        sections = []
         if respelled > Self.respellingsNamed {
             notes.append("\(file): \(respelled - Self.respellingsNamed) more region(s) name their sample under another spelling (letter case or \\)")
         }
@@ -570,6 +587,10 @@ package enum SFZImporter {
         labels += switchLabels.sorted { $0.key < $1.key }.map { "key switch \($0.key): \($0.value)" }
         return Result(kit: kit, notes: notes, labels: labels)
     }
+
+    /// The level opcodes of a region's headers, added to its own.
+    static let headerLevels = [("group_volume", "group_amplitude"), ("master_volume", "master_amplitude"),
+                               ("global_volume", "global_amplitude")]
 
     /// The instruments the generated audition pattern plays (the first of the kit's).
     package static let auditionLimit = 128

@@ -2,12 +2,13 @@ import Foundation
 import SafeFiles
 
 /// One opcode as written: `name=value`, with the file and line it came from (an `#include`d
-/// file names itself).
+/// file names itself). Kept small: a library's read text holds millions.
 package struct SFZOpcode: Equatable, Sendable {
     package var name: String
     package var value: String
-    package var file: String
-    package var line: Int
+    /// The file it is written in: an index into the reader's `files`.
+    package var fileIndex: UInt32
+    package var line: Int32
 }
 
 /// One header (`<region>`, `<group>`, …) and the opcodes written under it.
@@ -39,6 +40,9 @@ package struct SFZReader {
     package static let maximumExpansion = 64 << 20
 
     package private(set) var sections: [SFZSection] = []
+    /// The files read, in the order they were begun (the top file first; a file included
+    /// twice is listed twice): `SFZOpcode.fileIndex` indexes it.
+    package private(set) var files: [String] = []
     private var defines: [String: String] = [:]
     /// The lengths of the defined names (with their `$`, in UTF-8 bytes), longest first: the
     /// only ones a `$` in a value is looked up at.
@@ -54,6 +58,14 @@ package struct SFZReader {
     private let directory: String
     /// Reads an included file (the tests and the fuzzer pass their own).
     private let readInclude: (String) throws -> [UInt8]
+
+    /// The sections read, handed over: the reader keeps none (so that a caller freeing their
+    /// opcodes as it goes holds the only copy).
+    package mutating func takeSections() -> [SFZSection] {
+        var taken: [SFZSection] = []
+        swap(&taken, &sections)
+        return taken
+    }
 
     /// Reads `path` and every file it includes.
     package static func read(path: String) throws -> SFZReader {
@@ -92,6 +104,8 @@ package struct SFZReader {
         guard totalBytes <= Self.maximumTotalSize else {
             throw SFZError("\(file): the SFZ files together exceed \(Self.maximumTotalSize >> 20) MB")
         }
+        let fileIndex = UInt32(files.count)
+        files.append(file)
         // SFZ files are mostly ASCII; Latin-1 paths in old kits are read as such. The text is
         // read as bytes (every character the syntax gives meaning is ASCII), and only names and
         // values become strings.
@@ -111,9 +125,9 @@ package struct SFZReader {
             lineNumber += 1
             // A line without a comment (the most) is parsed where it lies; so is embedded base64
             // data, where "//" is data (as sfizz reads it).
-            if !inBlockComment, continuingData || !bytes[lineStart..<lineEnd].contains(UInt8(ascii: "/"))
+            if !inBlockComment, continuingData || !Self.holdsCommentStart(bytes[lineStart..<lineEnd])
                 || Self.holdsBase64Data(bytes[lineStart..<lineEnd]) {
-                try parseLine(bytes[lineStart..<lineEnd], decode: decode, file: file, line: lineNumber, depth: depth)
+                try parseLine(bytes[lineStart..<lineEnd], decode: decode, file: file, fileIndex: fileIndex, line: lineNumber, depth: depth)
                 if lineEnd >= count { break }
                 lineStart = bytes[lineEnd] == 13 && lineEnd + 1 < count && bytes[lineEnd + 1] == 10 ? lineEnd + 2 : lineEnd + 1
                 continue
@@ -134,7 +148,7 @@ package struct SFZReader {
                 cleaned.append(c)
                 i += 1
             }
-            try parseLine(cleaned[...], decode: decode, file: file, line: lineNumber, depth: depth)
+            try parseLine(cleaned[...], decode: decode, file: file, fileIndex: fileIndex, line: lineNumber, depth: depth)
             if lineEnd >= count { break }
             lineStart = bytes[lineEnd] == 13 && lineEnd + 1 < count && bytes[lineEnd + 1] == 10 ? lineEnd + 2 : lineEnd + 1
         }
@@ -143,6 +157,19 @@ package struct SFZReader {
     }
 
     private static func isLineEnd(_ c: UInt8) -> Bool { c >= 10 && c <= 13 }
+
+    /// Whether `line` holds "//" or "/*" (where a comment may start: without one, the line is
+    /// what the comments leave of it).
+    private static func holdsCommentStart(_ line: ArraySlice<UInt8>) -> Bool {
+        var i = line.startIndex
+        while let slash = line[i...].firstIndex(of: UInt8(ascii: "/")) {
+            let next = slash + 1
+            guard next < line.endIndex else { return false }
+            if line[next] == UInt8(ascii: "/") || line[next] == UInt8(ascii: "*") { return true }
+            i = next
+        }
+        return false
+    }
 
     /// Whether `line` holds a `base64data=` opcode that no comment before it hides.
     private static func holdsBase64Data(_ line: ArraySlice<UInt8>) -> Bool {
@@ -172,8 +199,8 @@ package struct SFZReader {
         (c >= 97 && c <= 122) || (c >= 65 && c <= 90) || (c >= 48 && c <= 57) || c == 95 || c == 36
     }
 
-    private mutating func parseLine(_ text: ArraySlice<UInt8>, decode: (ArraySlice<UInt8>) -> String, file: String, line: Int,
-                                    depth: Int) throws {
+    private mutating func parseLine(_ text: ArraySlice<UInt8>, decode: (ArraySlice<UInt8>) -> String, file: String, fileIndex: UInt32,
+                                    line: Int, depth: Int) throws {
         var p = text.startIndex
         let end = text.endIndex
         if continuingData {
@@ -271,7 +298,7 @@ package struct SFZReader {
                 if sections.isEmpty {
                     throw SFZError("\(file): line \(line): \(name)= before any header (<region>, <group>, …)")
                 }
-                sections[sections.count - 1].opcodes.append(SFZOpcode(name: name, value: decode(data[...]), file: file, line: line))
+                sections[sections.count - 1].opcodes.append(SFZOpcode(name: name, value: decode(data[...]), fileIndex: fileIndex, line: Int32(line)))
                 // Lines after it hold more of it, up to the next header.
                 continuingData = e == end
                 p = e
@@ -298,7 +325,7 @@ package struct SFZReader {
             guard opcodeCount <= Self.maximumOpcodes else {
                 throw SFZError("\(file): line \(line): more than \(Self.maximumOpcodes) opcodes")
             }
-            let opcode = SFZOpcode(name: name, value: value, file: file, line: line)
+            let opcode = SFZOpcode(name: name, value: value, fileIndex: fileIndex, line: Int32(line))
             if sections.isEmpty {
                 throw SFZError("\(file): line \(line): \(name)= before any header (<region>, <group>, …)")
             }

@@ -143,6 +143,17 @@ import Testing
         #expect(result.notes.contains { $0.hasSuffix("\(4000 - SFZImporter.respellingsNamed) more region(s) name their sample under another spelling (letter case or \\)") })
     }
 
+    /// In a searched directory, two files whose names differ only in letter case are each
+    /// found by their own name; another spelling finds one of them.
+    @Test func filesDifferingOnlyInCaseAreEachFoundByTheirName() throws {
+        let (path, _) = try kit("<region> sample=samples/KICK.WAV key=36\n<region> sample=samples/kick.wav key=38\n<region> sample=samples/Kick.wav key=40",
+                                files: ["samples/kick.wav", "samples/Kick.wav"])
+        let names = try SFZImporter.importSFZ(path: path).kit.instruments.map { URL(fileURLWithPath: $0.layers[0].samples[0].resolvedPath).lastPathComponent }
+        #expect(names.count == 3)
+        #expect(names[1] == "kick.wav" && names[2] == "Kick.wav")
+        #expect(["kick.wav", "Kick.wav"].contains(names[0]))
+    }
+
     /// A searched directory's listing answers only with regular files (a symbolic link as what
     /// it points to): a directory of the sample's name is no sample.
     @Test func aSearchedDirectoryYieldsOnlyItsFiles() throws {
