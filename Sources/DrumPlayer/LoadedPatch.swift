@@ -465,10 +465,7 @@ package final class LoadedPatch {
     /// Where a sample is named in the patch, for errors: where the file says it (`sounds.kick`
     /// in a version 1 patch), else its place in the model.
     package static func place(_ kit: Patch, _ i: Int, _ l: Int, _ s: Int) -> String {
-        let own = kit.instruments[i].layers[l].samples[s].place
-        // An imported SFZ region's place already begins with the kit's file.
-        if let own, own.hasPrefix(kit.file + ": ") { return own }
-        return "\(kit.file): " + (own ?? "instruments[\(i)].layers[\(l)].samples[\(s)]")
+        "\(kit.file): " + (kit.instruments[i].layers[l].samples[s].place ?? "instruments[\(i)].layers[\(l)].samples[\(s)]")
     }
 }
 

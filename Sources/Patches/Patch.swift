@@ -68,8 +68,9 @@ package struct SampleFile: Equatable, Sendable {
     package var resolvedPath: String
     /// Decoded into memory or streamed from disk.
     package var loading: SampleLoading
-    /// Where the patch file names it, for messages, where its indices do not say it (a version 1
-    /// patch's `sounds.kick`, an SFZ region's file and line); nil for a version 2 patch's sample
+    /// Where the patch file names it, for messages after the patch's file, where its indices do
+    /// not say it (a version 1 patch's `sounds.kick`, an SFZ region's `line 3` or, in an included
+    /// file, `drums/toms.sfz: line 3`); nil for a version 2 patch's sample
     /// (named `instruments[0].layers[1].samples[2]`, `LoadedPatch.place`) and one made in code.
     /// Not part of equality.
     package var place: String?

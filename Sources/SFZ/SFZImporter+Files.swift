@@ -22,7 +22,8 @@ extension SFZImporter {
     /// under `root` (or the root itself): outside it as written, nothing is looked at; inside,
     /// its links are resolved against the root.
     static func checkDirectory(of standardized: String, under root: String) throws {
-        guard let slash = standardized.lastIndex(of: "/") else { throw SampleOutsideRoot(root: root) }
+        // Split at the last "/" byte, as `findFile` splits.
+        guard let slash = standardized.utf8.lastIndex(of: UInt8(ascii: "/")) else { throw SampleOutsideRoot(root: root) }
         let directory = slash == standardized.startIndex ? "/" : String(standardized[..<slash])
         let writtenRoot = FileGate.lexical(root)
         guard directory == writtenRoot || directory.hasPrefix(writtenRoot.hasSuffix("/") ? writtenRoot : writtenRoot + "/") else {

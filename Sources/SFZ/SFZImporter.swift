@@ -67,7 +67,11 @@ package enum SFZImporter {
         var contexts: [OpcodeLayer] = [], controls: [(defaultPath: String, keyOffset: Int)] = [("", 0)]
         var regions: [(section: Int32, context: Int32, control: Int32)] = []
         var curves: [Int: [Float]] = [:]
-        for (sectionIndex, section) in sections.enumerated() {
+        for sectionIndex in sections.indices {
+            let section = sections[sectionIndex]
+            // A header's opcodes go once read (a `<sample>`'s data may be megabytes); a region's
+            // once it is resolved.
+            defer { if section.header != "region" { sections[sectionIndex].opcodes = [] } }
             var own: [String: SFZOpcode] = [:]
             if section.header != "region" { for o in section.opcodes { own[o.name] = o } }
             switch section.header {
@@ -180,7 +184,7 @@ package enum SFZImporter {
                 var allCarried = true
                 for o in section.opcodes where !isCarried(o.name) {
                     allCarried = false
-                    guard let kept = opcodes.own[o.name], kept.line == o.line, kept.fileIndex == o.fileIndex else { continue }
+                    guard let kept = opcodes.own[o.name], kept.line == o.line, files[Int(kept.fileIndex)] == files[Int(o.fileIndex)] else { continue }
                     report(o.name, "\(place(o)): \(o.name) is not carried")
                 }
                 lastCarriedNames = allCarried ? section.opcodes.map(\.name) : []
@@ -450,7 +454,9 @@ package enum SFZImporter {
             if loop.invalid { loops = 0 }
             resolved.append(Region(
                 line: regionPlace,
-                sample: SampleFile(path: found, resolvedPath: found, place: regionPlace, offset: offset, end: end, reverse: reverse,
+                // Its place for a load's errors, which name the kit's file first.
+                sample: SampleFile(path: found, resolvedPath: found, place: section.file == file ? "line \(section.line)" : regionPlace,
+                                   offset: offset, end: end, reverse: reverse,
                                    loop: loop.range, data: embeddedData),
                 keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
                 velocities: lovel...hivel,

@@ -28,19 +28,6 @@ import Testing
         return try PatchLoader.load(path: path)
     }
 
-    /// A sample's place in an error names the kit's file once: a JSON patch's sample by its
-    /// path in the model, an imported SFZ region by its own file and line.
-    @Test func aSamplesPlaceNamesTheKitsFileOnce() {
-        func kit(_ place: String?) -> Patch {
-            let sample = SampleFile(path: "a.wav", resolvedPath: "/k/a.wav", place: place)
-            return Patch(tempo: 120, instruments: [DrumInstrument(id: "a", layers: [DrumLayer(samples: [sample])])], patterns: [], song: nil,
-                         file: "/k/kit.sfz")
-        }
-        #expect(LoadedPatch.place(kit("/k/kit.sfz: line 2"), 0, 0, 0) == "/k/kit.sfz: line 2")
-        #expect(LoadedPatch.place(kit("/k/drums.sfz: line 3"), 0, 0, 0) == "/k/kit.sfz: /k/drums.sfz: line 3")
-        #expect(LoadedPatch.place(kit(nil), 0, 0, 0) == "/k/kit.sfz: instruments[0].layers[0].samples[0]")
-    }
-
     @Test func theVersionOneDemoAndItsConversionRenderTheSameFrames() throws {
         let directory = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: directory) }

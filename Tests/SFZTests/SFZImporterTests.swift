@@ -143,6 +143,24 @@ import Testing
         #expect(result.notes.contains { $0.hasSuffix("\(4000 - SFZImporter.respellingsNamed) more region(s) name their sample under another spelling (letter case or \\)") })
     }
 
+    /// A sample's place, which a load's errors print after the kit's file: its line, and the
+    /// included file it is written in (never the kit's file again).
+    @Test func aSamplesPlaceNamesItsLineAndItsIncludedFile() throws {
+        let (path, directory) = try kit("<region> sample=a.wav key=36\n#include \"toms.sfz\"", files: ["a.wav", "b.wav"])
+        try Data("<region> sample=b.wav key=38\n".utf8).write(to: URL(fileURLWithPath: directory + "/toms.sfz"))
+        let places = try SFZImporter.importSFZ(path: path).kit.instruments.map { $0.layers[0].samples[0].place }
+        #expect(places == ["line 1", directory + "/toms.sfz: line 1"])
+    }
+
+    /// Opcodes not carried are named where they are last given, in the file's order, also when
+    /// a file is included twice in one region.
+    @Test func anOpcodeOfAFileIncludedTwiceIsNamedWhereItIsFirstReached() throws {
+        let (path, directory) = try kit("<region> sample=a.wav key=36\n#include \"b.sfz\"\nbar=1\n#include \"b.sfz\"", files: ["a.wav"])
+        try Data("foo=1\n".utf8).write(to: URL(fileURLWithPath: directory + "/b.sfz"))
+        let notes = try SFZImporter.importSFZ(path: path).notes
+        #expect(notes == ["\(directory)/b.sfz: line 1: foo is not carried", "\(path): line 3: bar is not carried"])
+    }
+
     /// In a searched directory, two files whose names differ only in letter case are each
     /// found by their own name; another spelling finds one of them.
     @Test func filesDifferingOnlyInCaseAreEachFoundByTheirName() throws {
