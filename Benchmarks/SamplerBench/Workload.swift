@@ -92,8 +92,14 @@ final class MixWorkload {
     static func controllerValues(_ k: Int) -> (level: UInt8, pan: UInt8) {
         (UInt8(64 + Int(50 * Float.sin(Float(k) * 0.05))), UInt8(64 + Int(40 * Float.sin(Float(k) * 0.031))))
     }
-    /// The two control changes, as `midi_in` delivers them.
-    private var messages: [UInt8] = [0xB0, 1, 0, 0xB0, 2, 0]
+    /// The two control changes, as `midi_in` delivers them: bytes in a buffer the engine is
+    /// handed a pointer to (a Swift array here would add its exclusivity checks and reference
+    /// counting to the engine's side of the comparison).
+    private let messages: UnsafeMutablePointer<UInt8> = {
+        let m = UnsafeMutablePointer<UInt8>.allocate(capacity: 6)
+        m.initialize(from: [0xB0, 1, 0, 0xB0, 2, 0], count: 6)
+        return m
+    }()
     /// With `streamed`: each voice's ring and the sound whose first `ringFrames` frames it holds
     /// (slot j always holds frame j: refilling rewrites the same samples), and the C reference's.
     private var rings: [(ring: StreamRing, sound: Sound)] = []
@@ -261,6 +267,7 @@ final class MixWorkload {
     }
 
     deinit {
+        messages.deallocate()
         left.deallocate(); right.deallocate()
         referenceLeft.deallocate(); referenceRight.deallocate()
     }
@@ -274,10 +281,8 @@ final class MixWorkload {
             enginePeriods += 1
             messages[2] = v.level
             messages[5] = v.pan
-            messages.withUnsafeBufferPointer { m in
-                engine.receiveMIDI(m.baseAddress!, count: 3, at: periodStart)
-                engine.receiveMIDI(m.baseAddress! + 3, count: 3, at: periodStart)
-            }
+            engine.receiveMIDI(messages, count: 3, at: periodStart)
+            engine.receiveMIDI(messages + 3, count: 3, at: periodStart)
         }
         if filtered {
             let v = MixWorkload.controllerValues(enginePeriods)
@@ -285,7 +290,7 @@ final class MixWorkload {
             messages[0] = 0xB0
             messages[1] = 74
             messages[2] = v.level
-            messages.withUnsafeBufferPointer { m in engine.receiveMIDI(m.baseAddress!, count: 3, at: periodStart) }
+            engine.receiveMIDI(messages, count: 3, at: periodStart)
         }
         engine.render(frameCount: frameCount, periodStart: periodStart, left: left, right: right)
         periodStart += Frame(frameCount)
@@ -311,18 +316,23 @@ final class MixWorkload {
             }
             return
         }
+        var gains: (left: Float, right: Float)?
         if controlled {
             let v = MixWorkload.controllerValues(referencePeriods)
             referencePeriods += 1
             let level = Float(v.level) / 127
             let pan = PanGains(pan: 2 * (Float(v.pan) / 127) - 1)
-            let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft, panRight = kind == .mono ? pan.monoRight : pan.stereoRight
-            for i in 0..<voiceCount {
-                reference[i].gainLeft = level * panLeft
-                reference[i].gainRight = level * panRight
-            }
+            gains = kind == .mono ? (level * pan.monoLeft, level * pan.monoRight) : (level * pan.stereoLeft, level * pan.stereoRight)
         }
+        // One access to the voices a period, as the engine's side has (setting each voice's
+        // gains through the array would add its exclusivity checks to the C loop's side).
         reference.withUnsafeMutableBufferPointer { voices in
+            if let gains {
+                for i in voices.indices {
+                    voices[i].gainLeft = gains.left
+                    voices[i].gainRight = gains.right
+                }
+            }
             if fades {
                 cmix_render_ramped(voices.baseAddress, count, referenceLeft, referenceRight, frames)
             } else {

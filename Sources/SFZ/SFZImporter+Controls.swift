@@ -376,7 +376,7 @@ extension SFZImporter {
         }
         var low: [Int: Double] = [:], high: [Int: Double] = [:], onLow: [Int: Double] = [:], onHigh: [Int: Double] = [:]
         var depths: [String: [Int: Double]] = [:], curveIndex: [String: [Int: Int]] = [:], smoothing: [String: [Int: Double]] = [:]
-        for (name, o) in opcodes.sorted(by: { $0.value.line < $1.value.line }) {
+        for (name, o) in writtenOrder(opcodes) {
             guard let (prefix, number) = numbered(name) else { continue }
             switch prefix {
             case "label_cc": break

@@ -46,6 +46,15 @@ extension SFZImporter {
         return (prefix, n)
     }
 
+    /// `opcodes` by the file read first and the line, and by name on one line: the same order
+    /// in every run (a dictionary's order follows the process's hash seed).
+    static func writtenOrder(_ opcodes: [String: SFZOpcode]) -> [(key: String, value: SFZOpcode)] {
+        opcodes.sorted { a, b in
+            (a.value.fileIndex, a.value.line) != (b.value.fileIndex, b.value.line)
+                ? (a.value.fileIndex, a.value.line) < (b.value.fileIndex, b.value.line) : a.key < b.key
+        }
+    }
+
     static func isCarried(_ name: String) -> Bool {
         carried.contains(name) || name.hasPrefix("amp_velcurve_") || numbered(name) != nil
     }

@@ -143,7 +143,7 @@ package enum SFZImporter {
             guard regions.count <= 100_000 else { throw SFZError("\(file): more than 100000 regions") }
         }
         var setup = ControllerSetup()
-        for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
+        for (name, o) in writtenOrder(control) {
             if let (prefix, number) = numbered(name), prefix.hasPrefix("set_") {
                 guard let v = Float(o.value.trimmedBlanks), v.isFinite else {
                     throw SFZError("\(place(o)): \(name): expected a number, got \"\(o.value.prefix(40))\"")
@@ -190,7 +190,7 @@ package enum SFZImporter {
                 lastCarriedNames = allCarried ? section.opcodes.map(\.name) : []
             }
             if reportedLayers.insert(headerLayer.id).inserted {
-                for (name, o) in headerLayer.all.sorted(by: { $0.value.line < $1.value.line }) where !isCarried(name) {
+                for (name, o) in writtenOrder(headerLayer.all) where !isCarried(name) {
                     report(name, "\(place(o)): \(name) is not carried")
                 }
             }
@@ -585,7 +585,7 @@ package enum SFZImporter {
         kit.controllers = setup
         var labels: [String] = []
         let values = setup.values
-        for (name, o) in control.sorted(by: { $0.value.line < $1.value.line }) {
+        for (name, o) in writtenOrder(control) {
             guard let (prefix, number) = numbered(name), prefix == "label_cc" else { continue }
             let start = (Double(values[number]) * 127 * 10).rounded() / 10
             labels.append("controller \(number): \(o.value.trimmedBlanks.prefix(80)) (starts at \(start == start.rounded() ? String(Int(start)) : String(start)))")

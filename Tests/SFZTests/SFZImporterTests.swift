@@ -152,6 +152,16 @@ import Testing
         #expect(places == ["line 1", directory + "/toms.sfz: line 1"])
     }
 
+    /// Not-carried opcodes written on one line of a header are named in the same order in every
+    /// run (by name on a line; a dictionary's order follows the process's hash seed).
+    @Test func opcodesOnOneHeaderLineAreNamedInOneOrder() throws {
+        let names = ["zeta_x", "alpha_x", "mu_x", "beta_x", "omega_x", "kappa_x"]
+        let (path, _) = try kit("<control> " + names.map { "\($0)=1" }.joined(separator: " ") + "\n<group> "
+                                + names.map { "g\($0)=1" }.joined(separator: " ") + "\n<region> sample=a.wav key=36", files: ["a.wav"])
+        let notes = try SFZImporter.importSFZ(path: path).notes
+        #expect(notes == names.sorted().map { "\(path): line 1: \($0) is not carried" } + names.map { "g\($0)" }.sorted().map { "\(path): line 2: \($0) is not carried" })
+    }
+
     /// Opcodes not carried are named where they are last given, in the file's order, also when
     /// a file is included twice in one region.
     @Test func anOpcodeOfAFileIncludedTwiceIsNamedWhereItIsFirstReached() throws {
