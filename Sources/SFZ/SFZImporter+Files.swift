@@ -69,10 +69,6 @@ extension SFZImporter {
         }
     }
 
-    /// `name`'s file in `listed` (its own spelling, else another letter case), named after `prefix`.
-    private static func match(_ name: String, in listed: Listing, prefix: String) -> String? {
-        listed.file(name).map { prefix + $0 }
-    }
 
     /// `path` (absolute, lexically standardized) itself if it exists, else the file whose path
     /// matches it ignoring letter case (component by component), else nil. Once a directory
@@ -85,7 +81,7 @@ extension SFZImporter {
         guard let slash = bytes.lastIndex(of: UInt8(ascii: "/")) else { return nil }
         let directory = String(standardized[..<slash]), name = String(standardized[bytes.index(after: slash)...])
         guard !name.isEmpty else { return nil }
-        if let last = lookup.lastListed, last.directory == directory { return match(name, in: last.listing, prefix: last.prefix) }
+        if let last = lookup.lastListed, last.directory == directory { return last.listing.file(name).map { last.prefix + $0 } }
         // A directory not found on disk: the path as written, if `exists` says so (the fuzzer's
         // pretend files), else nothing.
         guard let found = findDirectory(directory.isEmpty ? "/" : directory, lookup: &lookup) else {
@@ -100,7 +96,7 @@ extension SFZImporter {
         }
         guard let listed = lookup.listings[found] else { return exists(prefix + name) ? prefix + name : nil }
         lookup.lastListed = (directory, prefix, listed)
-        return match(name, in: listed, prefix: prefix)
+        return listed.file(name).map { prefix + $0 }
     }
 
     /// The directory `path` (absolute, under 4,096 bytes) names, as spelled on disk: letter case
