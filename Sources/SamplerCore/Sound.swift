@@ -60,6 +60,36 @@ public final class Sound: @unchecked Sendable {
         peak = max(Self.peak(left, count: frames), channels.count == 2 ? Self.peak(right, count: frames) : 0)
     }
 
+    /// Makes a sound of `frames` frames of `channelCount` channels (1 or 2), its samples in
+    /// `memory` (the heap when `nil`), written by `fill` (each channel's `frames` samples: left,
+    /// then right, the same pointer for mono), which returns whether it wrote them all; nil when
+    /// it did not (the memory is given back).
+    public init?(frames: Int, channelCount: Int, sampleRate: Double, memory: (any SampleMemory)? = nil,
+                 fill: (UnsafeMutablePointer<Float>, UnsafeMutablePointer<Float>) -> Bool) {
+        guard frames > 0, channelCount == 1 || channelCount == 2, sampleRate > 0, sampleRate.isFinite else { return nil }
+        let left = memory?.allocateSamples(frames) ?? .allocate(capacity: frames)
+        let right = channelCount == 2 ? memory?.allocateSamples(frames) ?? .allocate(capacity: frames) : left
+        guard fill(left, right) else {
+            if let memory {
+                if right != left { memory.deallocateSamples(right, count: frames) }
+                memory.deallocateSamples(left, count: frames)
+            } else {
+                if right != left { right.deallocate() }
+                left.deallocate()
+            }
+            return nil
+        }
+        self.channelCount = channelCount
+        frameCount = frames
+        self.sampleRate = sampleRate
+        self.memory = memory
+        parent = nil
+        loopStart = 0
+        self.left = left
+        self.right = right
+        peak = max(Self.peak(left, count: frames), channelCount == 2 ? Self.peak(right, count: frames) : 0)
+    }
+
     /// The largest |sample| of `samples[0 ..< count]`; infinity if one is NaN or infinite, or so
     /// large (beyond a quarter of the largest float) that the difference of two neighbours, as
     /// varispeed interpolation takes it, could overflow.

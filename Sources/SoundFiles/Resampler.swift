@@ -62,66 +62,86 @@ package enum Resampler {
         return output.map { Array($0.prefix(frames)) }
     }
 
-    /// A conversion fed chunk by chunk, each channel through its own converter: its output, all
-    /// chunks together, is the bits of `resample` of the whole input (libsoxr's output does not
-    /// depend on how its input is cut), up to the last few frames, which `resample` trims or pads
-    /// to the rounded length. One thread at a time.
+    /// A conversion fed chunk by chunk, all channels through one converter (its filter made
+    /// once for them; each channel's frames are those a converter of its own makes): its output,
+    /// all chunks together, is the bits of `resample` of the whole input (libsoxr's output does
+    /// not depend on how its input is cut), up to the last few frames, which `resample` trims or
+    /// pads to the rounded length. One thread at a time.
     package final class Stream {
-        private let converters: [Converter]
-        private var scratch = [Float](repeating: 0, count: 8_192)
+        private let converter: Converter
+        private let channelCount: Int
+        /// Each channel's output room (`scratchFrames` frames), and its input copied for the
+        /// converter (`inputRoom` frames), in memory of the stream's own.
+        private let scratch: [UnsafeMutablePointer<Float>]
+        private var inputs: [UnsafeMutablePointer<Float>] = []
+        private var inputRoom = 0
+        private static let scratchFrames = 8_192
 
         /// Rates `resample` refuses are an error here too.
         package init(channelCount: Int, from sourceRate: Double, to targetRate: Double) throws(SoundFileError) {
-            guard sourceRate > 0, sourceRate.isFinite, targetRate > 0, targetRate.isFinite,
+            guard channelCount > 0, sourceRate > 0, sourceRate.isFinite, targetRate > 0, targetRate.isFinite,
                   src_is_valid_ratio(targetRate / sourceRate) != 0 else {
                 throw SoundFileError(file: "", reason: .resampleFailed("invalid rates \(sourceRate) → \(targetRate)"))
             }
-            var converters: [Converter] = []
-            for _ in 0..<channelCount { converters.append(try Converter(from: sourceRate, to: targetRate)) }
-            self.converters = converters
+            converter = try Converter(channelCount: channelCount, from: sourceRate, to: targetRate)
+            self.channelCount = channelCount
+            scratch = (0..<channelCount).map { _ in .allocate(capacity: Stream.scratchFrames) }
+        }
+
+        deinit {
+            for p in scratch { p.deallocate() }
+            for p in inputs { p.deallocate() }
+        }
+
+        /// Converts what it can of `count` input frames per channel at `inputs` (nil: the input
+        /// has ended) into at most `room` frames per channel at `outputs`: the input frames taken
+        /// and the frames made (what it could not yet give out, the next call gives).
+        package func process(_ inputs: [UnsafePointer<Float>]?, count: Int, into outputs: [UnsafeMutablePointer<Float>], room: Int)
+            throws(SoundFileError) -> (taken: Int, made: Int) {
+            try converter.process(inputs, count, into: outputs, room)
         }
 
         /// Each channel's next output frames for the planar chunk `input` (one array per
-        /// channel); nil: the input has ended, what the converters still hold.
+        /// channel, all of one length); nil: the input has ended, what the converter still holds.
         package func convert(_ input: [[Float]]?) throws(SoundFileError) -> [[Float]] {
-            var output = [[Float]](repeating: [], count: converters.count)
-            for c in 0..<converters.count {
-                if let input {
-                    var consumed = 0
-                    while consumed < input[c].count {
-                        let (taken, made) = try input[c].withUnsafeBufferPointer { (source) throws(SoundFileError) in
-                            try scratch.withUnsafeMutableBufferPointer { (destination) throws(SoundFileError) in
-                                try converters[c].process(source.baseAddress! + consumed, source.count - consumed,
-                                                          into: destination.baseAddress!, destination.count)
-                            }
-                        }
-                        output[c] += scratch.prefix(made)
-                        consumed += taken
-                        if taken == 0 && made == 0 { break }
-                    }
-                } else {
-                    while true {
-                        let made = try scratch.withUnsafeMutableBufferPointer { (destination) throws(SoundFileError) in
-                            try converters[c].process(nil, 0, into: destination.baseAddress!, destination.count).made
-                        }
-                        guard made > 0 else { break }
-                        output[c] += scratch.prefix(made)
-                    }
+            var output = [[Float]](repeating: [], count: channelCount)
+            let count = input?[0].count ?? 0
+            if let input {
+                if count > inputRoom {
+                    for p in inputs { p.deallocate() }
+                    inputs = (0..<channelCount).map { _ in .allocate(capacity: count) }
+                    inputRoom = count
+                }
+                for c in 0..<channelCount {
+                    input[c].withUnsafeBufferPointer { inputs[c].update(from: $0.baseAddress!, count: min(count, $0.count)) }
+                }
+            }
+            var consumed = 0
+            while true {
+                let (taken, made) = try converter.process(input == nil ? nil : inputs.map { UnsafePointer($0 + consumed) },
+                                                          count - consumed, into: scratch, Stream.scratchFrames)
+                for c in 0..<channelCount { output[c] += UnsafeBufferPointer(start: scratch[c], count: made) }
+                consumed += taken
+                if input != nil {
+                    if consumed >= count || (taken == 0 && made == 0) { break }
+                } else if made == 0 {
+                    break
                 }
             }
             return output
         }
     }
 
-    /// A libsoxr converter for one channel, `SOXR_HQ`, freed with the object. One thread at a time.
+    /// A libsoxr converter for `channelCount` channels in separate buffers, `SOXR_HQ`, freed
+    /// with the object. One thread at a time.
     private final class Converter {
         private let handle: soxr_t
 
-        init(from source: Double, to target: Double) throws(SoundFileError) {
-            var io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I)
+        init(channelCount: Int, from source: Double, to target: Double) throws(SoundFileError) {
+            var io = soxr_io_spec(SOXR_FLOAT32_S, SOXR_FLOAT32_S)
             var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
             var error: soxr_error_t?
-            guard let handle = soxr_create(source, target, 1, &error, &io, &quality, nil), error == nil else {
+            guard let handle = soxr_create(source, target, UInt32(channelCount), &error, &io, &quality, nil), error == nil else {
                 throw SoundFileError(file: "", reason: .resampleFailed(error.map { String(cString: $0) } ?? "no converter"))
             }
             self.handle = handle
@@ -129,14 +149,23 @@ package enum Resampler {
 
         deinit { soxr_delete(handle) }
 
-        /// Converts what it can of `count` input frames at `input` (nil: the input has ended)
-        /// into at most `room` frames at `output`: the input frames taken and the frames made.
-        func process(_ input: UnsafePointer<Float>?, _ count: Int, into output: UnsafeMutablePointer<Float>, _ room: Int)
+        /// Converts what it can of `count` input frames per channel at `inputs` (nil: the input
+        /// has ended) into at most `room` frames per channel at `outputs`: the input frames taken
+        /// and the frames made.
+        func process(_ inputs: [UnsafePointer<Float>]?, _ count: Int, into outputs: [UnsafeMutablePointer<Float>], _ room: Int)
             throws(SoundFileError) -> (taken: Int, made: Int) {
             var taken = 0, made = 0
-            if let error = soxr_process(handle, input, count, &taken, output, room, &made) {
-                throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error)))
+            let error: soxr_error_t? = outputs.withUnsafeBufferPointer { out in
+                let destination = UnsafeRawPointer(out.baseAddress!).assumingMemoryBound(to: UnsafeMutableRawPointer?.self)
+                guard let inputs else {
+                    return soxr_process(handle, nil, 0, &taken, UnsafeMutableRawPointer(mutating: destination), room, &made)
+                }
+                return inputs.withUnsafeBufferPointer { input in
+                    soxr_process(handle, UnsafeRawPointer(input.baseAddress!), count, &taken,
+                                 UnsafeMutableRawPointer(mutating: destination), room, &made)
+                }
             }
+            if let error { throw SoundFileError(file: "", reason: .resampleFailed(String(cString: error))) }
             return (taken, made)
         }
     }

@@ -62,32 +62,69 @@ package struct SoundFileLoader: Sendable {
         guard channelCount == 1 || channelCount == 2, frames > 0, info.frames > 0, converted < 0x1p40 else { return nil }
         let fileFrames = rate == fileRate ? Int(info.frames) : Int(converted)
         guard fileFrames > frames, accepting.contains(fileFrames) else { return nil }
+        // Decoded (and converted) straight into the head's memory: the file's frames in chunks,
+        // each channel's non-finite samples as silence.
         let chunkFrames = 1_024
-        var chunk = [Float](repeating: 0, count: chunkFrames * channelCount)
-        var ended = false
-        func read(_ count: Int) -> [[Float]] {
-            guard !ended else { return [] }
-            let next = Self.readChunk(handle, into: &chunk, frames: min(count, chunkFrames), channelCount: channelCount)
-            ended = next.isEmpty
-            return next
+        let chunk = UnsafeMutablePointer<Float>.allocate(capacity: chunkFrames * channelCount)
+        let planes = (0..<channelCount).map { _ in UnsafeMutablePointer<Float>.allocate(capacity: chunkFrames) }
+        defer {
+            chunk.deallocate()
+            for p in planes { p.deallocate() }
         }
-        var planes = [[Float]](repeating: [], count: channelCount)
-        if rate == fileRate {
-            while planes[0].count < frames {
-                let next = read(frames - planes[0].count)
-                guard !next.isEmpty else { return nil }
-                for c in 0..<channelCount { planes[c] += next[c] }
+        /// The next chunk of at most `count` frames, planar in `planes`: its frames (0 at the end).
+        func read(_ count: Int) -> Int {
+            let got = Int(sf_readf_float(handle, chunk, sf_count_t(min(count, chunkFrames))))
+            guard got > 0 else { return 0 }
+            for c in 0..<channelCount {
+                let plane = planes[c]
+                for f in 0..<got {
+                    let x = chunk[f &* channelCount &+ c]
+                    plane[f] = x.isFinite ? x : 0
+                }
             }
+            return got
+        }
+        let stream: Resampler.Stream?
+        if rate == fileRate {
+            stream = nil
         } else {
-            guard let converted = try Resampler.resampleHead(
-                channelCount: channelCount, frames: frames, from: fileRate, to: rate, read: { read(chunkFrames) }) else { return nil }
-            planes = converted
+            // Rates it cannot convert: loaded whole, which says why.
+            guard let converter = try? Resampler.Stream(channelCount: channelCount, from: fileRate, to: rate) else { return nil }
+            stream = converter
         }
-        do {
-            return (try Sound(channels: planes, sampleRate: rate, memory: memory), fileFrames)
-        } catch {
-            return nil
+        var failure: SoundFileError?
+        let head = Sound(frames: frames, channelCount: channelCount, sampleRate: rate, memory: memory) { left, right in
+            let outputs = channelCount == 2 ? [left, right] : [left]
+            var written = 0
+            while written < frames {
+                let got = read(frames - written)
+                guard got > 0 else { return false }
+                guard let stream else {
+                    for c in 0..<channelCount { (outputs[c] + written).update(from: planes[c], count: got) }
+                    written += got
+                    continue
+                }
+                // libsoxr's first output frames do not depend on how its input was cut nor on
+                // input past what they were made from (`Resampler.resampleHead`).
+                var consumed = 0
+                while consumed < got, written < frames {
+                    do throws(SoundFileError) {
+                        let (taken, made) = try stream.process(planes.map { UnsafePointer($0 + consumed) }, count: got - consumed,
+                                                               into: outputs.map { $0 + written }, room: frames - written)
+                        consumed += taken
+                        written += made
+                        if taken == 0 && made == 0 { break }
+                    } catch {
+                        failure = error
+                        return false
+                    }
+                }
+            }
+            return true
         }
+        if let failure { throw SoundFileError(file: path, reason: failure.reason) }
+        guard let head else { return nil }
+        return (head, fileFrames)
     }
 
     /// The next `frames` frames (at most) of the file `handle` reads, planar, non-finite samples
