@@ -48,6 +48,9 @@ package final class LoadedPatch {
     /// Whether every tail asked for so far has been read (live; a snapshot).
     package var tailsRead: Bool { tails?.isIdle ?? true }
 
+    /// The streamed tails' frames read from disk so far (each voice's as far as it played).
+    package var tailFramesRead: Int { tails?.framesRead ?? 0 }
+
     /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
     /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
     /// its place in the patch, or a patch whose decoded samples would exceed the budget.

@@ -5,19 +5,21 @@ import SoundFiles
 import Synchronization
 
 /// Reads the tails of a patch's streamed sounds into the engine's tail buffers
-/// (`Engine.attachTailBuffers`) as voices ask for them (`Engine.nextTailRequest`): each source
-/// decodes its sound as the load did (the same bits), and the frames from the head's end on
-/// are written into the buffer: a file played as it is straight from its decoder, chunk by
-/// chunk; any other sound (tuned, trimmed, …) decoded whole and copied. Live, a thread of its own does it, polling every millisecond;
-/// offline (no thread started), the feeding thread does it before each block, so that every
-/// tail asked for in a block is read before the next one renders and an offline render never
-/// misses one.
+/// (`Engine.attachTailBuffers`) as voices ask for them (`Engine.nextTailRequest`), as far as
+/// each voice plays: a file played as it is is decoded from its start as the load did (the same
+/// bits) by a `TailReader` of the request's own, which writes the frames from the head's end on
+/// into the buffer, up to where the render thread says the voice may read by the end of the next
+/// period (`Engine.tailNeed`), and stops when no voice plays the buffer any more; any other
+/// sound (tuned, trimmed, …) is decoded whole and its tail copied at once. Live, a thread of its
+/// own does it, polling every millisecond and reading `readAhead` frames ahead of each voice;
+/// offline (no thread started), the feeding thread does it before each block, exactly as far as
+/// each voice may read in it, so that an offline render never misses a frame.
 ///
-/// `@unchecked Sendable` by contract: `sources` and `frames` never change; the requests have one
-/// consumer at a time (the thread once `startThread` has run, else the feeding thread, which
-/// calls `serviceAll`), and `last` is that consumer's (the helpers it waits for fill only
-/// `.file` sources, which do not touch it, each into its own buffer); `stopped` and `isLive` are
-/// atomics.
+/// `@unchecked Sendable` by contract: `sources` and `frames` never change; the requests and
+/// `readings` have one consumer at a time (the thread once `startThread` has run, else the
+/// feeding thread, which calls `serviceAll`), and `last` is that consumer's (the helpers it waits
+/// for each touch only their own `Reading` and its buffer); `stopped`, `live`, `busy`,
+/// `lagging` and `read` are atomics.
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
     /// Where a streamed sound comes from.
@@ -33,12 +35,33 @@ final class TailFiller: @unchecked Sendable {
     private let frames: [Int]
     private let stopped = Atomic<Bool>(false)
     private let live = Atomic<Bool>(false)
-    /// Set while the thread reads a tail.
+    /// Set while the thread reads tails.
     private let busy = Atomic<Bool>(false)
+    /// Tails read short of where their voices may read, after the thread's last pass.
+    private let lagging = Atomic<Int>(0)
+    /// The tails' frames read so far, all buffers together.
+    private let read = Atomic<Int>(0)
+    var framesRead: Int { read.load(ordering: .relaxed) }
     /// The last sound decoded whole, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
-    /// The source of the last `.file` tail read.
-    private var lastFile: Int32?
+    /// A tail being read, by buffer. `@unchecked Sendable` by contract: in a pass each reading is
+    /// handed to one helper at most, and touched by the consumer only before and after the pass.
+    private final class Reading: @unchecked Sendable {
+        let request: TailRequest
+        let length: Int
+        var reader: TailReader?
+        /// The frames read before this pass (the consumer's), and where this pass is to read to.
+        var written = 0
+        var target = 0
+
+        init(request: TailRequest, length: Int) {
+            self.request = request
+            self.length = length
+        }
+    }
+    private var readings: [Int32: Reading] = [:]
+    /// How far ahead of each voice a live filler reads (frames).
+    static let readAhead = 24_576
 
     init(engine: Engine, frames: [Int], sources: [Source]) {
         self.engine = engine
@@ -68,42 +91,67 @@ final class TailFiller: @unchecked Sendable {
     /// Stops the thread at its next request (it holds the engine until then).
     func stop() { stopped.store(true, ordering: .relaxed) }
 
-    /// Whether every tail asked for so far has been read (a snapshot; live).
-    var isIdle: Bool { !busy.load(ordering: .acquiring) && engine.pendingTailRequestCount == 0 }
+    /// Whether every tail asked for so far has been read as far as its voice may read (a
+    /// snapshot; live).
+    var isIdle: Bool {
+        !busy.load(ordering: .acquiring) && engine.pendingTailRequestCount == 0 && lagging.load(ordering: .relaxed) == 0
+    }
 
-    /// Reads every tail asked for so far; whether there was one. Tails of files played as they
-    /// are are decoded straight into their buffers, side by side, one per processor. A file
-    /// asked for again (in the same batch, or right after its last tail: a roll on one key) is
-    /// decoded whole once and kept as the last sound made, as every other source is, and its
-    /// tails copied from it one after another. The consumer's thread (it waits for its helpers).
+    /// Takes the new requests and reads every tail being read as far as its voice may read (live:
+    /// `readAhead` further); finishes those read whole or no longer played. Tails of files
+    /// played as they are are read side by side, one per processor. Whether there was anything
+    /// to do. The consumer's thread (it waits for its helpers).
     @discardableResult
     func serviceAll() -> Bool {
-        var requests: [TailRequest] = []
-        while let request = engine.nextTailRequest() { requests.append(request) }
-        guard !requests.isEmpty else { return false }
-        var counts: [Int32: Int] = [:]
-        for request in requests { counts[request.source, default: 0] += 1 }
-        var straight: [TailRequest] = [], copied: [TailRequest] = []
-        for request in requests {
-            if case .file = sources[Int(request.source)], counts[request.source] == 1, request.source != lastFile,
-               request.source != last?.source {
-                straight.append(request)
+        var any = false
+        while let request = engine.nextTailRequest() {
+            any = true
+            guard fits(request) else { continue }
+            if case .file = sources[Int(request.source)] {
+                readings[request.buffer] = Reading(request: request, length: engine.tailLength(of: request))
             } else {
-                copied.append(request)
+                fillCopied(request)
             }
         }
-        let threads = min(straight.count, Self.processors)
+        guard !readings.isEmpty else {
+            lagging.store(0, ordering: .relaxed)
+            return any
+        }
+        let ahead = isLive ? Self.readAhead : 0
+        var work: [Reading] = []
+        for (buffer, reading) in readings {
+            let need = engine.tailNeed(of: reading.request)
+            if need.abandoned {
+                engine.finishTailRequest(reading.request)
+                readings[buffer] = nil
+                any = true
+                continue
+            }
+            reading.target = min(reading.length, need.frames + ahead)
+            if reading.written < reading.target { work.append(reading) }
+        }
+        let threads = min(work.count, Self.processors)
         if threads > 1 {
-            let next = Atomic<Int>(0), all = straight
+            let next = Atomic<Int>(0), all = work
             DispatchQueue.concurrentPerform(iterations: threads) { _ in
-                while case let k = next.add(1, ordering: .relaxed).oldValue, k < all.count { fillStraight(all[k]) }
+                while case let k = next.add(1, ordering: .relaxed).oldValue, k < all.count { fill(all[k]) }
             }
         } else {
-            for request in straight { fillStraight(request) }
+            for reading in work { fill(reading) }
         }
-        for request in copied { fillCopied(request) }
-        if let file = requests.last(where: { if case .file = sources[Int($0.source)] { true } else { false } }) { lastFile = file.source }
-        return true
+        var short = 0
+        for reading in work {
+            any = true
+            if reading.written >= reading.length || reading.reader?.failed != false {
+                // Read whole, or never to be read further (the voice ends where it was read).
+                engine.finishTailRequest(reading.request)
+                readings[reading.request.buffer] = nil
+            } else if reading.written < reading.target {
+                short += 1
+            }
+        }
+        lagging.store(short, ordering: .relaxed)
+        return any
     }
 
     private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
@@ -112,32 +160,35 @@ final class TailFiller: @unchecked Sendable {
     private func fits(_ request: TailRequest) -> Bool {
         let from = Int(request.from), frames = frames[Int(request.source)]
         guard from >= 0, frames - from > 0, frames - from <= engine.tailBufferMemory(Int(request.buffer)).capacity else {
-            engine.finishTailRequest(request, filled: false)
+            engine.finishTailRequest(request)
             return false
         }
         return true
     }
 
-    /// A `.file` source's tail decoded straight into its buffer. Any thread (touches only the
-    /// request's buffer).
-    private func fillStraight(_ request: TailRequest) {
-        guard fits(request), case .file(let path, let root, let sampleRate, let channels) = sources[Int(request.source)] else { return }
-        let memory = engine.tailBufferMemory(Int(request.buffer))
-        let stereo = channels == 2 && memory.right != memory.left
-        let peak = try? SoundFileLoader(targetSampleRate: sampleRate).readTail(
-            path: path, root: root, frames: frames[Int(request.source)], from: Int(request.from), channelCount: channels,
-            left: memory.left, right: stereo ? memory.right : nil)
-        if let peak {
-            engine.finishTailRequest(request, filled: true, peak: peak)
-        } else {
-            engine.finishTailRequest(request, filled: false)
+    /// `reading`'s tail read up to its target at least, and published. Any thread (touches only
+    /// the reading and its buffer).
+    private func fill(_ reading: Reading) {
+        let request = reading.request
+        guard case .file(let path, let root, let sampleRate, let channels) = sources[Int(request.source)] else { return }
+        if reading.reader == nil {
+            let memory = engine.tailBufferMemory(Int(request.buffer))
+            let stereo = channels == 2 && memory.right != memory.left
+            reading.reader = (try? TailReader(loader: SoundFileLoader(targetSampleRate: sampleRate), path: path, root: root,
+                                              frames: frames[Int(request.source)], from: Int(request.from), channelCount: channels,
+                                              left: memory.left, right: stereo ? memory.right : nil)) ?? nil
         }
+        guard let reader = reading.reader else { return }
+        reader.read(upTo: reading.target)
+        if reader.failed { return }
+        read.add(reader.written - reading.written, ordering: .relaxed)
+        reading.written = reader.written
+        engine.publishTailFrames(request, frames: reading.written, peak: reader.peak)
     }
 
     /// A tail copied from its source's whole sound, made once and kept as `last`. The consumer's
     /// thread.
     private func fillCopied(_ request: TailRequest) {
-        guard fits(request) else { return }
         let sound: Sound
         do {
             if let last, last.source == request.source {
@@ -152,7 +203,7 @@ final class TailFiller: @unchecked Sendable {
                 last = (request.source, sound)
             }
         } catch {
-            engine.finishTailRequest(request, filled: false)
+            engine.finishTailRequest(request)
             return
         }
         let memory = engine.tailBufferMemory(Int(request.buffer))
@@ -160,10 +211,11 @@ final class TailFiller: @unchecked Sendable {
         var channelsAsLoaded = true
         if case .file(_, _, _, let channels) = sources[Int(request.source)] { channelsAsLoaded = sound.channelCount == channels }
         guard sound.frameCount == frames, channelsAsLoaded else {
-            engine.finishTailRequest(request, filled: false)
+            engine.finishTailRequest(request)
             return
         }
         let count = frames - from
+        read.add(count, ordering: .relaxed)
         memory.left.update(from: sound.left + from, count: count)
         if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
         engine.finishTailRequest(request, filled: true, peak: sound.peak)

@@ -181,6 +181,11 @@ extension Engine {
                     slot = sounds[Int(v.pointee.sound)]
                     continue
                 }
+                // The end of what was read of a tail: on, if more was read by now.
+                if slot.tailBuffer >= 0, extendTail(v, buffer: Int(slot.tailBuffer)) {
+                    slot = sounds[Int(v.pointee.sound)]
+                    continue
+                }
                 var wrapFrame = periodStart + Int64(out)
                 if v.pointee.loopsRemaining != 0 {
                     if v.pointee.loopsRemaining > 0 { v.pointee.loopsRemaining -= 1 }

@@ -87,6 +87,7 @@ extension Engine {
             for i in 0..<count { repaired += Mixing.replaceNonFinite(blockBuses[2 * i], blockBuses[2 * i + 1], count: frameCount) }
             if repaired > 0 { nonFiniteOutputCounter.add(repaired, ordering: .relaxed) }
         }
+        publishTailNeeds(frameCount: frameCount)
         confirmUnreferencedSounds()
         periodStartCounter.store(start, ordering: .releasing)
         renderedFrameCounter.store(timeline.pointee.nextFrame, ordering: .releasing)

@@ -3,9 +3,12 @@ import Synchronization
 // Sounds streamed per voice: a sound's head is in memory, its tail is read from disk for each
 // voice that plays it. A voice takes a buffer when it starts (from a pool sized by the
 // polyphony) and asks a filler (another thread, or the offline renderer between blocks) to read
-// the tail into it; at the head's end it goes on in the buffer, if the tail was read by then,
-// and ends there otherwise (a tail read late: silence, counted, never a shift). A start that
-// finds no free buffer is refused (counted).
+// the tail into it, as far as the voice plays: every period the render thread publishes how far
+// each buffer's voice may read by the end of the next period (`need`), and that no voice plays
+// it any more (`abandoned`); the filler reads ahead of the first and stops at the second. At the
+// head's end, and at the end of what was read, the voice goes on in the buffer if its next
+// frames were read by then, and ends there otherwise (a tail read late: silence, counted, never
+// a shift). A start that finds no free buffer is refused (counted).
 
 /// Where the tail of a sound registered with `Engine.register(_:tail:)` comes from.
 public struct TailSource: Sendable {
@@ -34,21 +37,33 @@ public struct TailRequest: Sendable, BitwiseCopyable {
 
 /// The tail buffers, as `attachTailBuffers` made them: the fields never change after it. What
 /// they point to: the samples are the filler's to write between a request and its
-/// `finishTailRequest`, and the render thread's to read once `ready` says so; `ready` and
-/// `done` are written by the filler; `generation`, `owner` and `slot`'s sound slots by the
-/// render thread only.
+/// `finishTailRequest`, and the render thread's to read up to what `filled` says; `filled`,
+/// `peak` and `done` are written by the filler (`filled` reset by the render thread when it
+/// takes the buffer, before its request is pushed); `need`, `abandoned`, `generation`, `owner`,
+/// `head`, `length` and `slot`'s sound slots by the render thread (`head` and `length` before
+/// the request is pushed, read by the filler after it pops it).
 struct TailBuffers {
     var count = 0
     var capacity = 0
     var left: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
     var right: UnsafeMutablePointer<UnsafeMutablePointer<Float>>?
-    /// The generation of the request whose samples the buffer holds, and of the last one the
-    /// filler is finished with (filled or not).
-    var ready: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// The frames of the current request's tail written so far (from the buffer's start), and
+    /// the generation of the last request the filler is finished with (whole, given up or
+    /// abandoned).
+    var filled: UnsafeMutablePointer<Atomic<Int64>>?
     var done: UnsafeMutablePointer<Atomic<UInt32>>?
-    /// The largest |sample| of the sound whose tail the buffer holds (Float bits), stored with
-    /// `ready`.
+    /// The largest |sample| of the sound up to the frames written (Float bits), stored before
+    /// `filled`.
     var peak: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// How far (buffer frames) the voice may read by the end of the next period; the generation
+    /// no voice plays any more.
+    var need: UnsafeMutablePointer<Atomic<Int64>>?
+    var abandoned: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// The sound frame at the buffer's start (the head's end), and the tail's frames.
+    var head: UnsafeMutablePointer<Int64>?
+    var length: UnsafeMutablePointer<Int64>?
+    /// The longest period rendered so far (render thread).
+    var longestPeriod: UnsafeMutablePointer<Int>?
     /// The generation of its last request, the player whose voice took it, and the sound slot
     /// that plays it (its pointers set by the render thread for each voice).
     var generation: UnsafeMutablePointer<UInt32>?
@@ -63,8 +78,15 @@ struct TailBuffers {
         }
         left?.deallocate()
         right?.deallocate()
-        ready?.deinitialize(count: count)
-        ready?.deallocate()
+        filled?.deinitialize(count: count)
+        filled?.deallocate()
+        need?.deinitialize(count: count)
+        need?.deallocate()
+        abandoned?.deinitialize(count: count)
+        abandoned?.deallocate()
+        head?.deallocate()
+        length?.deallocate()
+        longestPeriod?.deallocate()
         done?.deinitialize(count: count)
         done?.deallocate()
         peak?.deinitialize(count: count)
@@ -86,7 +108,15 @@ extension Engine {
         t.capacity = capacity
         t.left = .allocate(capacity: count)
         t.right = .allocate(capacity: count)
-        t.ready = .allocate(capacity: count)
+        t.filled = .allocate(capacity: count)
+        t.need = .allocate(capacity: count)
+        t.abandoned = .allocate(capacity: count)
+        t.head = .allocate(capacity: count)
+        t.head!.initialize(repeating: 0, count: count)
+        t.length = .allocate(capacity: count)
+        t.length!.initialize(repeating: 0, count: count)
+        t.longestPeriod = .allocate(capacity: 1)
+        t.longestPeriod!.initialize(to: 0)
         t.done = .allocate(capacity: count)
         t.peak = .allocate(capacity: count)
         t.generation = .allocate(capacity: count)
@@ -105,7 +135,9 @@ extension Engine {
             } else {
                 t.right![b] = l
             }
-            (t.ready! + b).initialize(to: Atomic(0))
+            (t.filled! + b).initialize(to: Atomic(0))
+            (t.need! + b).initialize(to: Atomic(0))
+            (t.abandoned! + b).initialize(to: Atomic(0))
             (t.done! + b).initialize(to: Atomic(0))
             (t.peak! + b).initialize(to: Atomic(Float.infinity.bitPattern))
         }
@@ -158,19 +190,37 @@ extension Engine {
         return (t.left![buffer], t.right![buffer], t.capacity)
     }
 
-    /// The filler is done with `request`: the buffer holds its frames (`filled`) of a sound
-    /// whose largest |sample| is `peak`, or not (the voice that reaches its head's end ends
-    /// there). The filler's thread.
-    public func finishTailRequest(_ request: TailRequest, filled: Bool, peak: Float = .infinity) {
+    /// The tail's frames of `request` (from the buffer's start). The filler's thread.
+    public func tailLength(of request: TailRequest) -> Int { Int(tailBuffers.pointee.length![Int(request.buffer)]) }
+
+    /// The filler has written the first `frames` frames of `request`'s tail into its buffer, of a
+    /// sound whose largest |sample| up to there is `peak`. The filler's thread.
+    public func publishTailFrames(_ request: TailRequest, frames: Int, peak: Float) {
         let t = tailBuffers.pointee
-        if filled {
-            t.peak![Int(request.buffer)].store(peak.bitPattern, ordering: .relaxed)
-            t.ready![Int(request.buffer)].store(request.generation, ordering: .releasing)
-        }
+        t.peak![Int(request.buffer)].store(peak.bitPattern, ordering: .relaxed)
+        t.filled![Int(request.buffer)].store(Int64(frames), ordering: .releasing)
+    }
+
+    /// How far (frames from the buffer's start) `request`'s voice may read by the end of the
+    /// next period, and whether no voice plays it any more (then the filler finishes it). The
+    /// filler's thread.
+    public func tailNeed(of request: TailRequest) -> (frames: Int, abandoned: Bool) {
+        let t = tailBuffers.pointee
+        let b = Int(request.buffer)
+        let abandoned = t.abandoned![b].load(ordering: .acquiring) == request.generation
+        return (Int(t.need![b].load(ordering: .relaxed)), abandoned)
+    }
+
+    /// The filler is done with `request`: the buffer holds its whole tail (`filled`: its frames
+    /// published with `peak`), or as much as `publishTailFrames` said. The filler's thread.
+    public func finishTailRequest(_ request: TailRequest, filled: Bool = false, peak: Float = .infinity) {
+        let t = tailBuffers.pointee
+        if filled { publishTailFrames(request, frames: tailLength(of: request), peak: peak) }
         t.done![Int(request.buffer)].store(request.generation, ordering: .releasing)
     }
 
-    /// Voices that reached their head's end before their tail was read (they ended there), and
+    /// Voices that reached their head's end, or the end of what was read of their tail, before
+    /// their next frames were read (they ended there), and
     /// starts refused for want of a free buffer. Any thread.
     public var tailUnderrunCount: Int { tailUnderrunCounter.load(ordering: .relaxed) }
     public var refusedTailCount: Int { refusedTailCounter.load(ordering: .relaxed) }
@@ -189,14 +239,21 @@ extension Engine {
         let generation = t.generation![b] &+ 1
         t.generation![b] = generation
         t.owner![b] = Int32(p)
+        t.head![b] = slot.frames
+        t.length![b] = slot.tailFrames - slot.frames
+        t.filled![b].store(0, ordering: .relaxed)
+        // Published at the end of the period, from where the voice is.
+        t.need![b].store(0, ordering: .relaxed)
         // The buffer's frame 0 is the sound's frame `head`.
         let left = t.left![b] - Int(head)
         let right = slot.isStereo ? t.right![b] - Int(head) : left
         var whole = slot
         whole.left = left
         whole.right = right
-        whole.frames = slot.tailFrames
+        // Nothing of the tail yet: `extendTail` sets what was read.
+        whole.frames = head
         whole.peak = slot.tailPeak
+        whole.tailBuffer = Int32(b)
         whole.loopStart = 0
         whole.continuation = -1
         whole.tail = -1
@@ -250,21 +307,79 @@ extension Engine {
         // A head is made only for sounds played once through; a voice told to loop it wraps
         // within the head.
         if v.pointee.loopsRemaining != 0 { return false }
-        if b < 0 || b >= t.count || t.ready![b].load(ordering: .acquiring) != t.generation![b] {
+        if b < 0 || b >= t.count {
             tailUnderrunCounter.add(1, ordering: .relaxed)
             return false
         }
-        let index = t.slot![b]
-        // The sound's peak, as the filler read it.
+        return extendTail(v, buffer: b)
+    }
+
+    /// Voice `v`, at the end of what it may play of its tail's buffer `b` (or at its head's
+    /// end), goes on as far as the filler has read: true when that takes it further; false
+    /// (counted) when not, and the voice ends.
+    @_noLocks @_noAllocation
+    func extendTail(_ v: UnsafeMutablePointer<Voice>, buffer b: Int) -> Bool {
+        let t = tailBuffers.pointee
+        let filled = t.filled![b].load(ordering: .acquiring)
+        let length = t.length![b]
+        let head = t.head![b]
+        // The last frame read is the neighbour of the one before, for interpolation, until the
+        // whole tail is read.
+        let end = filled >= length ? head + length : head + filled - 1
+        if end <= v.pointee.position {
+            tailUnderrunCounter.add(1, ordering: .relaxed)
+            return false
+        }
+        let index = Int(t.slot![b])
+        // The sound's peak up to there, as the filler read it.
         let peak = Float(bitPattern: t.peak![b].load(ordering: .relaxed))
-        sounds[Int(index)].peak = peak
-        let whole = sounds[Int(index)]
-        v.pointee.sound = index
+        sounds[index].frames = end
+        sounds[index].peak = peak
+        sounds[index].tailBuffer = filled >= length ? -1 : Int32(b)
+        let whole = sounds[index]
+        v.pointee.sound = Int32(index)
         v.pointee.left = whole.left
         v.pointee.right = whole.right
-        v.pointee.frames = whole.frames
-        v.pointee.peak = whole.peak
-        v.pointee.peakGain = Voice.peakGain(whole.peak, v.pointee.panLeft, v.pointee.panRight)
+        v.pointee.frames = end
+        v.pointee.peak = peak
+        v.pointee.peakGain = Voice.peakGain(peak, v.pointee.panLeft, v.pointee.panRight)
         return true
+    }
+
+    /// Publishes, for each buffer the filler is reading, how far its voice (or the declick tail
+    /// that took it over) may read by the end of the next period, or that none plays it any more.
+    /// At the end of each period.
+    @_noLocks @_noAllocation
+    func publishTailNeeds(frameCount: Int) {
+        let t = tailBuffers.pointee
+        if t.count == 0 { return }
+        if frameCount > t.longestPeriod!.pointee { t.longestPeriod!.pointee = frameCount }
+        // Two periods at the fastest the voice may play by then.
+        let span = Double(2 * t.longestPeriod!.pointee)
+        let tables = instrumentTables.pointee
+        for b in 0..<t.count {
+            let generation = t.generation![b]
+            if t.done![b].load(ordering: .relaxed) == generation { continue }
+            if t.abandoned![b].load(ordering: .relaxed) == generation { continue }
+            let o = Int(t.owner![b])
+            var reach: Int64 = -1
+            if o >= 0 {
+                if voiceTailBuffers[o] == Int32(b), voices[o].isActive {
+                    var rate = max(4, voices[o].rate)
+                    let i = Int(voiceControls[o].instrument)
+                    if i >= 0 && i < tables.instrumentCount { rate = max(rate, Double(tables.instruments[i].fastestRate)) }
+                    reach = voices[o].position + Int64(rate * span) + 3
+                }
+                if tailTailBuffers[o] == Int32(b), tails[o].isActive {
+                    let rate = max(4, tails[o].rate)
+                    reach = max(reach, tails[o].position + Int64(rate * span) + 3)
+                }
+            }
+            if reach < 0 {
+                t.abandoned![b].store(generation, ordering: .releasing)
+                continue
+            }
+            t.need![b].store(min(t.length![b], max(0, reach - t.head![b])), ordering: .relaxed)
+        }
     }
 }

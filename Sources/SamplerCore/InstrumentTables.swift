@@ -101,6 +101,10 @@ struct InstrumentSlot {
     /// `InstrumentDefinition.randomGainDb`, `randomCents`.
     var randomGainDb: Float = 0
     var randomCents: Float = 0
+    /// The fastest a voice may play once the controllers, the bend and the random pitch have
+    /// moved it as far up as they can (a rate, at least 1): how far ahead of a voice the tail it
+    /// streams must be read.
+    var fastestRate: Float = 1
     var randomOffsetFrames: Int32 = 0
     var randomOffsetShortensDelay = false
     var loopsUntilRelease = false
@@ -320,6 +324,16 @@ struct InstrumentTables {
             t.instruments[i].randomGainDb = d.randomGainDb.isFinite ? min(48, max(0, d.randomGainDb)) : 0
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
             t.instruments[i].randomOffsetFrames = Int32(clamping: max(0, d.randomOffsetFrames))
+            // Every pitch modulation at its largest (a curve's largest point; a relative one
+            // measured from anywhere on it), the bend and the random pitch, all upwards.
+            var cents = abs(t.instruments[i].bendUp) + abs(t.instruments[i].bendDown) + abs(t.instruments[i].randomCents)
+            for k in t.instruments[i].modulationStart..<modulationIndex where t.modulations[k].target == .pitch {
+                let m = t.modulations[k]
+                var largest: Float = 1
+                if let curve = m.curve { largest = (0..<128).reduce(0) { max($0, abs(curve[$1])) } }
+                cents += abs(m.depth) * largest * (m.relative ? 2 : 1)
+            }
+            t.instruments[i].fastestRate = cents.isFinite ? Float(centsRate(min(9600, cents))) : 256
             t.instruments[i].randomOffsetShortensDelay = d.randomOffsetShortensDelay
             t.instruments[i].loopsUntilRelease = d.loopsUntilRelease
             if let f = d.filter, f.kind != .none, f.sampleRate.isFinite, f.sampleRate >= 1000 {

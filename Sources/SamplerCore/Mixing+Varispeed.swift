@@ -87,8 +87,9 @@ extension Mixing {
         }
         // The rest, frame by frame: the last frame's neighbour (the first again, the tail's first, or silence).
         while i < maxCount && pos < frames {
-            // A head's last frame: the first of its tail follows, held beside the head.
-            let next = pos + 1 < frames ? pos + 1 : (loops ? slot.loopStart : (slot.tail >= 0 ? pos + 1 : -1))
+            // A head's last frame: the first of its tail follows, held beside the head; so does
+            // the next frame read of a tail partly read.
+            let next = pos + 1 < frames ? pos + 1 : (loops ? slot.loopStart : (slot.tail >= 0 || slot.tailBuffer >= 0 ? pos + 1 : -1))
             let f = Float(phase >> 8) * 0x1p-24
             let l0 = slot.left[Int(pos)], r0 = slot.right[Int(pos)]
             let l1 = next >= 0 ? slot.left[Int(next)] : 0

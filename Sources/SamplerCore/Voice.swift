@@ -20,6 +20,11 @@ struct SoundSlot {
     var tail: Int32 = -1
     var tailFrames: Int64 = 0
     var tailPeak: Float = 0
+    /// For a tail buffer's slot while its tail is partly read: the buffer (−1: the slot's
+    /// `frames` are the sound's end). Its `frames` end one frame before the last one read (which
+    /// interpolation across the end reads); a voice that reaches them goes on if more was read by
+    /// then (`Engine.extendTail`).
+    var tailBuffer: Int32 = -1
 
     var isStreamed: Bool {
         @_noLocks @_noAllocation @inline(__always) get {

@@ -212,6 +212,28 @@ import Testing
         #expect(whole.left == streamed.left && whole.right == streamed.right)
     }
 
+    /// A two-second sample hit every sixteenth note on one voice: each hit cuts the one before
+    /// after 6,000 frames, and only about that much of each tail is read, not its 94,976
+    /// frames; the same bits as in memory.
+    @Test func aVoiceCutShortLeavesTheRestOfItsTailUnread() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let file = try noise("long.wav", frames: 96_000, stereo: true, in: dir)
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 1,
+                                  tracks: [DrumTrack(instrument: 0, velocities: Array(repeating: 100, count: 16))])
+        let kit = Patch(tempo: 120, instruments: [DrumInstrument(id: "long", layers: [DrumLayer(samples: [file])], voices: 1)],
+                        patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        let whole = try render(kit, tails: false, frames: 120_000)
+        let streamed = try render(kit, tails: true, frames: 120_000)
+        #expect(streamed.engine.tailUnderrunCount == 0)
+        #expect(whole.left.contains { $0 != 0 })
+        #expect(whole.left == streamed.left && whole.right == streamed.right)
+        // 15 hits cut after 6,000 frames and the last played on to 120,000: at most two blocks
+        // at four times the rate and a 4,096-frame chunk beyond each.
+        let read = streamed.loaded.tailFramesRead
+        #expect(read > 15 * (6_000 - 1_024) && read < 15 * (6_000 + 2 * 256 * 4 + 4_096) + 96_000, "frames read: \(read)")
+    }
+
     /// Two instruments on one file, one playing it once and one looping it: only the first
     /// streams its tail, the looping one keeps the whole sound (it wraps to its start).
     @Test func aLoopingInstrumentOnAStreamedFileKeepsItWhole() throws {

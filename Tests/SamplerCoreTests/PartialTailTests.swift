@@ -1,0 +1,200 @@
+import Synchronization
+import Testing
+@testable import SamplerCore
+
+/// Tails streamed per voice are read only as far as their voices play: the render thread says
+/// each period how far a voice may read by the end of the next one, and a voice that reaches the
+/// end of what was read goes on once more is read. A filler that reads exactly that far (never
+/// ahead) gives the bits of the whole sound in memory, at any rate, with the rate changed under
+/// way, and a voice that stops leaves the rest of its tail unread.
+@Suite struct PartialTailTests {
+    static let frames = 40_000
+    static let headFrames = 1_025
+
+    /// A stereo noise sound of `frames` frames.
+    static func noise() throws -> Sound {
+        var state: UInt64 = 0x9E37_79B9_7F4A_7C15
+        func next() -> Float {
+            state = state &* 6364136223846793005 &+ 1442695040888963407
+            return Float(Int32(truncatingIfNeeded: state >> 32)) / Float(Int32.max) * 0.5
+        }
+        let left = (0..<frames).map { _ in next() }, right = (0..<frames).map { _ in next() }
+        return try Sound(channels: [left, right], sampleRate: 48_000)
+    }
+
+    /// A filler that reads each tail exactly as far as the render thread asks, from `whole`;
+    /// `short` frames less for requests `shortFor` says (a disk that falls behind).
+    final class ExactFiller {
+        let engine: Engine
+        let whole: Sound
+        var active: [TailRequest] = []
+        var written: [Int32: Int] = [:]
+        var framesRead = 0
+        var abandoned = 0
+
+        init(engine: Engine, whole: Sound) {
+            self.engine = engine
+            self.whole = whole
+        }
+
+        func serve(short: Int = 0) {
+            while let request = engine.nextTailRequest() {
+                active.append(request)
+                written[request.buffer] = 0
+            }
+            var still: [TailRequest] = []
+            for request in active {
+                let need = engine.tailNeed(of: request)
+                if need.abandoned {
+                    abandoned += 1
+                    engine.finishTailRequest(request)
+                    continue
+                }
+                let length = engine.tailLength(of: request)
+                let target = max(0, min(length, need.frames - short))
+                let from = written[request.buffer] ?? 0
+                if target > from {
+                    let memory = engine.tailBufferMemory(Int(request.buffer))
+                    let at = Int(request.from)
+                    (memory.left + from).update(from: whole.left + at + from, count: target - from)
+                    (memory.right + from).update(from: whole.right + at + from, count: target - from)
+                    framesRead += target - from
+                    written[request.buffer] = target
+                    engine.publishTailFrames(request, frames: target, peak: whole.peak)
+                }
+                if target == length {
+                    engine.finishTailRequest(request)
+                } else {
+                    still.append(request)
+                }
+            }
+            active = still
+        }
+    }
+
+    /// Two engines, one playing `whole`, one its head with the tail streamed; `commands` sent to
+    /// both (the sound's id filled in), rendered in 256-frame blocks for `frames` frames.
+    static func renderBoth(frames: Int, short: (Int) -> Int = { _ in 0 },
+                           commands: (SoundID) -> [Command]) throws -> (whole: [Float], streamed: [Float], engine: Engine, filler: ExactFiller) {
+        let whole = try noise()
+        let reference = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        let wholeID = try reference.register(whole)
+        let engine = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        let head = Sound(slicing: whole, from: 0, count: headFrames)
+        let headID = try engine.register(head, tail: TailSource(id: 0, frames: Self.frames, peak: .infinity))
+        try engine.attachTailBuffers(count: 4, capacity: Self.frames, stereo: true)
+        for c in commands(wholeID) { reference.send(c) }
+        for c in commands(headID) { engine.send(c) }
+        let filler = ExactFiller(engine: engine, whole: whole)
+        var a: [Float] = [], b: [Float] = []
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { l.deallocate(); r.deallocate() }
+        var at: Frame = 0
+        var block = 0
+        while at < Frame(frames) {
+            reference.render(frameCount: 256, periodStart: at, left: l, right: r)
+            a += UnsafeBufferPointer(start: l, count: 256)
+            a += UnsafeBufferPointer(start: r, count: 256)
+            filler.serve(short: short(block))
+            engine.render(frameCount: 256, periodStart: at, left: l, right: r)
+            b += UnsafeBufferPointer(start: l, count: 256)
+            b += UnsafeBufferPointer(start: r, count: 256)
+            reference.drainEvents { _ in }
+            engine.drainEvents { _ in }
+            at += 256
+            block += 1
+        }
+        return (a, b, engine, filler)
+    }
+
+    @Test func aTailReadOnlyAsFarAsEachPeriodNeedsPlaysAsTheWholeSoundAtAnyRate() throws {
+        for rate in [1.0, 0.61, 1.5, 3.7] {
+            let run = try Self.renderBoth(frames: 20_480) { id in
+                [.start(player: 0, sound: id, at: 100, rate: rate),
+                 .setRate(player: 0, 4, at: 4_000),
+                 .setRate(player: 0, 0.25, at: 6_000)]
+            }
+            #expect(run.engine.tailUnderrunCount == 0, "rate \(rate)")
+            #expect(run.whole.contains { $0 != 0 })
+            let first = zip(run.whole, run.streamed).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "rate \(rate): differs from sample \(first ?? -1)")
+        }
+    }
+
+    @Test func aStoppedVoiceLeavesTheRestOfItsTailUnread() throws {
+        let run = try Self.renderBoth(frames: 20_480) { id in
+            [.start(player: 0, sound: id, at: 0), .stop(player: 0, at: 3_000)]
+        }
+        #expect(run.whole == run.streamed)
+        #expect(run.filler.abandoned == 1)
+        // Up to the stop, and two periods at the fastest a voice may be told to play beyond it.
+        #expect(run.filler.framesRead > 3_000 - Self.headFrames && run.filler.framesRead < 3_000 + 2 * 256 * 4 + 8)
+        #expect(run.filler.active.isEmpty)
+    }
+
+    /// A bend up four octaves on an instrument's voice, sent while the voice plays: the voice plays
+    /// sixteen times as fast from the bend's frame, and the tail was read ahead of it.
+    @Test func aBendThatSpeedsTheVoiceUpFindsItsTailRead() throws {
+        func instrument(_ id: SoundID) -> InstrumentDefinition {
+            var d = InstrumentDefinition(firstPlayer: 0, voiceCount: 1, loops: 0, layers: [InstrumentLayer(sounds: [id])], declickFrames: 0)
+            d.bendUp = 4_800
+            return d
+        }
+        let whole = try Self.noise()
+        let reference = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        let wholeID = try reference.register(whole)
+        reference.setInstruments([instrument(wholeID)])
+        let engine = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        let headID = try engine.register(Sound(slicing: whole, from: 0, count: Self.headFrames),
+                                          tail: TailSource(id: 0, frames: Self.frames, peak: .infinity))
+        try engine.attachTailBuffers(count: 4, capacity: Self.frames, stereo: true)
+        engine.setInstruments([instrument(headID)])
+        for e in [reference, engine] {
+            e.send(.trigger(instrument: 0, velocity: 127, at: 10))
+            e.send(.channelMessage(Command.ChannelMessage.pitchBend, channel: 1, value: 1, at: 2_048))
+        }
+        let filler = ExactFiller(engine: engine, whole: whole)
+        var a: [Float] = [], b: [Float] = []
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { l.deallocate(); r.deallocate() }
+        for k in 0..<40 {
+            reference.render(frameCount: 256, periodStart: Frame(k * 256), left: l, right: r)
+            a += UnsafeBufferPointer(start: l, count: 256)
+            filler.serve()
+            engine.render(frameCount: 256, periodStart: Frame(k * 256), left: l, right: r)
+            b += UnsafeBufferPointer(start: l, count: 256)
+        }
+        // The bend is heard: without it the voice plays on at rate 1.
+        let unbent = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        unbent.setInstruments([instrument(try unbent.register(whole))])
+        unbent.send(.trigger(instrument: 0, velocity: 127, at: 10))
+        var c: [Float] = []
+        for k in 0..<40 {
+            unbent.render(frameCount: 256, periodStart: Frame(k * 256), left: l, right: r)
+            c += UnsafeBufferPointer(start: l, count: 256)
+        }
+        #expect(Array(a[0..<2_048]) == Array(c[0..<2_048]) && a != c)
+        #expect(engine.tailUnderrunCount == 0)
+        #expect(a.contains { $0 != 0 } && a == b, "differs from frame \(zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
+    }
+
+    /// A disk that falls behind for one period: the voice ends where its tail was read (counted),
+    /// every frame before it as in memory, silence after, never a shift.
+    @Test func aTailReadTooLateEndsItsVoiceWhereItWasRead() throws {
+        let run = try Self.renderBoth(frames: 10_240, short: { $0 >= 12 ? 2_000 : 0 }) { id in
+            [.start(player: 0, sound: id, at: 0)]
+        }
+        #expect(run.engine.tailUnderrunCount == 1)
+        // The first block whose left channel is silent here and not in memory.
+        func silentHere(_ k: Int) -> Bool {
+            let range = (512 * k)..<(512 * k + 256)
+            let streamed: ArraySlice<Float> = run.streamed[range], whole: ArraySlice<Float> = run.whole[range]
+            return streamed.allSatisfy { $0 == 0 } && whole.contains { $0 != 0 }
+        }
+        let blocks = run.streamed.count / 512
+        let end = try #require((0..<blocks).first(where: silentHere))
+        #expect(end >= 12)
+        #expect(Array(run.whole[0..<(512 * (end - 1))]) == Array(run.streamed[0..<(512 * (end - 1))]))
+        #expect(run.streamed[(512 * end)...].allSatisfy { $0 == 0 })
+    }
+}
