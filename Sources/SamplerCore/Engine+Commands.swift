@@ -296,7 +296,9 @@ extension Engine {
     private func seek(_ v: UnsafeMutablePointer<Voice>, player p: Int, _ command: Command, at frame: Frame) {
         countIfEndedSince(v, command, at: frame)
         guard v.pointee.sound >= 0 else { return }
-        let frames = sounds[Int(v.pointee.sound)].frames
+        // In a tail partly read: its whole length (what is not read yet ends the voice, counted,
+        // where it plays).
+        let frames = tailFrames(of: sounds[Int(v.pointee.sound)])
         var late = v.pointee.isPaused || !v.pointee.isActive ? 0 : lateness(command, at: frame)
         if late > 0 {
             // What it played since the seek's frame must be undoable: no ramp advanced, no wrap

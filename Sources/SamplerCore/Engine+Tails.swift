@@ -346,6 +346,16 @@ extension Engine {
         return true
     }
 
+    /// `slot`'s frames, or for a tail buffer's slot while its tail is partly read, the whole
+    /// sound's.
+    @_noLocks @_noAllocation
+    func tailFrames(of slot: SoundSlot) -> Int64 {
+        let b = Int(slot.tailBuffer)
+        let t = tailBuffers.pointee
+        if b < 0 || b >= t.count { return slot.frames }
+        return t.head![b] + t.length![b]
+    }
+
     /// Publishes, for each buffer the filler is reading, how far its voice (or the declick tail
     /// that took it over) may read by the end of the next period, or that none plays it any more.
     /// At the end of each period.

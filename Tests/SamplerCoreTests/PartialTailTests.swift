@@ -178,6 +178,17 @@ import Testing
         #expect(a.contains { $0 != 0 } && a == b, "differs from frame \(zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
     }
 
+    /// A seek far into a tail not read that far: the voice ends there (counted), silent, never
+    /// playing from the end of what was read instead.
+    @Test func aSeekPastWhatWasReadIsSilenceNotAShift() throws {
+        let run = try Self.renderBoth(frames: 10_240) { id in
+            [.start(player: 0, sound: id, at: 0), .seek(player: 0, to: 30_000, at: 4_096)]
+        }
+        #expect(run.engine.tailUnderrunCount == 1)
+        #expect(Array(run.whole[0..<(2 * 4_096)]) == Array(run.streamed[0..<(2 * 4_096)]))
+        #expect(run.streamed[(2 * 4_096)...].allSatisfy { $0 == 0 } && run.whole[(2 * 4_096)...].contains { $0 != 0 })
+    }
+
     /// A disk that falls behind for one period: the voice ends where its tail was read (counted),
     /// every frame before it as in memory, silence after, never a shift.
     @Test func aTailReadTooLateEndsItsVoiceWhereItWasRead() throws {
