@@ -139,16 +139,20 @@ final class TailFiller: @unchecked Sendable {
         } else {
             for reading in work { fill(reading) }
         }
-        var short = 0
         for reading in work {
             any = true
             if reading.written >= reading.length || reading.reader?.failed != false {
                 // Read whole, or never to be read further (the voice ends where it was read).
                 engine.finishTailRequest(reading.request)
                 readings[reading.request.buffer] = nil
-            } else if reading.written < reading.target {
-                short += 1
             }
+        }
+        // Short of where their voices may read now (the render thread may have moved on
+        // during the pass).
+        var short = 0
+        for reading in readings.values {
+            let need = engine.tailNeed(of: reading.request)
+            if !need.abandoned, reading.written < min(reading.length, need.frames) { short += 1 }
         }
         lagging.store(short, ordering: .relaxed)
         return any

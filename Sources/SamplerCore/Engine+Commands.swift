@@ -245,6 +245,8 @@ extension Engine {
     @_noLocks @_noAllocation
     private func setLoops(_ v: UnsafeMutablePointer<Voice>, _ command: Command, at frame: Frame) {
         countIfEndedSince(v, command, at: frame)
+        // A voice in a streamed tail plays it once: its buffer holds nothing before the tail.
+        if v.pointee.sound >= 0, sounds[Int(v.pointee.sound)].tailStart > 0 { return }
         v.pointee.loopsRemaining = command.loops
         let late = lateness(command, at: frame)
         guard late > 0 && v.pointee.isActive && !v.pointee.isPaused && v.pointee.frames > 0 else { return }
@@ -309,8 +311,25 @@ extension Engine {
                 late = 0
             }
         }
+        let slot = sounds[Int(v.pointee.sound)]
         v.pointee.position = min(max(command.position, 0), frames - 1)
         v.pointee.phase = 0
+        if slot.tailStart > 0 || slot.tailBuffer >= 0, v.pointee.isActive {
+            // A voice in a streamed tail: before the tail's start (the head, not in its buffer)
+            // or past what was read, it ends there (counted as a tail not read in time).
+            // (Nested rather than `||`: see `Engine+VoiceWalk.swift`.)
+            var outside = false
+            if v.pointee.position < slot.tailStart {
+                tailUnderrunCounter.add(1, ordering: .relaxed)
+                outside = true
+            } else if v.pointee.position >= slot.frames {
+                if !extendTail(v, buffer: Int(slot.tailBuffer)) { outside = true }
+            }
+            if outside {
+                endVoice(v, player: p, endedAt: frame, report: .finished, at: frame)
+                return
+            }
+        }
         // Played on from the seek's frame to this one, wrapping where it loops.
         if late > 0 { advanceVoice(v, player: p, from: command.frame, frames: late) }
     }

@@ -105,7 +105,7 @@ extension Engine {
                     advance = produced.consumed
                 }
             } else {
-                n = min(n, Int(slot.frames - v.pointee.position))
+                n = max(0, min(n, Int(slot.frames - v.pointee.position)))
                 advance = n
                 if quiet {
                     if v.pointee.rampFramesLeft > 0 {

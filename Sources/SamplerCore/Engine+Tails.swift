@@ -254,7 +254,8 @@ extension Engine {
         whole.frames = head
         whole.peak = slot.tailPeak
         whole.tailBuffer = Int32(b)
-        whole.loopStart = 0
+        whole.loopStart = head
+        whole.tailStart = head
         whole.continuation = -1
         whole.tail = -1
         whole.tailFrames = 0
@@ -359,10 +360,15 @@ extension Engine {
     /// Publishes, for each buffer the filler is reading, how far its voice (or the declick tail
     /// that took it over) may read by the end of the next period, or that none plays it any more.
     /// At the end of each period.
-    @_noLocks @_noAllocation
+    @_noLocks @_noAllocation @inline(__always)
     func publishTailNeeds(frameCount: Int) {
+        if tailBuffers.pointee.count == 0 { return }
+        publishNeeds(frameCount: frameCount)
+    }
+
+    @_noLocks @_noAllocation
+    private func publishNeeds(frameCount: Int) {
         let t = tailBuffers.pointee
-        if t.count == 0 { return }
         if frameCount > t.longestPeriod!.pointee { t.longestPeriod!.pointee = frameCount }
         // Two periods at the fastest the voice may play by then.
         let span = Double(2 * t.longestPeriod!.pointee)

@@ -25,6 +25,9 @@ struct SoundSlot {
     /// interpolation across the end reads); a voice that reaches them goes on if more was read by
     /// then (`Engine.extendTail`).
     var tailBuffer: Int32 = -1
+    /// For a tail buffer's slot: the sound frame its memory begins at (the head's end; nothing
+    /// before it is there to read), also its `loopStart`. 0 for every other slot.
+    var tailStart: Int64 = 0
 
     var isStreamed: Bool {
         @_noLocks @_noAllocation @inline(__always) get {

@@ -44,6 +44,7 @@ package final class TailReader {
     private var input = 0
     private var produced = 0
     private var ended = false
+    private var finished = false
     private var largest: Float = 0
     /// Set when the file turned out not to be what was loaded (or could not be read): nothing
     /// more is written.
@@ -104,15 +105,15 @@ package final class TailReader {
 
     /// Writes the buffer's frames up to `target` at least (or the tail's end); false once the
     /// file turned out to have changed (what was written stays as it is).
+    /// Read to its end, the file is read to its end too: one longer or shorter than at the load
+    /// fails.
     @discardableResult
     package func read(upTo target: Int) -> Bool {
-        while !failed, produced < min(frames, start + target) {
-            if ended {
-                finish()
-                break
-            }
+        let through = start + target >= frames
+        while !failed, !ended, through || produced < start + target {
             step()
         }
+        if ended, !failed { finish() }
         return !failed
     }
 
@@ -181,13 +182,15 @@ package final class TailReader {
             }
             account(to, made)
             consumed += taken
-            if made == 0 && (ended || consumed >= count) { break }
+            if made == 0 && (ended || consumed >= count || taken == 0) { break }
         }
     }
 
     /// At the file's end: it must have been as long as loaded; frames the converter did not make
     /// are silence, as in a whole conversion.
     private func finish() {
+        if finished { return }
+        finished = true
         let length = rate == fileRate ? input : Int((Double(input) * rate / fileRate).rounded())
         guard length == frames else {
             failed = true

@@ -97,7 +97,9 @@ package struct SoundFileLoader: Sendable {
             let outputs = channelCount == 2 ? [left, right] : [left]
             var written = 0
             while written < frames {
-                let got = read(frames - written)
+                // At the file's rate, no more than the head; converted, whole chunks (the
+                // converter holds back some frames whatever it is given).
+                let got = read(stream == nil ? frames - written : chunkFrames)
                 guard got > 0 else { return false }
                 guard let stream else {
                     for c in 0..<channelCount { (outputs[c] + written).update(from: planes[c], count: got) }

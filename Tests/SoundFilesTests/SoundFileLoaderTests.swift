@@ -140,6 +140,22 @@ struct SoundFileLoaderTests {
         #expect(try loader.load(path: path).frameCount == 21_769)
     }
 
+    /// A file that grew since the load: its tail read to the end says so (nil), at the file's
+    /// rate and converted.
+    @Test func aTailOfAFileThatGrewIsNotTaken() throws {
+        let dir = try TemporaryDirectory()
+        let path = dir.file("grown.wav")
+        try WAVFileWriter.write(path: path, channels: [Signal.noise(frames: 48_000, seed: 7)], sampleRate: 48_000)
+        let tail = UnsafeMutablePointer<Float>.allocate(capacity: 48_000)
+        defer { tail.deallocate() }
+        #expect(try SoundFileLoader(targetSampleRate: 48_000).readTail(path: path, frames: 40_000, from: 1_025, channelCount: 1,
+                                                                       left: tail, right: nil) == nil)
+        #expect(try SoundFileLoader(targetSampleRate: 44_100).readTail(path: path, frames: 36_750, from: 1_025, channelCount: 1,
+                                                                       left: tail, right: nil) == nil)
+        #expect(try SoundFileLoader(targetSampleRate: 48_000).readTail(path: path, frames: 48_000, from: 1_025, channelCount: 1,
+                                                                       left: tail, right: nil) != nil)
+    }
+
     /// A tail of a file converted down by eight (384 kHz to 48 kHz) whose length is not a
     /// multiple of eight is read: the same frames as the whole conversion, and its peak.
     @Test func aTailDownsampledEightTimesIsTheWholeConversions() throws {
