@@ -190,20 +190,19 @@ final class TailFiller: @unchecked Sendable {
         engine.publishTailFrames(request, frames: reading.written, peak: reader.peak)
     }
 
-    /// A tail copied from its source's whole sound, made once and kept as `last`. The consumer's
-    /// thread.
+    /// A tail copied from its source's whole sound (a `.sound` source), made once and kept as
+    /// `last`. The consumer's thread.
     private func fillCopied(_ request: TailRequest) {
+        guard case .sound(let make) = sources[Int(request.source)] else {
+            engine.finishTailRequest(request)
+            return
+        }
         let sound: Sound
         do {
             if let last, last.source == request.source {
                 sound = last.sound
             } else {
-                switch sources[Int(request.source)] {
-                case .file(let path, let root, let sampleRate, _):
-                    sound = try SoundFileLoader(targetSampleRate: sampleRate).load(path: path, root: root)
-                case .sound(let make):
-                    sound = try make()
-                }
+                sound = try make()
                 last = (request.source, sound)
             }
         } catch {
@@ -212,9 +211,7 @@ final class TailFiller: @unchecked Sendable {
         }
         let memory = engine.tailBufferMemory(Int(request.buffer))
         let from = Int(request.from), frames = frames[Int(request.source)]
-        var channelsAsLoaded = true
-        if case .file(_, _, _, let channels) = sources[Int(request.source)] { channelsAsLoaded = sound.channelCount == channels }
-        guard sound.frameCount == frames, channelsAsLoaded else {
+        guard sound.frameCount == frames else {
             engine.finishTailRequest(request)
             return
         }

@@ -129,18 +129,6 @@ package struct SoundFileLoader: Sendable {
         return (head, fileFrames)
     }
 
-    /// The next `frames` frames (at most) of the file `handle` reads, planar, non-finite samples
-    /// as silence, through `chunk` (room for `frames` interleaved frames); empty at its end.
-    static func readChunk(_ handle: OpaquePointer, into chunk: inout [Float], frames: Int, channelCount: Int) -> [[Float]] {
-        let got = chunk.withUnsafeMutableBufferPointer { buffer in
-            Int(sf_readf_float(handle, buffer.baseAddress!, sf_count_t(frames)))
-        }
-        guard got > 0 else { return [] }
-        return (0..<channelCount).map { c in
-            (0..<got).map { f in chunk[f &* channelCount &+ c].isFinite ? chunk[f &* channelCount &+ c] : 0 }
-        }
-    }
-
     /// Loads a sound file held in memory. `name` is only used in errors (and, when `typeHint`
     /// is nil, its extension serves as the hint). Control thread only.
     package func load(bytes: [UInt8], name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
