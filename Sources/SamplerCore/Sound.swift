@@ -70,13 +70,7 @@ public final class Sound: @unchecked Sendable {
         let left = memory?.allocateSamples(frames) ?? .allocate(capacity: frames)
         let right = channelCount == 2 ? memory?.allocateSamples(frames) ?? .allocate(capacity: frames) : left
         guard fill(left, right) else {
-            if let memory {
-                if right != left { memory.deallocateSamples(right, count: frames) }
-                memory.deallocateSamples(left, count: frames)
-            } else {
-                if right != left { right.deallocate() }
-                left.deallocate()
-            }
+            Self.giveBack(left, right, count: frames, to: memory)
             return nil
         }
         self.channelCount = channelCount
@@ -132,9 +126,16 @@ public final class Sound: @unchecked Sendable {
 
     deinit {
         guard parent == nil else { return }
+        Self.giveBack(left, right, count: frameCount, to: memory)
+    }
+
+    /// Frees channels `left` and `right` (the same for mono) of `count` samples, taken from
+    /// `memory` (the heap when nil).
+    private static func giveBack(_ left: UnsafeMutablePointer<Float>, _ right: UnsafeMutablePointer<Float>, count: Int,
+                                 to memory: (any SampleMemory)?) {
         if let memory {
-            if right != left { memory.deallocateSamples(right, count: frameCount) }
-            memory.deallocateSamples(left, count: frameCount)
+            if right != left { memory.deallocateSamples(right, count: count) }
+            memory.deallocateSamples(left, count: count)
         } else {
             if right != left { right.deallocate() }
             left.deallocate()
