@@ -8,14 +8,17 @@ import SoundFiles
 package struct OfflineRenderer {
     package let engine: Engine
     package let sampleRate: Double
-    /// Frames per rendered block (the "period"); the output does not depend on it.
+    /// Frames per rendered block (the "period"); the output does not depend on it. Shorter
+    /// than asked where sounds stream their tails and a voice could play past its head in one
+    /// block (`Engine.longestBlockWithinHeads`).
     package let blockSize: Int
 
+    /// With the engine's instruments and sounds in place (its program prepared).
     package init(engine: Engine, sampleRate: Double, blockSize: Int = 256) {
         precondition(blockSize > 0)
         self.engine = engine
         self.sampleRate = sampleRate
-        self.blockSize = blockSize
+        self.blockSize = engine.longestBlockWithinHeads(atMost: blockSize)
     }
 
     /// Renders `frameCount` frames from device frame `start`, feeding `feeder` one block ahead, and

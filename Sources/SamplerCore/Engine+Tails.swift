@@ -190,6 +190,26 @@ extension Engine {
         return (t.left![buffer], t.right![buffer], t.capacity)
     }
 
+    /// The longest block, up to `preferred` frames, in which no voice can play past its sound's
+    /// head: the head's frames, less the interpolation neighbour, at the fastest any voice may
+    /// play (four times its rate, or its instrument's `fastestRate`). Offline, the filler reads
+    /// a tail before each block, and a voice that starts inside a block plays that block from
+    /// its head alone: blocks this short make every offline render exact, whatever the heads'
+    /// length. `preferred` when no sound streams its tail. Control thread, with the instruments
+    /// set and before the engine renders, or on the thread that renders it.
+    public func longestBlockWithinHeads(atMost preferred: Int) -> Int {
+        var shortest = Int64.max
+        for i in registered.indices where registered[i] != nil && sounds[i].tail >= 0 {
+            shortest = min(shortest, sounds[i].frames)
+        }
+        if shortest == .max { return preferred }
+        var rate: Float = 4
+        let tables = instrumentTables.pointee
+        for i in 0..<tables.instrumentCount { rate = max(rate, tables.instruments[i].fastestRate) }
+        let frames = Double(shortest - 2) / Double(rate)
+        return max(1, min(preferred, Int(frames.rounded(.down))))
+    }
+
     /// The tail's frames of `request` (from the buffer's start). The filler's thread.
     public func tailLength(of request: TailRequest) -> Int { Int(tailBuffers.pointee.length![Int(request.buffer)]) }
 

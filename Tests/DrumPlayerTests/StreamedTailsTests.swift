@@ -93,6 +93,26 @@ import Testing
         }
     }
 
+    /// Heads shorter than what a voice plays in one block: the offline renderer's blocks
+    /// shrink so that no voice plays past its head before the filler reads its tail, and the
+    /// render is the same bits as in memory.
+    @Test(arguments: [64, 300])
+    func headsShorterThanABlockStillRenderExactly(head: Int) throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kit = try library(instruments: 6, layers: 4, frames: 5_000, in: dir)
+        let frames = 48_000
+        let whole = try render(kit, tails: false, frames: frames)
+        let streamed = try render(kit, tails: true, head: head, frames: frames)
+        #expect(streamed.loaded.streamsTails)
+        #expect(streamed.engine.longestBlockWithinHeads(atMost: 256) == (head - 2) / 4)
+        #expect(streamed.engine.tailUnderrunCount == 0 && streamed.engine.refusedTailCount == 0)
+        for (a, b) in [(whole.left, streamed.left), (whole.right, streamed.right)] {
+            let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "differs from frame \(first ?? -1)")
+        }
+    }
+
     /// The filler on a thread of its own, as live: each block rendered once the tails asked for
     /// before it are read (as a disk that keeps up), the same bits as in memory.
     @Test func theFillersThreadReadsTailsAsVoicesAskForThem() throws {
