@@ -1,5 +1,6 @@
 import CSampleRate
 import CSoxr
+import Locking
 
 /// Sample-rate conversion of whole sounds with libsoxr's high quality (`SOXR_HQ`: linear
 /// phase, 20-bit precision, its pass band to 91% of the lower rate's Nyquist frequency). On a
@@ -30,8 +31,9 @@ package enum Resampler {
         }
         let outputFrames = Int((Double(channels.first?.count ?? 0) * targetRate / sourceRate).rounded())
         guard outputFrames > 0 else { return channels.map { _ in [] } }
-        let stream = try Stream(channelCount: channels.count, from: sourceRate, to: targetRate)
+        let stream = try Stream.reusable(channelCount: channels.count, from: sourceRate, to: targetRate)
         let made = try stream.convert(channels), held = try stream.convert(nil)
+        Stream.recycle(stream)
         // Exactly `outputFrames`: the converter's surplus trimmed, frames it did not make silent.
         return (0..<channels.count).map { c in
             let all = made[c] + held[c]
@@ -70,6 +72,7 @@ package enum Resampler {
     package final class Stream {
         private let converter: Converter
         private let channelCount: Int
+        private let key: StreamKey
         /// Each channel's output room (`scratchFrames` frames), and its input copied for the
         /// converter (`inputRoom` frames), in memory of the stream's own.
         private let scratch: [UnsafeMutablePointer<Float>]
@@ -85,6 +88,7 @@ package enum Resampler {
             }
             converter = try Converter(channelCount: channelCount, from: sourceRate, to: targetRate)
             self.channelCount = channelCount
+            key = StreamKey(channelCount: channelCount, source: sourceRate, target: targetRate)
             scratch = (0..<channelCount).map { _ in .allocate(capacity: Stream.scratchFrames) }
         }
 
@@ -92,6 +96,29 @@ package enum Resampler {
             for p in scratch { p.deallocate() }
             for p in inputs { p.deallocate() }
         }
+
+        /// A stream for these channels and rates: one given back (`recycle`) if any, cleared,
+        /// else a new one. A converter's filter and buffers are made once and serve file after
+        /// file: libsoxr's `soxr_clear` returns it to its state as created, and its output is the
+        /// same bits as a new converter's (`ResamplerTests`).
+        package static func reusable(channelCount: Int, from sourceRate: Double, to targetRate: Double) throws(SoundFileError) -> Stream {
+            let key = StreamKey(channelCount: channelCount, source: sourceRate, target: targetRate)
+            if let stream = idle.withLock({ $0[key]?.popLast() }) { return stream.stream }
+            return try Stream(channelCount: channelCount, from: sourceRate, to: targetRate)
+        }
+
+        /// Gives `stream` back for `reusable`, cleared; its caller no longer uses it. At most
+        /// `idlePerKind` idle streams are kept for each channel count and pair of rates.
+        package static func recycle(_ stream: Stream) {
+            stream.converter.clear()
+            let idleStream = IdleStream(stream: stream)
+            idle.withLock { idle in
+                if idle[stream.key, default: []].count < idlePerKind { idle[stream.key, default: []].append(idleStream) }
+            }
+        }
+
+        private static let idlePerKind = 8
+        private static let idle = Locked([StreamKey: [IdleStream]]())
 
         /// Converts what it can of `count` input frames per channel at `inputs` (nil: the input
         /// has ended) into at most `room` frames per channel at `outputs`: the input frames taken
@@ -132,6 +159,20 @@ package enum Resampler {
         }
     }
 
+    private struct StreamKey: Hashable {
+        var channelCount: Int
+        var source: Double
+        var target: Double
+    }
+
+    /// A stream no thread uses, waiting in `Stream.idle`.
+    ///
+    /// `@unchecked Sendable` by contract: it is only ever touched by the one thread that gave
+    /// it back (before) or the one that took it (after), each through the pool's lock.
+    private struct IdleStream: @unchecked Sendable {
+        let stream: Stream
+    }
+
     /// A libsoxr converter for `channelCount` channels in separate buffers, `SOXR_HQ`, freed
     /// with the object. One thread at a time.
     private final class Converter {
@@ -148,6 +189,9 @@ package enum Resampler {
         }
 
         deinit { soxr_delete(handle) }
+
+        /// Back to its state as created, keeping its filter and buffers.
+        func clear() { _ = soxr_clear(handle) }
 
         /// Converts what it can of `count` input frames per channel at `inputs` (nil: the input
         /// has ended) into at most `room` frames per channel at `outputs`: the input frames taken

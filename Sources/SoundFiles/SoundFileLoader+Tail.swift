@@ -67,7 +67,7 @@ package final class TailReader {
         let rate = loader.targetSampleRate ?? fileRate
         var stream: Resampler.Stream?
         if Int(info.channels) == channelCount, info.samplerate > 0, rate != fileRate {
-            stream = try? Resampler.Stream(channelCount: channelCount, from: fileRate, to: rate)
+            stream = try? Resampler.Stream.reusable(channelCount: channelCount, from: fileRate, to: rate)
         }
         guard Int(info.channels) == channelCount, info.samplerate > 0, rate == fileRate || stream != nil else {
             sf_close(handle)
@@ -93,6 +93,7 @@ package final class TailReader {
     deinit {
         chunk.deallocate()
         for p in planes + skipped { p.deallocate() }
+        if !failed, let stream { Resampler.Stream.recycle(stream) }
         sf_close(handle)
         close(fd)
     }

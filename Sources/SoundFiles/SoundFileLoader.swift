@@ -89,9 +89,11 @@ package struct SoundFileLoader: Sendable {
             stream = nil
         } else {
             // Rates it cannot convert: loaded whole, which says why.
-            guard let converter = try? Resampler.Stream(channelCount: channelCount, from: fileRate, to: rate) else { return nil }
+            guard let converter = try? Resampler.Stream.reusable(channelCount: channelCount, from: fileRate, to: rate) else { return nil }
             stream = converter
         }
+        var reusable = true
+        defer { if reusable, let stream { Resampler.Stream.recycle(stream) } }
         var failure: SoundFileError?
         let head = Sound(frames: frames, channelCount: channelCount, sampleRate: rate, memory: memory) { left, right in
             let outputs = channelCount == 2 ? [left, right] : [left]
@@ -118,6 +120,7 @@ package struct SoundFileLoader: Sendable {
                         if taken == 0 && made == 0 { break }
                     } catch {
                         failure = error
+                        reusable = false
                         return false
                     }
                 }

@@ -96,6 +96,26 @@ struct ResamplerTests {
         } == nil)
     }
 
+    /// A converter given back (after part of a sound, or a whole one flushed) and taken again
+    /// makes the same bits as a new one. Rates no other test uses, so that the pool's converter
+    /// is this test's.
+    @Test func aRecycledConverterConvertsAsANewOne() throws {
+        let a = [Signal.noise(frames: 9_000, seed: 21), Signal.noise(frames: 9_000, seed: 22)]
+        let b = [Signal.noise(frames: 7_000, seed: 23), Signal.noise(frames: 7_000, seed: 24)]
+        let fresh = try Resampler.Stream(channelCount: 2, from: 37_123, to: 48_000).convert(b)
+        let used = try Resampler.Stream.reusable(channelCount: 2, from: 37_123, to: 48_000)
+        _ = try used.convert(a)
+        Resampler.Stream.recycle(used)
+        let again = try Resampler.Stream.reusable(channelCount: 2, from: 37_123, to: 48_000)
+        #expect(again === used)
+        #expect(try again.convert(b) == fresh)
+        _ = try again.convert(nil)
+        Resampler.Stream.recycle(again)
+        let third = try Resampler.Stream.reusable(channelCount: 2, from: 37_123, to: 48_000)
+        #expect(third === used)
+        #expect(try third.convert(b) == fresh)
+    }
+
     @Test func conversionIsDeterministic() throws {
         let input = [Signal.noise(frames: 5_000, seed: 14)]
         let a = try Resampler.resample(input, from: 44_100, to: 48_000)
