@@ -26,17 +26,25 @@ package final class LoadedPatch {
     private let streamedStarts: [Int: (player: Int, level: Float, pan: PanGains, declick: Int, curve: [Float]?)]
     /// The streamed instruments' rings, nil when none streams.
     private let streams: PatchStreams?
-    /// What reads the tails of sounds streamed per voice, nil when none is.
+    /// What reads the tails of sounds streamed per voice, nil when none is: this kit's own, or
+    /// the one it shares with the kits before and after it on the engine (`sharing`,
+    /// `readyForLoads`), where its sources begin at `tailSourceBase`.
     private let tails: TailFiller?
+    private let tailSourceBase: Int32?
+    /// Whether any of its sounds keeps only its head in memory.
+    private let hasHeads: Bool
 
-    deinit { tails?.stop() }
+    deinit {
+        if let tailSourceBase { tails?.remove(first: tailSourceBase) }
+        tails?.removeUser()
+    }
 
     /// Starts reading streamed tails on a thread of their own (live; offline, the feeding
     /// thread reads them before each block). Control thread.
     package func startTailThread() { tails?.startThread() }
 
     /// Whether some of its sounds keep only their heads in memory.
-    package var streamsTails: Bool { tails != nil }
+    package var streamsTails: Bool { hasHeads }
 
     /// For `CommandFeeder.beforeEachFeed`: offline (no thread started), reads every tail asked
     /// for so far, so that the next block finds them; nil when no sound streams its tail.
@@ -65,23 +73,29 @@ package final class LoadedPatch {
     /// withdrawn again (a caller that guards the engine's control side with a lock takes it
     /// there, not across the decoding); `root`, when given, holds every sample it reads under
     /// that directory as it opens it.
+    ///
+    /// `readyForLoads`: kits loaded later in its place (`/sampler/load`) may stream their tails
+    /// too: the engine's tail buffers are attached for any streamed sample (the longest tail
+    /// streamed, stereo) and the filler is made even when this kit streams none.
     package convenience init(_ kit: Patch, engine: Engine, sampleRate: Double, streaming: PatchStreamingOptions = .init(),
                              outputs: [String]? = nil, firstPlayer: Int = 0,
                              registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
-                             root: String? = nil, showsProgress: Bool = false) throws {
+                             root: String? = nil, showsProgress: Bool = false, readyForLoads: Bool = false) throws {
         try self.init(prepared: Self.prepare(kit, sampleRate: sampleRate, streaming: streaming, headsAllowed: registering == nil,
                                              root: root, showsProgress: showsProgress),
-                      engine: engine, outputs: outputs, firstPlayer: firstPlayer, registering: registering)
+                      engine: engine, outputs: outputs, firstPlayer: firstPlayer, registering: registering,
+                      readyForLoads: readyForLoads && registering == nil && streaming.tailsAboveBytes != nil)
     }
 
     /// The second half of a load: `prepared`'s sounds registered with `engine` and its
     /// instruments defined. Control thread.
     ///
     /// `sharing`: the kit `prepared` replaces, whose sounds it registers again where `prepared`
-    /// left them undecoded (the caller then withdraws every registration of the old kit).
+    /// left them undecoded (the caller then withdraws every registration of the old kit), and
+    /// whose tail filler it shares.
     package init(prepared: Prepared, engine: Engine, outputs: [String]? = nil, firstPlayer: Int = 0,
                  registering: (register: (Sound, SoundID?) throws -> SoundID, unregister: (SoundID) -> Void)? = nil,
-                 sharing old: LoadedPatch? = nil) throws {
+                 sharing old: LoadedPatch? = nil, readyForLoads: Bool = false) throws {
         let kit = prepared.kit, sampleRate = prepared.sampleRate, streaming = prepared.streaming, root = prepared.root
         let streamFiles = prepared.streamFiles, jobs = prepared.jobs, jobOfKey = prepared.jobOfKey, decoded = prepared.decoded
         let headFrames = prepared.headFrames, heads = prepared.heads, what = prepared.what
@@ -97,6 +111,9 @@ package final class LoadedPatch {
             return k + 1 >= Engine.maxOutputCount
         }
         var longestTail = 0, anyStereoTail = false
+        // The tails' filler: the replaced kit's, or a new one; this kit's source ids reserved.
+        let filler = old?.tails ?? (headFrames != nil || readyForLoads ? TailFiller(engine: engine) : nil)
+        let sourceBase = headFrames != nil ? filler?.reserve(jobs.count) : nil
         // With heads: what stays in memory (sounds and heads), checked against the budget with
         // the tail buffers; and each streamed job's whole length, which the filler checks.
         var memoryBytes = 0
@@ -159,7 +176,8 @@ package final class LoadedPatch {
                                 memoryBytes += sounds.played.frameCount * sounds.played.channelCount * 4
                                     + (sounds.whole.map { $0.frameCount * $0.channelCount * 4 } ?? 0)
                                 if let tail = sounds.tail {
-                                    id = try engine.register(sounds.played, tail: TailSource(id: Int32(job), frames: tail.frames, peak: tail.peak))
+                                    guard let sourceBase else { throw SamplerError("the engine's tail sources are used up: restart the sampler") }
+                                    id = try engine.register(sounds.played, tail: TailSource(id: sourceBase + Int32(job), frames: tail.frames, peak: tail.peak))
                                     longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
@@ -252,6 +270,15 @@ package final class LoadedPatch {
             for id in cache.values { unregister(id) }
             throw error
         }
+        // The engine's tail buffers: attached by the first kit (for any tail a later kit may
+        // stream when `readyForLoads`), and a later kit's tails within them.
+        let shape = engine.tailBufferShape
+        let attaching = shape.count == 0 && (longestTail > 0 || readyForLoads)
+        let capacity = readyForLoads ? max(longestTail, Int(Self.longestStreamedSeconds * sampleRate)) : longestTail
+        if longestTail > 0 && !attaching && (longestTail > shape.capacity || (anyStereoTail && !shape.stereo)) {
+            for id in cache.values { unregister(id) }
+            throw SamplerError("\(kit.file): its streamed tails do not fit the engine's tail buffers (\(shape.capacity) frames\(shape.stereo ? "" : ", mono"))")
+        }
         if headFrames != nil {
             let buffers = max(1, streaming.tailVoices) * longestTail * (anyStereoTail ? 2 : 1) * 4
             do { try DecodeBudget.check(memoryBytes + buffers, what: "\(kit.file): \(what) (heads, whole sounds and \(streaming.tailVoices) tail buffers)") } catch {
@@ -267,13 +294,19 @@ package final class LoadedPatch {
                 streaming.report("warning: \(kit.file): \(HeadMemory.size(heads.bytes - locked)) of \(HeadMemory.size(heads.bytes)) of sample heads not locked in memory (mlock: \(String(cString: strerror(error))); locked memory is limited to \(HeadMemory.lockLimit): raise it with ulimit -l); under memory pressure they may be paged out")
             }
         }
-        if longestTail > 0 {
-            do { try engine.attachTailBuffers(count: max(1, streaming.tailVoices), capacity: longestTail, stereo: anyStereoTail) } catch {
+        if attaching {
+            do { try engine.attachTailBuffers(count: max(1, streaming.tailVoices), capacity: capacity, stereo: anyStereoTail || readyForLoads) } catch {
                 for id in cache.values { unregister(id) }
                 throw SamplerError("\(kit.file): \(error)")
             }
+        }
+        tails = filler
+        filler?.addUser()
+        hasHeads = longestTail > 0
+        tailSourceBase = longestTail > 0 ? sourceBase : nil
+        if let filler, let sourceBase, longestTail > 0 {
             let instruments = kit.instruments
-            tails = TailFiller(engine: engine, frames: tailFrames, sources: jobs.indices.map { j -> TailFiller.Source in
+            filler.add(first: sourceBase, jobs.indices.map { j -> TailFiller.Source in
                 let job = jobs[j], instrument = instruments[job.instrument]
                 // A file played as it is: its tail decoded straight into the buffer.
                 if Self.playsFileAsItIs(job.sample, instrument) {
@@ -284,9 +317,7 @@ package final class LoadedPatch {
                     return try Self.decode(job.sample, of: instrument, sampleRate: sampleRate, root: root,
                                            loader: SoundFileLoader(targetSampleRate: sampleRate), untuned: &untuned).played
                 }
-            })
-        } else {
-            tails = nil
+            }, frames: tailFrames)
         }
         if streamFiles.isEmpty {
             streams = nil

@@ -56,6 +56,14 @@ package final class PatchOSC {
     private var nextLoad: PendingLoad?
     /// Called on a load's thread before it reads anything (tests hold a load in flight here).
     var beforeLoading: (@Sendable (String) -> Void)?
+    /// How a loaded kit streams its samples' tails where the engine has tail buffers (the
+    /// program's kit was loaded `readyForLoads`); nil: loads decode every sample whole.
+    package var streaming: PatchStreamingOptions?
+
+    /// The streaming options a load on `engine` takes.
+    private func streaming(on engine: Engine) -> PatchStreamingOptions? {
+        engine.tailBufferShape.count > 0 ? streaming : nil
+    }
 
     package init(server: OSCServer, canLoad: Bool, root: String? = nil, outputs: [String] = [], log: @escaping (String) -> Void) {
         self.outputs = outputs
@@ -245,13 +253,13 @@ package final class PatchOSC {
 
         var result: Result<(LoadedPatch.Prepared, notes: Int), SamplerError>? { outcome.withLock { $0 } }
 
-        func run(root: String?, maxPlayers: Int, sampleRate: Double, before: (@Sendable (String) -> Void)?) {
+        func run(root: String?, maxPlayers: Int, sampleRate: Double, streaming: PatchStreamingOptions?, before: (@Sendable (String) -> Void)?) {
             let path = path, control = control, outcome = outcome, finished = finished, known = known
             Thread.detachNewThread {
                 before?(path)
                 let result = Result<(LoadedPatch.Prepared, notes: Int), SamplerError> { () throws(SamplerError) in
-                    do { return try PatchOSC.prepareLoad(path, root: root, maxPlayers: maxPlayers, sampleRate: sampleRate, control: control,
-                                                                known: known) } catch {
+                    do { return try PatchOSC.prepareLoad(path, root: root, maxPlayers: maxPlayers, sampleRate: sampleRate, streaming: streaming,
+                                                         control: control, known: known) } catch {
                         throw (error as? SamplerError) ?? SamplerError("\(error)")
                     }
                 }
@@ -284,7 +292,8 @@ package final class PatchOSC {
         }
         if loading == nil {
             loading = load
-            load.run(root: root, maxPlayers: engine.configuration.maxPlayers, sampleRate: sampleRate, before: beforeLoading)
+            load.run(root: root, maxPlayers: engine.configuration.maxPlayers, sampleRate: sampleRate, streaming: streaming(on: engine),
+                     before: beforeLoading)
         } else {
             nextLoad = load
         }
@@ -323,7 +332,8 @@ package final class PatchOSC {
         if let next = nextLoad {
             nextLoad = nil
             loading = next
-            next.run(root: root, maxPlayers: engine.configuration.maxPlayers, sampleRate: sampleRate, before: beforeLoading)
+            next.run(root: root, maxPlayers: engine.configuration.maxPlayers, sampleRate: sampleRate, streaming: streaming(on: engine),
+                     before: beforeLoading)
         }
     }
 
@@ -349,7 +359,8 @@ package final class PatchOSC {
     private func load(_ path: String, replacing old: LoadedPatch, engine: Engine, sampleRate: Double, at: Frame) throws -> Int {
         guard canLoad else { throw SamplerError(Self.cannotLoad) }
         let (prepared, notes) = try Self.prepareLoad(path, root: root, maxPlayers: engine.configuration.maxPlayers,
-                                                     sampleRate: sampleRate, control: nil, known: old.shareableKeys)
+                                                     sampleRate: sampleRate, streaming: streaming(on: engine), control: nil,
+                                                     known: old.shareableKeys)
         if notes > 0 { log("osc: \(path): \(notes) note(s) on the import (`sampler validate \(path)` lists them)") }
         return try swapIn(prepared, path: path, replacing: old, engine: engine, at: at)
     }
@@ -357,9 +368,11 @@ package final class PatchOSC {
     private static let cannotLoad = "load works on a program that plays what OSC triggers (start sampler play with a patch without patterns)"
 
     /// The first half of a load, on any thread: the patch read (or the SFZ file imported), held
-    /// to the root and to the engine's players, and its samples decoded into memory (a patch
-    /// that streams is refused). Returns the import's note count too.
-    private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double,
+    /// to the root and to the engine's players, and its samples decoded into memory, or with
+    /// `streaming` their heads where the kit is large enough to stream its tails (a patch whose
+    /// instruments stream through rings of their own is refused). Returns the import's note
+    /// count too.
+    private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double, streaming: PatchStreamingOptions?,
                                     control: LoadControl?, known: [String: LoadedPatch.FileStamp?]) throws -> (LoadedPatch.Prepared, notes: Int) {
         let kit: Patch
         var notes = 0
@@ -384,10 +397,10 @@ package final class PatchOSC {
         if let i = kit.instruments.firstIndex(where: { $0.layers.contains { $0.samples.contains { $0.loading == .stream } } }) {
             throw SamplerError("\(path): instrument \(kit.instruments[i].id) streams from disk (\"stream\": true), which a load over OSC does not do")
         }
-        var options = PatchStreamingOptions()
+        var options = streaming ?? PatchStreamingOptions()
         options.threshold = nil
         do {
-            return (try LoadedPatch.prepare(kit, sampleRate: sampleRate, streaming: options, headsAllowed: false, root: root,
+            return (try LoadedPatch.prepare(kit, sampleRate: sampleRate, streaming: options, headsAllowed: streaming != nil, root: root,
                                             control: control, known: known), notes)
         } catch {
             if control?.isCancelled == true { throw SamplerError("\(path): the load was cancelled") }

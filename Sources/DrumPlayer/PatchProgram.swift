@@ -145,8 +145,10 @@ package struct PatchProgram: LiveProgram {
 
     package mutating func prepare(engine: Engine, sampleRate: Double) throws {
         session.sampleRate = sampleRate
+        // Kits loaded over OSC in its place may stream their tails as the program's may.
+        let loads = session.oscPort != nil && sections.isEmpty && midi == nil
         let loaded = try LoadedPatch(kit, engine: engine, sampleRate: sampleRate, streaming: streaming,
-                                     showsProgress: session.showsLoadProgress)
+                                     showsProgress: session.showsLoadProgress, readyForLoads: loads)
         engine.setInstruments(loaded.definitions, controllers: kit.controllers)
         for command in loaded.routingCommands { engine.send(command) }
         session.loaded = loaded
@@ -165,8 +167,9 @@ package struct PatchProgram: LiveProgram {
             do { server = try OSCServer(host: session.oscHost, port: port, hostNow: { JACKClient.hostClockNow }) } catch {
                 throw SamplerError("--osc-port: \(error)")
             }
-            session.osc = PatchOSC(server: server, canLoad: sections.isEmpty && midi == nil, root: session.oscRoot,
+            session.osc = PatchOSC(server: server, canLoad: loads, root: session.oscRoot,
                                    outputs: kit.outputNames) { print($0); fflush(nil) }
+            session.osc?.streaming = streaming
             print("OSC: /sampler/trigger, gain, pan, load, stop, query, ping on UDP port \(server.port) of \(server.host)")
             fflush(nil)
             if let path = session.pendingOSCLoad, let osc = session.osc {

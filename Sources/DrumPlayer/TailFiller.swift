@@ -1,4 +1,5 @@
 import Foundation
+import Locking
 import ProgramHost
 import SamplerCore
 import SoundFiles
@@ -15,10 +16,15 @@ import Synchronization
 /// offline (no thread started), the feeding thread does it before each block, exactly as far as
 /// each voice may read in it, so that an offline render never misses a frame.
 ///
-/// `@unchecked Sendable` by contract: `sources` and `frames` never change; the requests and
-/// `readings` have one consumer at a time (the thread once `startThread` has run, else the
-/// feeding thread, which calls `serviceAll`), and `last` is that consumer's (the helpers it waits
-/// for each touch only their own `Reading` and its buffer); `stopped`, `live`, `busy`,
+/// One filler serves every kit an engine plays, one after another (`/sampler/load`): each kit
+/// adds its sources (`add`), under source ids never used before, and removes them when it goes
+/// (`remove`); a request for a source removed is finished unread (its voice was stopped at the
+/// swap).
+///
+/// `@unchecked Sendable` by contract: `sources` is `Locked`; the requests and `readings` have
+/// one consumer at a time (the thread once `startThread` has run, else the feeding thread, which
+/// calls `serviceAll`), and `last` is that consumer's (the helpers it waits for each touch only
+/// their own `Reading`, which holds its source, and its buffer); `stopped`, `live`, `busy`,
 /// `lagging` and `read` are atomics.
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
@@ -30,9 +36,13 @@ final class TailFiller: @unchecked Sendable {
         case sound(@Sendable () throws -> Sound)
     }
 
-    private let sources: [Source]
-    /// Each source's whole length as loaded: a file that changed since is not read.
-    private let frames: [Int]
+    /// Each kit's sources from its first id on, with each source's whole length as loaded (a
+    /// file that changed since is not read).
+    private struct Sources {
+        var kits: [Int32: (sources: [Source], frames: [Int])] = [:]
+        var nextID: Int32 = 0
+    }
+    private let sources = Locked(Sources())
     private let stopped = Atomic<Bool>(false)
     private let live = Atomic<Bool>(false)
     /// Set while the thread reads tails.
@@ -49,24 +59,62 @@ final class TailFiller: @unchecked Sendable {
     private final class Reading: @unchecked Sendable {
         let request: TailRequest
         let length: Int
+        let source: Source
+        let frames: Int
         var reader: TailReader?
         /// The frames read before this pass (the consumer's), and where this pass is to read to.
         var written = 0
         var target = 0
 
-        init(request: TailRequest, length: Int) {
+        init(request: TailRequest, length: Int, source: Source, frames: Int) {
             self.request = request
             self.length = length
+            self.source = source
+            self.frames = frames
         }
     }
     private var readings: [Int32: Reading] = [:]
     /// How far ahead of each voice a live filler reads (frames).
     static let readAhead = 24_576
 
-    init(engine: Engine, frames: [Int], sources: [Source]) {
+    init(engine: Engine) {
         self.engine = engine
-        self.frames = frames
-        self.sources = sources
+    }
+
+    /// `count` source ids no kit had before: the first (the others follow it). Nil when the
+    /// ids are used up. Control thread.
+    func reserve(_ count: Int) -> Int32? {
+        sources.withLock { s -> Int32? in
+            guard Int(s.nextID) + count <= Int(Int32.max) else { return nil }
+            defer { s.nextID += Int32(count) }
+            return s.nextID
+        }
+    }
+
+    /// Adds a kit's sources under the ids reserved from `first` on, each with its whole length
+    /// as loaded. Control thread.
+    func add(first: Int32, _ kitSources: [Source], frames: [Int]) {
+        precondition(kitSources.count == frames.count)
+        sources.withLock { $0.kits[first] = (kitSources, frames) }
+    }
+
+    /// The kits that use it: the last one gone stops the thread. Control thread.
+    func addUser() { users.add(1, ordering: .relaxed) }
+    func removeUser() { if users.subtract(1, ordering: .relaxed).newValue == 0 { stop() } }
+    private let users = Atomic<Int>(0)
+
+    /// Removes the kit whose sources begin at `first`. Control thread.
+    func remove(first: Int32) { sources.withLock { _ = $0.kits.removeValue(forKey: first) } }
+
+    /// Request `source`'s source and whole length; nil when its kit was removed.
+    private func source(_ id: Int32) -> (Source, Int)? {
+        sources.withLock { s -> (Source, Int)? in
+            // Kits are few: the one whose ids hold `id`.
+            for (first, kit) in s.kits where id >= first && Int(id) - Int(first) < kit.sources.count {
+                return (kit.sources[Int(id - first)], kit.frames[Int(id - first)])
+            }
+            return nil
+        }
     }
 
     /// Whether a thread reads the tails (live), or the feeding thread does (offline).
@@ -106,11 +154,14 @@ final class TailFiller: @unchecked Sendable {
         var any = false
         while let request = engine.nextTailRequest() {
             any = true
-            guard fits(request) else { continue }
-            if case .file = sources[Int(request.source)] {
-                readings[request.buffer] = Reading(request: request, length: engine.tailLength(of: request))
+            guard let (source, frames) = source(request.source), fits(request, frames: frames) else {
+                engine.finishTailRequest(request)
+                continue
+            }
+            if case .file = source {
+                readings[request.buffer] = Reading(request: request, length: engine.tailLength(of: request), source: source, frames: frames)
             } else {
-                fillCopied(request)
+                fillCopied(request, source: source, frames: frames)
             }
         }
         guard !readings.isEmpty else {
@@ -160,26 +211,22 @@ final class TailFiller: @unchecked Sendable {
 
     private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// Whether `request` fits its buffer; finishes it unfilled when not.
-    private func fits(_ request: TailRequest) -> Bool {
-        let from = Int(request.from), frames = frames[Int(request.source)]
-        guard from >= 0, frames - from > 0, frames - from <= engine.tailBufferMemory(Int(request.buffer)).capacity else {
-            engine.finishTailRequest(request)
-            return false
-        }
-        return true
+    /// Whether `request`'s tail, of a sound of `frames` frames, fits its buffer.
+    private func fits(_ request: TailRequest, frames: Int) -> Bool {
+        let from = Int(request.from)
+        return from >= 0 && frames - from > 0 && frames - from <= engine.tailBufferMemory(Int(request.buffer)).capacity
     }
 
     /// `reading`'s tail read up to its target at least, and published. Any thread (touches only
     /// the reading and its buffer).
     private func fill(_ reading: Reading) {
         let request = reading.request
-        guard case .file(let path, let root, let sampleRate, let channels) = sources[Int(request.source)] else { return }
+        guard case .file(let path, let root, let sampleRate, let channels) = reading.source else { return }
         if reading.reader == nil {
             let memory = engine.tailBufferMemory(Int(request.buffer))
             let stereo = channels == 2 && memory.right != memory.left
             reading.reader = (try? TailReader(loader: SoundFileLoader(targetSampleRate: sampleRate), path: path, root: root,
-                                              frames: frames[Int(request.source)], from: Int(request.from), channelCount: channels,
+                                              frames: reading.frames, from: Int(request.from), channelCount: channels,
                                               left: memory.left, right: stereo ? memory.right : nil)) ?? nil
         }
         guard let reader = reading.reader else { return }
@@ -192,8 +239,8 @@ final class TailFiller: @unchecked Sendable {
 
     /// A tail copied from its source's whole sound (a `.sound` source), made once and kept as
     /// `last`. The consumer's thread.
-    private func fillCopied(_ request: TailRequest) {
-        guard case .sound(let make) = sources[Int(request.source)] else {
+    private func fillCopied(_ request: TailRequest, source: Source, frames: Int) {
+        guard case .sound(let make) = source else {
             engine.finishTailRequest(request)
             return
         }
@@ -210,7 +257,7 @@ final class TailFiller: @unchecked Sendable {
             return
         }
         let memory = engine.tailBufferMemory(Int(request.buffer))
-        let from = Int(request.from), frames = frames[Int(request.source)]
+        let from = Int(request.from)
         guard sound.frameCount == frames else {
             engine.finishTailRequest(request)
             return

@@ -178,6 +178,13 @@ extension Engine {
         return SoundID(rawValue: Int32(index))
     }
 
+    /// The tail buffers attached (`attachTailBuffers`): how many, their frames per channel and
+    /// whether they hold two channels; count 0 when none are. Control thread.
+    public var tailBufferShape: (count: Int, capacity: Int, stereo: Bool) {
+        let t = tailBuffers.pointee
+        return (t.count, t.capacity, t.count > 0 && t.right![0] != t.left![0])
+    }
+
     /// The next request for the filler, if any. One thread at a time (the filler's).
     public func nextTailRequest() -> TailRequest? { tailRequests.pop() }
 

@@ -27,8 +27,9 @@ import Testing
         /// What came back so far.
         var replies: [OSCMessage] = []
 
-        /// `rooted`: loads held to the rig's directory (`--osc-root`).
-        init(rooted: Bool = true) throws {
+        /// `rooted`: loads held to the rig's directory (`--osc-root`); `streaming`: the
+        /// program's kit is loaded ready for loads that stream their tails.
+        init(rooted: Bool = true, streaming: PatchStreamingOptions? = nil) throws {
             dir = try temporaryDirectory()
             try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path, channels: [[Float](repeating: 0.5, count: 4800)],
                                     sampleRate: 48000)
@@ -43,10 +44,11 @@ import Testing
             try "<region> sample=click.wav key=36\n<region> sample=CLICK.WAV key=38\n"
                 .write(to: dir.appendingPathComponent("b.sfz"), atomically: true, encoding: .utf8)
             kit = try PatchLoader.load(path: dir.appendingPathComponent("old.json").path)
-            loaded = try LoadedPatch(kit, engine: engine, sampleRate: 48000)
+            loaded = try LoadedPatch(kit, engine: engine, sampleRate: 48000, streaming: streaming ?? .init(), readyForLoads: streaming != nil)
             engine.setInstruments(loaded.definitions, controllers: kit.controllers)
             let server = try OSCServer(port: "0", hostNow: { 1_000_000_000 })
             osc = PatchOSC(server: server, canLoad: true, root: rooted ? dir.path : nil) { _ in }
+            osc.streaming = streaming
             me = try OSCServer(port: "0", hostNow: { 0 })
             player = "osc.udp://127.0.0.1:\(server.port)/"
         }
@@ -62,6 +64,9 @@ import Testing
             let now = UInt64(frame / 48) * 1000 + 1_000_000_000
             osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: 48000, hostNow: now,
                      frameAt: { Frame(min($0, 1 << 50) / 1000) * 48 })
+            // Tails read before each period, as an offline render does (the filler every kit
+            // loaded in its place shares).
+            loaded.tailService?()
             engine.render(frameCount: 256, periodStart: frame, left: left, right: right)
             engine.drainEvents { _ in }
             frame += 256
@@ -128,6 +133,36 @@ import Testing
         #expect(!rig.replies.contains { $0.path == "/sampler/loaded" }, "\(rig.replies)")
         rig.send("/sampler/query")
         #expect(rig.await("/sampler/instrument")?.arguments.last == .string("kick-36"))
+    }
+
+    /// A large kit loaded over OSC keeps only its samples' heads in memory and streams their
+    /// tails per voice, as the program's kit would (its kit loaded ready for loads); a player
+    /// not ready for it loads the kit whole.
+    @Test(arguments: [true, false])
+    func aLoadedLibraryStreamsItsTails(ready: Bool) throws {
+        var streaming = PatchStreamingOptions()
+        streaming.tailsAboveBytes = 0
+        streaming.headFrames = 1024
+        streaming.tailVoices = 4
+        let rig = try Rig(streaming: ready ? streaming : nil)
+        try WAVFileWriter.write(path: rig.dir.appendingPathComponent("long.wav").path, channels: [[Float](repeating: 0.5, count: 48_000)],
+                                sampleRate: 48000)
+        let path = rig.dir.appendingPathComponent("long.json").path
+        try #"{"version": 2, "tempo": 120, "instruments": [{"id": "l", "layers": [{"samples": ["long.wav"]}]}]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        rig.send("/sampler/load", [.string(path)])
+        #expect(rig.await("/sampler/loaded")?.arguments == [.string(path), .int(1)])
+        for _ in 0..<4 { rig.tick() }
+        let loaded = try #require(rig.osc.replaced?.loaded)
+        #expect(loaded.streamsTails == ready)
+        // A second long: the head is 1,024 frames, the note plays 48,000 at one level.
+        let first = rig.trigger("l")
+        #expect(first > 0.3)
+        var levels: [Float] = []
+        for _ in 0..<150 { levels.append(rig.tick()) }
+        #expect(levels.allSatisfy { $0 == first }, "\(levels.firstIndex { $0 != first } ?? -1)")
+        #expect(rig.engine.tailUnderrunCount == 0)
+        #expect((loaded.tailFramesRead > 30_000) == ready)
     }
 
     /// A load reuses the sounds it shares with the kit it replaces (the same file played the
