@@ -321,8 +321,9 @@ package final class PatchOSC {
                 let at = max(load.at, engine.renderedFrame + 2 * period)
                 let count = try swapIn(prepared, path: load.path, replacing: replaced?.loaded ?? programLoaded, engine: engine, at: at)
                 server.send("/sampler/loaded", [.string(load.path), .int(Int32(count))], to: load.replyTo)
+                let heads = replaced?.loaded.streamsTails == true ? ", its samples' heads in memory and their tails streamed" : ""
                 log("osc: /sampler/load \(load.path) \(at == load.at ? load.when : "when loaded"): \(count) instruments from frame \(at)"
-                    + String(format: " (loaded in %.2f s)", Date().timeIntervalSince(load.started)))
+                    + String(format: " (loaded in %.2f s", Date().timeIntervalSince(load.started)) + heads + ")")
             } catch {
                 warnings.line("osc: /sampler/load ,s: \(error)")
                 server.send("/sampler/error", [.string(load.path), .string("\(error)")], to: load.replyTo)
