@@ -1,4 +1,5 @@
 import Foundation
+import Glibc
 import Locking
 import ProgramHost
 import SamplerCore
@@ -124,6 +125,12 @@ final class TailFiller: @unchecked Sendable {
     func startThread() {
         guard !live.exchange(true, ordering: .relaxed) else { return }
         let thread = Thread { [self] in
+            // Named for `top -H` and /proc (Foundation's `name` is not the system's on Linux).
+            let comm = open("/proc/thread-self/comm", O_WRONLY)
+            if comm >= 0 {
+                _ = "sampler tails".withCString { write(comm, $0, strlen($0)) }
+                close(comm)
+            }
             while !stopped.load(ordering: .relaxed) {
                 busy.store(true, ordering: .relaxed)
                 let any = serviceAll()
