@@ -176,7 +176,7 @@ package final class LoadedPatch {
                                 memoryBytes += sounds.played.frameCount * sounds.played.channelCount * 4
                                     + (sounds.whole.map { $0.frameCount * $0.channelCount * 4 } ?? 0)
                                 if let tail = sounds.tail {
-                                    guard let sourceBase else { throw SamplerError("the engine's tail sources are used up: restart the sampler") }
+                                    guard let sourceBase else { throw TailsError(message: "\(kit.file): the engine's tail sources are used up: restart the sampler") }
                                     id = try engine.register(sounds.played, tail: TailSource(id: sourceBase + Int32(job), frames: tail.frames, peak: tail.peak))
                                     longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
@@ -189,6 +189,8 @@ package final class LoadedPatch {
                                 cache[key] = id
                                 registeredJobs[job] = id
                                 ids.append(id)
+                            } catch let error as TailsError {
+                                throw error
                             } catch {
                                 throw SamplerError("\(jobs[job].place): \(error)")
                             }
@@ -277,7 +279,7 @@ package final class LoadedPatch {
         let capacity = readyForLoads ? max(longestTail, Int(Self.longestStreamedSeconds * sampleRate)) : longestTail
         if longestTail > 0 && !attaching && (longestTail > shape.capacity || (anyStereoTail && !shape.stereo)) {
             for id in cache.values { unregister(id) }
-            throw SamplerError("\(kit.file): its streamed tails do not fit the engine's tail buffers (\(shape.capacity) frames\(shape.stereo ? "" : ", mono"))")
+            throw TailsError(message: "\(kit.file): its streamed tails do not fit the engine's tail buffers (\(shape.capacity) frames\(shape.stereo ? "" : ", mono"))")
         }
         if headFrames != nil {
             let buffers = max(1, streaming.tailVoices) * longestTail * (anyStereoTail ? 2 : 1) * 4
@@ -301,12 +303,12 @@ package final class LoadedPatch {
             }
         }
         tails = filler
-        filler?.addUser()
         hasHeads = longestTail > 0
         tailSourceBase = longestTail > 0 ? sourceBase : nil
-        if let filler, let sourceBase, longestTail > 0 {
+        var tailSources: [TailFiller.Source] = []
+        if longestTail > 0 {
             let instruments = kit.instruments
-            filler.add(first: sourceBase, jobs.indices.map { j -> TailFiller.Source in
+            tailSources = jobs.indices.map { j -> TailFiller.Source in
                 let job = jobs[j], instrument = instruments[job.instrument]
                 // A file played as it is: its tail decoded straight into the buffer.
                 if Self.playsFileAsItIs(job.sample, instrument) {
@@ -317,7 +319,7 @@ package final class LoadedPatch {
                     return try Self.decode(job.sample, of: instrument, sampleRate: sampleRate, root: root,
                                            loader: SoundFileLoader(targetSampleRate: sampleRate), untuned: &untuned).played
                 }
-            }, frames: tailFrames)
+            }
         }
         if streamFiles.isEmpty {
             streams = nil
@@ -329,11 +331,22 @@ package final class LoadedPatch {
             }
             self.streams = streams
         }
+        // Nothing throws from here on: the filler counts this kit as a user, and its sources
+        // are read from now on (`deinit` undoes both).
+        filler?.addUser()
+        if let filler, let sourceBase, longestTail > 0 { filler.add(first: sourceBase, tailSources, frames: tailFrames) }
         self.definitions = definitions
         streamedStarts = starts
         self.shareable = shareable
         // One entry per registration: two keys may give one sound (registered twice).
         soundIDs = cache.values.sorted { $0.rawValue < $1.rawValue }
+    }
+
+    /// A kit whose tails the engine cannot stream (its tail buffers, or the filler's source
+    /// ids): says nothing of what the kit's files hold.
+    package struct TailsError: Error, CustomStringConvertible {
+        let message: String
+        package var description: String { message }
     }
 
     /// The patch's outputs that the engine's outputs do not include (their instruments play on

@@ -42,6 +42,9 @@ package final class PatchOSC {
     let canLoad: Bool
     /// The patch loaded over OSC, if any, in place of the program's.
     private(set) var replaced: (kit: Patch, loaded: LoadedPatch)?
+    /// Kits replaced by a load, kept until the device frame given (a second after their last
+    /// frame), so that their voices until the swap and the fades after it find their tails.
+    private var retiring: [(loaded: LoadedPatch, until: Frame)] = []
     /// The file of the patch `/sampler/load` loaded last, if any (a session keeps it).
     private(set) var loadedPath: String?
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
@@ -79,6 +82,7 @@ package final class PatchOSC {
         warnings.flush()
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
+        retiring.removeAll { engine.renderedFrame > $0.until }
         serviceLoads(kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate)
         let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
         dispatch(due + server.take(), kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate, hostNow: hostNow,
@@ -453,7 +457,9 @@ package final class PatchOSC {
         guard engine.instrumentsReplaced else { throw SamplerError("the previous load has not been swapped in yet: send it again") }
         let kit = prepared.kit
         let loaded: LoadedPatch
-        do { loaded = try LoadedPatch(prepared: prepared, engine: engine, outputs: outputs, sharing: old) } catch {
+        do { loaded = try LoadedPatch(prepared: prepared, engine: engine, outputs: outputs, sharing: old) } catch let error as LoadedPatch.TailsError {
+            throw SamplerError("\(error)")
+        } catch {
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")
         }
         guard engine.replaceInstruments(loaded.definitions, controllers: kit.controllers, at: at) else {
@@ -465,6 +471,9 @@ package final class PatchOSC {
         // instruments until the swap, the voices the stop fades out (`Engine.unregister`).
         // (A sound the new kit shares is registered by it too: it stays.)
         for id in old.soundIDs { engine.unregister(id) }
+        // The kit replaced plays until `at` and its voices fade after it: it (and the sources
+        // of its tails) goes a second later.
+        if let previous = replaced?.loaded { retiring.append((previous, at + Frame(prepared.sampleRate))) }
         replaced = (kit, loaded)
         if !loaded.unroutedOutputs.isEmpty {
             log("osc: \(path): outputs \(loaded.unroutedOutputs.joined(separator: ", ")) are not this client's: their instruments play on the main mix")

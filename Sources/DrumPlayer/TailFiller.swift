@@ -97,6 +97,7 @@ final class TailFiller: @unchecked Sendable {
     func add(first: Int32, _ kitSources: [Source], frames: [Int]) {
         precondition(kitSources.count == frames.count)
         sources.withLock { $0.kits[first] = (kitSources, frames) }
+        if live.load(ordering: .relaxed) { spawn() }
     }
 
     /// The kits that use it: the last one gone stops the thread. Control thread.
@@ -121,9 +122,18 @@ final class TailFiller: @unchecked Sendable {
     /// Whether a thread reads the tails (live), or the feeding thread does (offline).
     var isLive: Bool { live.load(ordering: .relaxed) }
 
-    /// Starts the thread that reads tails as they are asked for (live). Control thread, once.
+    /// Reads tails on a thread of its own as they are asked for (live): the thread starts now,
+    /// or once a kit adds sources (a player ready for loads whose own kit streams nothing has
+    /// no thread until then). Control thread.
     func startThread() {
         guard !live.exchange(true, ordering: .relaxed) else { return }
+        if sources.withLock({ !$0.kits.isEmpty }) { spawn() }
+    }
+
+    private let spawned = Atomic<Bool>(false)
+
+    private func spawn() {
+        guard !spawned.exchange(true, ordering: .relaxed) else { return }
         let thread = Thread { [self] in
             // Named for `top -H` and /proc (Foundation's `name` is not the system's on Linux).
             let comm = open("/proc/thread-self/comm", O_WRONLY)

@@ -103,6 +103,7 @@ extension Engine {
     /// Control thread, once, before the first render.
     public func attachTailBuffers(count: Int, capacity: Int, stereo: Bool) throws(EngineError) {
         precondition(tailBuffers.pointee.count == 0 && count > 0 && capacity > 0, "tail buffers are attached once")
+        precondition(periodCount == 0, "tail buffers are attached before the engine renders")
         var t = TailBuffers()
         t.count = count
         t.capacity = capacity
@@ -201,9 +202,10 @@ extension Engine {
     /// head: the head's frames, less the interpolation neighbour, at the fastest any voice may
     /// play (four times its rate, or its instrument's `fastestRate`). Offline, the filler reads
     /// a tail before each block, and a voice that starts inside a block plays that block from
-    /// its head alone: blocks this short make every offline render exact, whatever the heads'
-    /// length. `preferred` when no sound streams its tail. Control thread, with the instruments
-    /// set and before the engine renders, or on the thread that renders it.
+    /// its head alone: blocks this short keep such voices exact, for heads at least two frames
+    /// longer than the fastest rate (one frame, then; a voice that would still outrun its head
+    /// ends there, counted). `preferred` when no sound streams its tail. Control thread, with
+    /// the instruments set and before the engine renders, or on the thread that renders it.
     public func longestBlockWithinHeads(atMost preferred: Int) -> Int {
         var shortest = Int64.max
         for i in registered.indices where registered[i] != nil && sounds[i].tail >= 0 {

@@ -1,4 +1,5 @@
 import CSampleRate
+import Foundation
 import CSoxr
 import Locking
 
@@ -98,27 +99,49 @@ package enum Resampler {
         }
 
         /// A stream for these channels and rates: one given back (`recycle`) if any, cleared,
-        /// else a new one. A converter's filter and buffers are made once and serve file after
-        /// file: libsoxr's `soxr_clear` returns it to its state as created, and its output is the
-        /// same bits as a new converter's (`ResamplerTests`).
+        /// else a new one. A converter's filter is made once and serves file after file:
+        /// libsoxr's `soxr_clear` returns it to its state as created (it keeps the filter its
+        /// channels share), and its output is the same bits as a new converter's
+        /// (`ResamplerTests`).
         package static func reusable(channelCount: Int, from sourceRate: Double, to targetRate: Double) throws(SoundFileError) -> Stream {
             let key = StreamKey(channelCount: channelCount, source: sourceRate, target: targetRate)
-            if let stream = idle.withLock({ $0[key]?.popLast() }) { return stream.stream }
+            let taken = idle.withLock { idle -> IdleStream? in
+                guard let stream = idle.streams[key]?.popLast() else { return nil }
+                if let i = idle.order.lastIndex(of: key) { idle.order.remove(at: i) }
+                return stream
+            }
+            if let taken { return taken.stream }
             return try Stream(channelCount: channelCount, from: sourceRate, to: targetRate)
         }
 
-        /// Gives `stream` back for `reusable`, cleared; its caller no longer uses it. At most
-        /// `idlePerKind` idle streams are kept for each channel count and pair of rates.
+        /// Gives `stream` back for `reusable`, cleared, without the copy of a whole sound's
+        /// input it may hold (`convert`); its caller no longer uses it. At most `idleLimit`
+        /// idle streams are kept in all (the one given back last replaces the oldest).
         package static func recycle(_ stream: Stream) {
             stream.converter.clear()
+            for p in stream.inputs { p.deallocate() }
+            stream.inputs = []
+            stream.inputRoom = 0
             let idleStream = IdleStream(stream: stream)
-            idle.withLock { idle in
-                if idle[stream.key, default: []].count < idlePerKind { idle[stream.key, default: []].append(idleStream) }
+            let dropped = idle.withLock { idle -> [IdleStream] in
+                idle.streams[stream.key, default: []].append(idleStream)
+                idle.order.append(stream.key)
+                var dropped: [IdleStream] = []
+                while idle.order.count > idleLimit {
+                    let oldest = idle.order.removeFirst()
+                    if let s = idle.streams[oldest]?.first {
+                        idle.streams[oldest]!.removeFirst()
+                        dropped.append(s)
+                    }
+                }
+                return dropped
             }
+            // Freed outside the lock.
+            _ = dropped
         }
 
-        private static let idlePerKind = 8
-        private static let idle = Locked([StreamKey: [IdleStream]]())
+        private static let idleLimit = 4 * max(2, ProcessInfo.processInfo.activeProcessorCount)
+        private static let idle = Locked(IdleStreams())
 
         /// Converts what it can of `count` input frames per channel at `inputs` (nil: the input
         /// has ended) into at most `room` frames per channel at `outputs`: the input frames taken
@@ -163,6 +186,12 @@ package enum Resampler {
         var channelCount: Int
         var source: Double
         var target: Double
+    }
+
+    /// The streams no thread uses, by kind, and the kind of each in the order given back.
+    private struct IdleStreams {
+        var streams: [StreamKey: [IdleStream]] = [:]
+        var order: [StreamKey] = []
     }
 
     /// A stream no thread uses, waiting in `Stream.idle`.
