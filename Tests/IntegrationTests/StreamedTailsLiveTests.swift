@@ -73,6 +73,65 @@ import Testing
         #expect(check.count(.exact) > 300, "\(check)")
     }
 
+    /// The tone kit loaded over OSC (`/sampler/load`) in place of a kit of one short click that
+    /// streams nothing: it streams its tails as the program's kit would (the player started
+    /// ready for loads), and plays the same MIDI as `sampler render` of the kit does.
+    @Test func aKitLoadedOverOSCStreamsLiveAsItRenders() throws {
+        let server = try JACKServer(period: 256)
+        defer { server.stop() }
+        let period = Int64(server.period)
+        let kit = try toneKit()
+        let dir = kit.deletingLastPathComponent()
+        try WAVFileWriter.write(path: dir.appendingPathComponent("click.wav").path, channels: [[Float](repeating: 0.5, count: 480)],
+                                sampleRate: 48000)
+        let small = dir.appendingPathComponent("small.json")
+        try #"{"version": 2, "tempo": 120, "instruments": [{"id": "c", "layers": [{"samples": ["click.wav"]}]}]}"#
+            .write(to: small, atomically: true, encoding: .utf8)
+        let capture = try CaptureProcess(server: server, ports: ["l", "r"], frames: 48000 * 4, name: "cap", connect: false)
+        let process = Process(), out = Pipe()
+        process.executableURL = productsDirectory.appendingPathComponent("sampler")
+        process.arguments = ["play", "--patch", small.path, "--server", server.name, "--name", "sbin", "--connect", "cap:in_0,cap:in_1",
+                             "--duration", "8", "--osc-port", "0", "--stream-tails-above", "0"]
+        process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
+        process.standardOutput = out
+        process.standardError = out
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        var port: String?
+        var head: [String] = []
+        while port == nil, let line = out.fileHandleForReading.readLineUnbuffered() {
+            head.append(line)
+            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
+                port = String(line[range].dropFirst(5))
+            }
+        }
+        let osc = try #require(port, "no OSC port in \(head)")
+        #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
+        let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-osc-send"),
+                                           ["--port", osc, "--replies", "1", "/sampler/load", kit.path], timeout: 15)
+        let loaded = sender.finish()
+        #expect(loaded.output.contains("reply /sampler/loaded ,si \(kit.path) 8"), "\(loaded.output)")
+        let events = try ControllerLiveTests.send(Self.messages, on: server, gap: 12)
+        let recording = try capture.finish()
+        process.waitUntilExit()
+        let output = String(decoding: out.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        #expect(process.terminationStatus == 0, "\(output)")
+        #expect(output.contains("its samples' heads in memory and their tails streamed"), "\(output)")
+        #expect(!output.contains("tail not read") && !output.contains("not played"), "\(output)")
+        let lead: Int64 = 1000
+        let origin = events[0].frame + period - lead
+        let mid = dir.appendingPathComponent("sent.mid")
+        try ControllerLiveTests.midiFile(events.map { (frame: $0.frame + period - origin, bytes: $0.bytes) }).write(to: mid)
+        let wav = dir.appendingPathComponent("render.wav").path
+        let r = try runSampler(["render", "--patch", kit.path, "--midi", mid.path, "--duration", "4", "--out", wav,
+                                "--stream-tails-above", "0"], timeout: 60)
+        #expect(r.status == 0 && !r.stderr.contains("warning"), "\(r.stderr)")
+        let rendered = try SoundFileLoader().load(path: wav)
+        let check = TimelineCheck(capture: recording, render: [rendered.samples(channel: 0), rendered.samples(channel: 1)], origin: origin)
+        #expect(check.count(.wrong) == 0, "\(check)")
+        #expect(check.count(.exact) > 300, "\(check)")
+    }
+
     @Test func aStreamedKitPlaysLiveAsItRendersOnJACK2() throws {
         let server = try JACKServer(period: 256)
         defer { server.stop() }
