@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 
 // Sounds streamed per voice: a sound's head is in memory, its tail is read from disk for each
@@ -70,11 +71,25 @@ struct TailBuffers {
     var owner: UnsafeMutablePointer<Int32>?
     var slot: UnsafeMutablePointer<Int32>?
 
+    /// A buffer of `capacity` frames, mapped without reserving swap: its pages are taken as
+    /// the filler writes them (a player ready for loads maps its buffers for the longest tail
+    /// any later kit may stream). Nil when the system refuses it.
+    static func mapBuffer(capacity: Int) -> UnsafeMutablePointer<Float>? {
+        let (bytes, overflow) = capacity.multipliedReportingOverflow(by: MemoryLayout<Float>.size)
+        guard !overflow, let p = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
+              p != MAP_FAILED else { return nil }
+        return p.bindMemory(to: Float.self, capacity: capacity)
+    }
+
+    static func unmapBuffer(_ p: UnsafeMutablePointer<Float>, capacity: Int) {
+        munmap(UnsafeMutableRawPointer(p), capacity * MemoryLayout<Float>.size)
+    }
+
     func deallocate() {
         guard count > 0 else { return }
         for b in 0..<count {
-            if right![b] != left![b] { right![b].deallocate() }
-            left![b].deallocate()
+            if right![b] != left![b] { Self.unmapBuffer(right![b], capacity: capacity) }
+            Self.unmapBuffer(left![b], capacity: capacity)
         }
         left?.deallocate()
         right?.deallocate()
@@ -128,10 +143,19 @@ extension Engine {
         for b in 0..<count {
             // Not written here: a buffer's frames are read only once the filler has written them
             // (which makes their pages resident), so memory is taken as tails are read.
-            let l = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+            guard let l = TailBuffers.mapBuffer(capacity: capacity) else {
+                t.count = b
+                t.deallocate()
+                throw .outOfMemory(bytes: Int(min(0x1p62, Double(count) * Double(capacity) * (stereo ? 8 : 4))))
+            }
             t.left![b] = l
             if stereo {
-                let r = UnsafeMutablePointer<Float>.allocate(capacity: capacity)
+                guard let r = TailBuffers.mapBuffer(capacity: capacity) else {
+                    TailBuffers.unmapBuffer(l, capacity: capacity)
+                    t.count = b
+                    t.deallocate()
+                    throw .outOfMemory(bytes: Int(min(0x1p62, Double(count) * Double(capacity) * 8)))
+                }
                 t.right![b] = r
             } else {
                 t.right![b] = l

@@ -459,10 +459,13 @@ public final class Engine: @unchecked Sendable {
 /// Why an engine call failed.
 public enum EngineError: Error, Equatable, CustomStringConvertible {
     case tooManySounds(Int)
+    /// The system refused `bytes` of memory (address space, or its overcommit limit).
+    case outOfMemory(bytes: Int)
 
     public var description: String {
         switch self {
         case .tooManySounds(let n): "too many sounds at once (the engine was made with room for \(n))"
+        case .outOfMemory(let bytes): "the system refused \(bytes >> 20) MB of memory for the engine's tail buffers"
         }
     }
 }

@@ -113,6 +113,16 @@ import Testing
         return (a, b, engine, filler)
     }
 
+    /// Tail buffers the system cannot map are an error, not a trap, and leave the engine
+    /// without any (it may attach them again).
+    @Test func tailBuffersTheSystemRefusesAreAnError() throws {
+        let engine = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        #expect(throws: EngineError.self) { try engine.attachTailBuffers(count: 2, capacity: Int.max / 8, stereo: true) }
+        #expect(engine.tailBufferShape.count == 0)
+        try engine.attachTailBuffers(count: 2, capacity: 48_000, stereo: true)
+        #expect(engine.tailBufferShape == (2, 48_000, true))
+    }
+
     @Test func aTailReadOnlyAsFarAsEachPeriodNeedsPlaysAsTheWholeSoundAtAnyRate() throws {
         for rate in [1.0, 0.61, 1.5, 3.7] {
             let run = try Self.renderBoth(frames: 20_480) { id in
