@@ -56,15 +56,20 @@ extension LoadedPatch {
     /// What a kit that replaces this one may take over instead of decoding again: its sounds
     /// held wholly in memory, by `soundKey`, with the sound it continues in (loops until
     /// release) and its file's stamp (nil: bytes held in the patch).
+    /// A head (its tail streamed) has `tail`: the whole sound's frames, its peak as far as
+    /// known at the load, and its channels.
     struct Shareable {
         let played: SoundID
         let whole: SoundID?
         let stamp: FileStamp?
+        var tail: (frames: Int, peak: Float, channels: Int)? = nil
     }
 
     /// The sound keys a load that replaces this kit may take over, with their files' stamps
-    /// (`prepare`'s `known`).
-    package var shareableKeys: [String: FileStamp?] { shareable.mapValues(\.stamp) }
+    /// (`prepare`'s `known`): its sounds held whole.
+    package var shareableKeys: [String: FileStamp?] { shareable.filter { $0.value.tail == nil }.mapValues(\.stamp) }
+    /// Its heads, which a load that streams tails may take over (`prepare`'s `knownHeads`).
+    package var shareableHeadKeys: [String: FileStamp?] { shareable.filter { $0.value.tail != nil }.mapValues(\.stamp) }
 
     /// The first half of a load, which needs no engine and may run on any thread: the kit's
     /// streamed instruments opened and its samples decoded (`headsAllowed`: the long ones cut
@@ -73,7 +78,7 @@ extension LoadedPatch {
     /// throws).
     package static func prepare(_ kit: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
                                 root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil,
-                                known: [String: FileStamp?] = [:]) throws -> Prepared {
+                                known: [String: FileStamp?] = [:], knownHeads: [String: FileStamp?] = [:]) throws -> Prepared {
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -128,6 +133,9 @@ extension LoadedPatch {
             let sample = jobs[j].sample
             let now = sample.data == nil ? FileStamp.of(sample.resolvedPath) : nil
             if let stamp = known[key], sample.data != nil || (now != nil && stamp == now) {
+                reused.insert(key)
+            } else if headFrames != nil, let stamp = knownHeads[key], sample.data != nil || (now != nil && stamp == now) {
+                // A head of the kit replaced, its tail streamed as this kit's will be.
                 reused.insert(key)
             } else {
                 decodedJobs.append(j)

@@ -138,6 +138,27 @@ package final class LoadedPatch {
                             let key = Self.soundKey(instrument, sample)
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
+                            if prepared.reused.contains(key), let known = old?.shareable[key], let tail = known.tail {
+                                // A head the kit replaced streams: registered again with this
+                                // kit's source for its tail.
+                                guard let sourceBase else { throw TailsError(message: "\(kit.file): the engine's tail sources are used up: restart the sampler") }
+                                do {
+                                    let head = engine.sound(known.played)
+                                    let id = try engine.register(head, tail: TailSource(id: sourceBase + Int32(job), frames: tail.frames, peak: tail.peak))
+                                    memoryBytes += head.frameCount * head.channelCount * 4
+                                    longestTail = max(longestTail, tail.frames - (head.frameCount - 1))
+                                    anyStereoTail = anyStereoTail || tail.channels == 2
+                                    tailFrames[job] = tail.frames
+                                    tailChannels[job] = tail.channels
+                                    cache[key] = id
+                                    shareable[key] = Shareable(played: id, whole: nil, stamp: known.stamp, tail: tail)
+                                    registeredJobs[job] = id
+                                    ids.append(id)
+                                } catch {
+                                    throw SamplerError("\(jobs[job].place): \(error)")
+                                }
+                                continue
+                            }
                             if prepared.reused.contains(key), let known = old?.shareable[key] {
                                 do {
                                     var whole: SoundID?
@@ -182,6 +203,10 @@ package final class LoadedPatch {
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
                                     tailChannels[job] = sounds.played.channelCount
+                                    if jobs[job].sample.data == nil {
+                                        shareable[key] = Shareable(played: id, whole: nil, stamp: prepared.stamps[key],
+                                                                   tail: (tail.frames, tail.peak, sounds.played.channelCount))
+                                    }
                                 } else {
                                     id = try register(sounds.played, whole)
                                     shareable[key] = Shareable(played: id, whole: whole, stamp: jobs[job].sample.data == nil ? prepared.stamps[key] : nil)

@@ -163,7 +163,8 @@ package final class PatchOSC {
                     server.send("/sampler/error", [.string(path), .string(Self.cannotLoad)], to: replyTo)
                     continue
                 }
-                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when, known: loaded.shareableKeys),
+                startLoad(PendingLoad(path: path, replyTo: replyTo, at: at, when: when, known: loaded.shareableKeys,
+                                      knownHeads: loaded.shareableHeadKeys),
                           engine: engine, sampleRate: sampleRate)
             case ("/sampler/note", let types) where ["ii", "iii"].contains(types):
                 guard let note = m.arguments[0].number, let velocity = m.arguments[1].number, (0...127).contains(note),
@@ -241,14 +242,17 @@ package final class PatchOSC {
         /// The sounds of the kit it replaces, with their files' stamps (not decoded again while
         /// the files are unchanged).
         let known: [String: LoadedPatch.FileStamp?]
+        let knownHeads: [String: LoadedPatch.FileStamp?]
         let control = LoadControl()
         let started = Date()
         private let finished = DispatchSemaphore(value: 0)
         private let outcome = Locked<Result<(LoadedPatch.Prepared, notes: Int), SamplerError>?>(nil)
         private let reported = Locked(0.0)
 
-        init(path: String, replyTo: String, at: Frame, when: String, known: [String: LoadedPatch.FileStamp?]) {
+        init(path: String, replyTo: String, at: Frame, when: String, known: [String: LoadedPatch.FileStamp?],
+             knownHeads: [String: LoadedPatch.FileStamp?]) {
             self.known = known
+            self.knownHeads = knownHeads
             self.path = path
             self.replyTo = replyTo
             self.at = at
@@ -258,12 +262,12 @@ package final class PatchOSC {
         var result: Result<(LoadedPatch.Prepared, notes: Int), SamplerError>? { outcome.withLock { $0 } }
 
         func run(root: String?, maxPlayers: Int, sampleRate: Double, streaming: PatchStreamingOptions?, before: (@Sendable (String) -> Void)?) {
-            let path = path, control = control, outcome = outcome, finished = finished, known = known
+            let path = path, control = control, outcome = outcome, finished = finished, known = known, knownHeads = knownHeads
             Thread.detachNewThread {
                 before?(path)
                 let result = Result<(LoadedPatch.Prepared, notes: Int), SamplerError> { () throws(SamplerError) in
                     do { return try PatchOSC.prepareLoad(path, root: root, maxPlayers: maxPlayers, sampleRate: sampleRate, streaming: streaming,
-                                                         control: control, known: known) } catch {
+                                                         control: control, known: known, knownHeads: knownHeads) } catch {
                         throw (error as? SamplerError) ?? SamplerError("\(error)")
                     }
                 }
@@ -365,7 +369,7 @@ package final class PatchOSC {
         guard canLoad else { throw SamplerError(Self.cannotLoad) }
         let (prepared, notes) = try Self.prepareLoad(path, root: root, maxPlayers: engine.configuration.maxPlayers,
                                                      sampleRate: sampleRate, streaming: streaming(on: engine), control: nil,
-                                                     known: old.shareableKeys)
+                                                     known: old.shareableKeys, knownHeads: old.shareableHeadKeys)
         if notes > 0 { log("osc: \(path): \(notes) note(s) on the import (`sampler validate \(path)` lists them)") }
         return try swapIn(prepared, path: path, replacing: old, engine: engine, at: at)
     }
@@ -378,7 +382,8 @@ package final class PatchOSC {
     /// instruments stream through rings of their own is refused). Returns the import's note
     /// count too.
     private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double, streaming: PatchStreamingOptions?,
-                                    control: LoadControl?, known: [String: LoadedPatch.FileStamp?]) throws -> (LoadedPatch.Prepared, notes: Int) {
+                                    control: LoadControl?, known: [String: LoadedPatch.FileStamp?],
+                                    knownHeads: [String: LoadedPatch.FileStamp?] = [:]) throws -> (LoadedPatch.Prepared, notes: Int) {
         let kit: Patch
         var notes = 0
         if path.lowercased().hasSuffix(".sfz") {
@@ -406,7 +411,7 @@ package final class PatchOSC {
         options.threshold = nil
         do {
             return (try LoadedPatch.prepare(kit, sampleRate: sampleRate, streaming: options, headsAllowed: streaming != nil, root: root,
-                                            control: control, known: known), notes)
+                                            control: control, known: known, knownHeads: knownHeads), notes)
         } catch {
             if control?.isCancelled == true { throw SamplerError("\(path): the load was cancelled") }
             throw SamplerError("\(path): a sound file it names cannot be loaded (`sampler validate \(path)` says which)")

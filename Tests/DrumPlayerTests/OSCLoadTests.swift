@@ -163,6 +163,24 @@ import Testing
         #expect(levels.allSatisfy { $0 == first }, "\(levels.firstIndex { $0 != first } ?? -1)")
         #expect(rig.engine.tailUnderrunCount == 0)
         #expect((loaded.tailFramesRead > 30_000) == ready)
+        // A kit that plays the same file the same way takes the head over: not read again, its
+        // tail streamed for the new kit's voices.
+        let head = try #require(loaded.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) })
+        let again = rig.dir.appendingPathComponent("again.json").path
+        try #"{"version": 2, "tempo": 120, "instruments": [{"id": "m", "layers": [{"samples": ["long.wav"]}]}]}"#
+            .write(toFile: again, atomically: true, encoding: .utf8)
+        rig.send("/sampler/load", [.string(again)])
+        #expect(rig.await("/sampler/loaded")?.arguments == [.string(again), .int(1)])
+        for _ in 0..<4 { rig.tick() }
+        let second = try #require(rig.osc.replaced?.loaded)
+        #expect(second.streamsTails == ready)
+        #expect(second.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) } === head)
+        let level = rig.trigger("m")
+        #expect(level == first)
+        var after: [Float] = []
+        for _ in 0..<150 { after.append(rig.tick()) }
+        #expect(after.allSatisfy { $0 == first }, "\(after.firstIndex { $0 != first } ?? -1)")
+        #expect(rig.engine.tailUnderrunCount == 0)
     }
 
     /// A load reuses the sounds it shares with the kit it replaces (the same file played the
