@@ -43,14 +43,7 @@ import Testing
         process.standardError = out
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var port: String?
-        var head: [String] = []
-        while port == nil, let line = out.fileHandleForReading.readLineUnbuffered() {
-            head.append(line)
-            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
-                port = String(line[range].dropFirst(5))
-            }
-        }
+        let (port, head) = out.fileHandleForReading.readOSCPort()
         let osc = try #require(port, "no OSC port in \(head)")
         let capture = try CaptureProcess(server: server, ports: ["oscclick:out_L"], frames: 48000 * 6)
         // klick's handshake and queries, answered to the sender.
@@ -109,13 +102,8 @@ import Testing
         process.standardOutput = out
         process.standardError = out
         try process.run()
-        var head: [String] = []
-        while let line = out.fileHandleForReading.readLineUnbuffered() {
-            head.append(line)
-            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
-                return (process, out, String(line[range].dropFirst(5)))
-            }
-        }
+        let (port, head) = out.fileHandleForReading.readOSCPort()
+        if let port { return (process, out, port) }
         process.terminate()
         throw TestFailure("no OSC port in \(head)")
     }

@@ -57,6 +57,12 @@ import Testing
         let played = sampler.finish()
         #expect(played.status == 0, "\(played.output)")
         #expect(!played.output.contains("tail not read") && !played.output.contains("not played"), "\(played.output)")
+        try expectRendered(kit, played: events, period: period, as: recording)
+    }
+
+    /// Every period of `recording` equals `sampler render` of `kit` (tails streamed) playing
+    /// `events` one period after their frames, or is silent before it.
+    func expectRendered(_ kit: URL, played events: [(frame: Int64, bytes: [UInt8])], period: Int64, as recording: Capture) throws {
         let lead: Int64 = 1000
         let origin = events[0].frame + period - lead
         let dir = try temporaryDirectory()
@@ -97,14 +103,7 @@ import Testing
         process.standardError = out
         try process.run()
         defer { if process.isRunning { process.terminate() } }
-        var port: String?
-        var head: [String] = []
-        while port == nil, let line = out.fileHandleForReading.readLineUnbuffered() {
-            head.append(line)
-            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
-                port = String(line[range].dropFirst(5))
-            }
-        }
+        let (port, head) = out.fileHandleForReading.readOSCPort()
         let osc = try #require(port, "no OSC port in \(head)")
         #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
         let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-osc-send"),
@@ -118,18 +117,7 @@ import Testing
         #expect(process.terminationStatus == 0, "\(output)")
         #expect(output.contains("its samples' heads in memory and their tails streamed"), "\(output)")
         #expect(!output.contains("tail not read") && !output.contains("not played"), "\(output)")
-        let lead: Int64 = 1000
-        let origin = events[0].frame + period - lead
-        let mid = dir.appendingPathComponent("sent.mid")
-        try ControllerLiveTests.midiFile(events.map { (frame: $0.frame + period - origin, bytes: $0.bytes) }).write(to: mid)
-        let wav = dir.appendingPathComponent("render.wav").path
-        let r = try runSampler(["render", "--patch", kit.path, "--midi", mid.path, "--duration", "4", "--out", wav,
-                                "--stream-tails-above", "0"], timeout: 60)
-        #expect(r.status == 0 && !r.stderr.contains("warning"), "\(r.stderr)")
-        let rendered = try SoundFileLoader().load(path: wav)
-        let check = TimelineCheck(capture: recording, render: [rendered.samples(channel: 0), rendered.samples(channel: 1)], origin: origin)
-        #expect(check.count(.wrong) == 0, "\(check)")
-        #expect(check.count(.exact) > 300, "\(check)")
+        try expectRendered(kit, played: events, period: period, as: recording)
     }
 
     @Test func aStreamedKitPlaysLiveAsItRendersOnJACK2() throws {

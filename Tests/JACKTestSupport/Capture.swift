@@ -253,6 +253,22 @@ extension FileHandle {
     }
 }
 
+extension FileHandle {
+    /// The UDP port of the sampler's "OSC: … port N of HOST" line, read line by line (nothing
+    /// after it taken from the pipe), and the lines read up to it; port nil when the output
+    /// ended first.
+    public func readOSCPort() -> (port: String?, head: [String]) {
+        var head: [String] = []
+        while let line = readLineUnbuffered() {
+            head.append(line)
+            if line.hasPrefix("OSC:"), let range = line.range(of: #"port \d+"#, options: .regularExpression) {
+                return (String(line[range].dropFirst(5)), head)
+            }
+        }
+        return (nil, head)
+    }
+}
+
 /// CLOCK_REALTIME minus CLOCK_MONOTONIC_RAW (JACK's host clock) now, in µs: the tightest of
 /// three readings (a reading preempted between its two clocks is wide).
 public func wallMinusHostMicroseconds() -> Double {
