@@ -87,6 +87,18 @@ import Testing
 
         func send(_ path: String, _ arguments: [OSCArgument] = []) { me.send(path, arguments, to: player) }
 
+        /// Loads over OSC a kit of one instrument `id` playing `sample`, and returns it once
+        /// swapped in (nil when it was not loaded).
+        func load(instrument id: String, playing sample: String) throws -> LoadedPatch? {
+            let path = dir.appendingPathComponent("\(id).json").path
+            try #"{"version": 2, "tempo": 120, "instruments": [{"id": "\#(id)", "layers": [{"samples": ["\#(sample)"]}]}]}"#
+                .write(toFile: path, atomically: true, encoding: .utf8)
+            send("/sampler/load", [.string(path)])
+            guard self.await("/sampler/loaded")?.arguments == [.string(path), .int(1)] else { return nil }
+            for _ in 0..<4 { tick() }
+            return osc.replaced?.loaded
+        }
+
         /// Whether each of the next `periods` periods peaks at `level`.
         func levelHolds(_ level: Float, periods: Int) -> Bool {
             (0..<periods).allSatisfy { _ in tick() == level }
@@ -152,13 +164,7 @@ import Testing
         let rig = try Rig(streaming: ready ? streaming : nil)
         try WAVFileWriter.write(path: rig.dir.appendingPathComponent("long.wav").path, channels: [[Float](repeating: 0.5, count: 48_000)],
                                 sampleRate: 48000)
-        let path = rig.dir.appendingPathComponent("long.json").path
-        try #"{"version": 2, "tempo": 120, "instruments": [{"id": "l", "layers": [{"samples": ["long.wav"]}]}]}"#
-            .write(toFile: path, atomically: true, encoding: .utf8)
-        rig.send("/sampler/load", [.string(path)])
-        #expect(rig.await("/sampler/loaded")?.arguments == [.string(path), .int(1)])
-        for _ in 0..<4 { rig.tick() }
-        let loaded = try #require(rig.osc.replaced?.loaded)
+        let loaded = try #require(try rig.load(instrument: "l", playing: "long.wav"))
         #expect(loaded.streamsTails == ready)
         // A second long: the head is 1,024 frames, the note plays 48,000 at one level.
         let first = rig.trigger("l")
@@ -169,13 +175,7 @@ import Testing
         // A kit that plays the same file the same way takes the head over: not read again, its
         // tail streamed for the new kit's voices.
         let head = try #require(loaded.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) })
-        let again = rig.dir.appendingPathComponent("again.json").path
-        try #"{"version": 2, "tempo": 120, "instruments": [{"id": "m", "layers": [{"samples": ["long.wav"]}]}]}"#
-            .write(toFile: again, atomically: true, encoding: .utf8)
-        rig.send("/sampler/load", [.string(again)])
-        #expect(rig.await("/sampler/loaded")?.arguments == [.string(again), .int(1)])
-        for _ in 0..<4 { rig.tick() }
-        let second = try #require(rig.osc.replaced?.loaded)
+        let second = try #require(try rig.load(instrument: "m", playing: "long.wav"))
         #expect(second.streamsTails == ready)
         #expect(second.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) } === head)
         let level = rig.trigger("m")

@@ -35,16 +35,9 @@ import Testing
     @Test func timedStartAndStopPlayOnTheFramesOfTheirTimetags() throws {
         let server = try JACKServer(period: 256, synchronous: false)
         defer { server.stop() }
-        let process = Process(), out = Pipe()
-        process.executableURL = productsDirectory.appendingPathComponent("sampler")
-        process.arguments = ["metronome", "120", "--osc-port", "0", "--duration", "20", "--server", server.name,
-                             "--name", "oscclick", "--no-connect", "--quiet"]
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
+        let (process, out, osc) = try startWithOSC(["metronome", "120", "--osc-port", "0", "--duration", "20", "--server", server.name,
+                                                  "--name", "oscclick", "--no-connect", "--quiet"])
         defer { if process.isRunning { process.terminate() } }
-        let (port, head) = out.fileHandleForReading.readOSCPort()
-        let osc = try #require(port, "no OSC port in \(head)")
         let capture = try CaptureProcess(server: server, ports: ["oscclick:out_L"], frames: 48000 * 6)
         // klick's handshake and queries, answered to the sender.
         #expect(try send(["--port", osc, "--replies", "1", "/klick/ping"]).contains("reply /klick/pong , "))

@@ -94,17 +94,10 @@ import Testing
         try #"{"version": 2, "tempo": 120, "instruments": [{"id": "c", "layers": [{"samples": ["click.wav"]}]}]}"#
             .write(to: small, atomically: true, encoding: .utf8)
         let capture = try CaptureProcess(server: server, ports: ["l", "r"], frames: 48000 * 4, name: "cap", connect: false)
-        let process = Process(), out = Pipe()
-        process.executableURL = productsDirectory.appendingPathComponent("sampler")
-        process.arguments = ["play", "--patch", small.path, "--server", server.name, "--name", "sbin", "--connect", "cap:in_0,cap:in_1",
-                             "--duration", "8", "--osc-port", "0", "--stream-tails-above", "0"]
-        process.environment = ProcessInfo.processInfo.environment.merging(server.environment) { $1 }
-        process.standardOutput = out
-        process.standardError = out
-        try process.run()
+        let (process, out, osc) = try OSCLiveTests().startWithOSC(
+            ["play", "--patch", small.path, "--server", server.name, "--name", "sbin", "--connect", "cap:in_0,cap:in_1",
+             "--duration", "8", "--osc-port", "0", "--stream-tails-above", "0"], environment: server.environment)
         defer { if process.isRunning { process.terminate() } }
-        let (port, head) = out.fileHandleForReading.readOSCPort()
-        let osc = try #require(port, "no OSC port in \(head)")
         #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
         let sender = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler-osc-send"),
                                            ["--port", osc, "--replies", "1", "/sampler/load", kit.path], timeout: 15)
