@@ -57,19 +57,28 @@ extension LoadedPatch {
     /// held wholly in memory, by `soundKey`, with the sound it continues in (loops until
     /// release) and its file's stamp (nil: bytes held in the patch).
     /// A head (its tail streamed) has `tail`: the whole sound's frames, its peak as far as
-    /// known at the load, and its channels.
+    /// known at the load, its channels, and the head's frames (one more than it plays).
     struct Shareable {
         let played: SoundID
         let whole: SoundID?
         let stamp: FileStamp?
-        var tail: (frames: Int, peak: Float, channels: Int)? = nil
+        var tail: (frames: Int, peak: Float, channels: Int, head: Int)? = nil
+    }
+
+    /// A head a load may take over: its file's stamp, its frames and the whole sound's.
+    package struct KnownHead: Sendable {
+        let stamp: FileStamp?
+        let head: Int
+        let frames: Int
     }
 
     /// The sound keys a load that replaces this kit may take over, with their files' stamps
     /// (`prepare`'s `known`): its sounds held whole.
     package var shareableKeys: [String: FileStamp?] { shareable.filter { $0.value.tail == nil }.mapValues(\.stamp) }
     /// Its heads, which a load that streams tails may take over (`prepare`'s `knownHeads`).
-    package var shareableHeadKeys: [String: FileStamp?] { shareable.filter { $0.value.tail != nil }.mapValues(\.stamp) }
+    package var shareableHeadKeys: [String: KnownHead] {
+        shareable.compactMapValues { s in s.tail.map { KnownHead(stamp: s.stamp, head: $0.head, frames: $0.frames) } }
+    }
 
     /// The first half of a load, which needs no engine and may run on any thread: the kit's
     /// streamed instruments opened and its samples decoded (`headsAllowed`: the long ones cut
@@ -78,7 +87,7 @@ extension LoadedPatch {
     /// throws).
     package static func prepare(_ kit: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
                                 root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil,
-                                known: [String: FileStamp?] = [:], knownHeads: [String: FileStamp?] = [:]) throws -> Prepared {
+                                known: [String: FileStamp?] = [:], knownHeads: [String: KnownHead] = [:]) throws -> Prepared {
         var streamFiles: [Int: StreamFile] = [:]
         for (i, instrument) in kit.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
@@ -134,8 +143,11 @@ extension LoadedPatch {
             let now = sample.data == nil ? FileStamp.of(sample.resolvedPath) : nil
             if let stamp = known[key], sample.data != nil || (now != nil && stamp == now) {
                 reused.insert(key)
-            } else if headFrames != nil, let stamp = knownHeads[key], sample.data != nil || (now != nil && stamp == now) {
-                // A head of the kit replaced, its tail streamed as this kit's will be.
+            } else if let headFrames, let known = knownHeads[key], sample.loading != .preload, known.head == headFrames + 1,
+                      known.frames > 4 * headFrames, known.frames <= Int(Self.longestStreamedSeconds * sampleRate),
+                      sample.data != nil || (now != nil && known.stamp == now) {
+                // A head of the kit replaced, as long as this kit's, its tail streamed as this
+                // kit's would be.
                 reused.insert(key)
             } else {
                 decodedJobs.append(j)

@@ -143,7 +143,14 @@ package final class LoadedPatch {
                                 // kit's source for its tail.
                                 guard let sourceBase else { throw TailsError(message: "\(kit.file): the engine's tail sources are used up: restart the sampler") }
                                 do {
-                                    let head = engine.sound(known.played)
+                                    // Copied into this kit's heads: the old kit's memory goes with it.
+                                    let taken = engine.sound(known.played)
+                                    guard let head = Sound(frames: taken.frameCount, channelCount: taken.channelCount, sampleRate: taken.sampleRate,
+                                                           memory: heads, fill: { left, right in
+                                        left.update(from: taken.left, count: taken.frameCount)
+                                        if taken.channelCount == 2 { right.update(from: taken.right, count: taken.frameCount) }
+                                        return true
+                                    }) else { throw SamplerError("its head could not be copied") }
                                     let id = try engine.register(head, tail: TailSource(id: sourceBase + Int32(job), frames: tail.frames, peak: tail.peak))
                                     memoryBytes += head.frameCount * head.channelCount * 4
                                     longestTail = max(longestTail, tail.frames - (head.frameCount - 1))
@@ -205,7 +212,7 @@ package final class LoadedPatch {
                                     tailChannels[job] = sounds.played.channelCount
                                     if jobs[job].sample.data == nil {
                                         shareable[key] = Shareable(played: id, whole: nil, stamp: prepared.stamps[key],
-                                                                   tail: (tail.frames, tail.peak, sounds.played.channelCount))
+                                                                   tail: (tail.frames, tail.peak, sounds.played.channelCount, sounds.played.frameCount))
                                     }
                                 } else {
                                     id = try register(sounds.played, whole)
@@ -310,7 +317,7 @@ package final class LoadedPatch {
             let buffers = max(1, streaming.tailVoices) * longestTail * (anyStereoTail ? 2 : 1) * 4
             do { try DecodeBudget.check(memoryBytes + buffers, what: "\(kit.file): \(what) (heads, whole sounds and \(streaming.tailVoices) tail buffers)") } catch {
                 for id in cache.values { unregister(id) }
-                throw SamplerError("\(error)")
+                throw TailsError(message: "\(error)")
             }
         }
         if let heads, longestTail > 0 {
@@ -350,9 +357,14 @@ package final class LoadedPatch {
             streams = nil
         } else {
             let streams = PatchStreams(engine: engine, options: streaming)
-            for (i, file) in streamFiles.sorted(by: { $0.key < $1.key }) {
-                try streams.add(player: i, id: kit.instruments[i].id, file: file, loops: kit.instruments[i].loops,
-                                sampleRate: sampleRate, preloadSeconds: streaming.preloadSeconds)
+            do {
+                for (i, file) in streamFiles.sorted(by: { $0.key < $1.key }) {
+                    try streams.add(player: i, id: kit.instruments[i].id, file: file, loops: kit.instruments[i].loops,
+                                    sampleRate: sampleRate, preloadSeconds: streaming.preloadSeconds)
+                }
+            } catch {
+                for id in cache.values { unregister(id) }
+                throw error
             }
             self.streams = streams
         }
@@ -363,6 +375,7 @@ package final class LoadedPatch {
         self.definitions = definitions
         streamedStarts = starts
         self.shareable = shareable
+        takenOver = prepared.reused.count
         // One entry per registration: two keys may give one sound (registered twice).
         soundIDs = cache.values.sorted { $0.rawValue < $1.rawValue }
     }
@@ -390,6 +403,8 @@ package final class LoadedPatch {
     package let soundIDs: [SoundID]
     /// The sounds a kit that replaces this one may take over (`shareableKeys`).
     let shareable: [String: Shareable]
+    /// How many of its sounds it took over from the kit it replaced (not decoded again).
+    let takenOver: Int
 
     /// Whether instrument `index` streams from disk.
     package func streams(instrument index: Int) -> Bool { streamedStarts[index] != nil }

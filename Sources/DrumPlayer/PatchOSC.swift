@@ -45,6 +45,7 @@ package final class PatchOSC {
     /// Kits replaced by a load, kept until the device frame given (a second after their last
     /// frame), so that their voices until the swap and the fades after it find their tails.
     private var retiring: [(loaded: LoadedPatch, until: Frame)] = []
+    private static let retiringLimit = 4
     /// The file of the patch `/sampler/load` loaded last, if any (a session keeps it).
     private(set) var loadedPath: String?
     /// The directory `/sampler/load` may read from (nil: anywhere the process may read).
@@ -82,7 +83,6 @@ package final class PatchOSC {
         warnings.flush()
         let dropped = server.takeDroppedCount()
         if dropped > 0 { log("osc: \(dropped) message\(dropped == 1 ? "" : "s") dropped (malformed, or more than \(OSCServer.maximumQueued) at once)") }
-        retiring.removeAll { engine.renderedFrame > $0.until }
         serviceLoads(kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate)
         let due = timed.due(engine: engine, sampleRate: sampleRate, hostNow: hostNow, clock: server.hostClock)
         dispatch(due + server.take(), kit: programKit, loaded: programLoaded, engine: engine, sampleRate: sampleRate, hostNow: hostNow,
@@ -242,7 +242,7 @@ package final class PatchOSC {
         /// The sounds of the kit it replaces, with their files' stamps (not decoded again while
         /// the files are unchanged).
         let known: [String: LoadedPatch.FileStamp?]
-        let knownHeads: [String: LoadedPatch.FileStamp?]
+        let knownHeads: [String: LoadedPatch.KnownHead]
         let control = LoadControl()
         let started = Date()
         private let finished = DispatchSemaphore(value: 0)
@@ -250,7 +250,7 @@ package final class PatchOSC {
         private let reported = Locked(0.0)
 
         init(path: String, replyTo: String, at: Frame, when: String, known: [String: LoadedPatch.FileStamp?],
-             knownHeads: [String: LoadedPatch.FileStamp?]) {
+             knownHeads: [String: LoadedPatch.KnownHead]) {
             self.known = known
             self.knownHeads = knownHeads
             self.path = path
@@ -311,6 +311,7 @@ package final class PatchOSC {
     /// when that has passed) and answered; a running one's progress replied every half second
     /// (`/sampler/loading ,sii path files-decoded files`). Control thread, each tick.
     private func serviceLoads(kit programKit: Patch, loaded programLoaded: LoadedPatch, engine: Engine, sampleRate: Double) {
+        retiring.removeAll { engine.renderedFrame > $0.until }
         guard let load = loading else { return }
         guard let result = load.result else {
             if !load.control.isCancelled, load.progressDue() {
@@ -383,7 +384,7 @@ package final class PatchOSC {
     /// count too.
     private static func prepareLoad(_ path: String, root: String?, maxPlayers: Int, sampleRate: Double, streaming: PatchStreamingOptions?,
                                     control: LoadControl?, known: [String: LoadedPatch.FileStamp?],
-                                    knownHeads: [String: LoadedPatch.FileStamp?] = [:]) throws -> (LoadedPatch.Prepared, notes: Int) {
+                                    knownHeads: [String: LoadedPatch.KnownHead] = [:]) throws -> (LoadedPatch.Prepared, notes: Int) {
         let kit: Patch
         var notes = 0
         if path.lowercased().hasSuffix(".sfz") {
@@ -479,6 +480,9 @@ package final class PatchOSC {
         // The kit replaced plays until `at` and its voices fade after it: it (and the sources
         // of its tails) goes a second later.
         if let previous = replaced?.loaded { retiring.append((previous, at + Frame(prepared.sampleRate))) }
+        // Without periods rendered (or loads many times a second), the oldest go early: a
+        // voice of theirs still playing ends where its tail was read, counted.
+        if retiring.count > Self.retiringLimit { retiring.removeFirst(retiring.count - Self.retiringLimit) }
         replaced = (kit, loaded)
         if !loaded.unroutedOutputs.isEmpty {
             log("osc: \(path): outputs \(loaded.unroutedOutputs.joined(separator: ", ")) are not this client's: their instruments play on the main mix")

@@ -86,7 +86,7 @@ struct TailBuffers {
     }
 
     func deallocate() {
-        guard count > 0 else { return }
+        guard left != nil else { return }
         for b in 0..<count {
             if right![b] != left![b] { Self.unmapBuffer(right![b], capacity: capacity) }
             Self.unmapBuffer(left![b], capacity: capacity)

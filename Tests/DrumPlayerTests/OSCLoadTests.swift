@@ -172,12 +172,15 @@ import Testing
         #expect(rig.levelHolds(first, periods: 150))
         #expect(rig.engine.tailUnderrunCount == 0)
         #expect((loaded.tailFramesRead > 30_000) == ready)
-        // A kit that plays the same file the same way takes the head over: not read again, its
-        // tail streamed for the new kit's voices.
+        // A kit that plays the same file the same way takes the head over: not read again (a
+        // copy in its own memory), its tail streamed for the new kit's voices.
         let head = try #require(loaded.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) })
         let second = try #require(try rig.load(instrument: "m", playing: "long.wav"))
         #expect(second.streamsTails == ready)
-        #expect(second.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) } === head)
+        let taken = try #require(second.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) })
+        #expect(second.takenOver == 1)
+        #expect((taken === head) == !ready)
+        #expect(taken.frameCount == head.frameCount && taken.samples(channel: 0) == head.samples(channel: 0))
         let level = rig.trigger("m")
         #expect(level == first)
         #expect(rig.levelHolds(first, periods: 150))
