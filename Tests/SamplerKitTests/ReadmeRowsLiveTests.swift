@@ -78,14 +78,30 @@ import Testing
         let node = try PlayerNode(session: s)
         try node.scheduleBuffer(markerSound(frames: 1000))
         let capture = try CaptureProcess(server: server, ports: ["hosttime:out_L"], frames: 48000)
-        let frame = s.earliestStartFrame + 9600
-        let host = s.hostTime(forFrame: frame)
+        // JACK maps frames and host times from its estimate of the latest cycle's timing, which
+        // moves from one cycle to the next when the server's wakeups jitter (a busy machine):
+        // 200 ms ahead, a 0.02% change of the period's length is two frames. A round trip taken
+        // within one estimate names its frame again; one that straddles a new cycle is taken
+        // again.
+        var frame: Frame = 0, host: UInt64 = 0, back: Frame = 0
+        for _ in 0..<20 {
+            frame = s.earliestStartFrame + 9600
+            host = s.hostTime(forFrame: frame)
+            back = s.frame(for: AudioTime(hostTime: host))
+            if abs(back - frame) <= 1 { break }
+        }
         #expect(host > s.hostTimeNow)
-        #expect(abs(s.frame(for: AudioTime(hostTime: host)) - frame) <= 1)
+        #expect(abs(back - frame) <= 1, "frame \(frame) → host time \(host) → frame \(back)")
+        // The start plays on the frame the host time names when it is asked for (the estimate
+        // of that moment).
+        let before = s.frame(for: AudioTime(hostTime: host))
         node.play(at: AudioTime(hostTime: host))
+        let after = s.frame(for: AudioTime(hostTime: host))
         let recording = try capture.finish()
         let onset = recording.onsets(channel: 0, threshold: 0.000001).first
-        #expect(onset.map { abs($0 - 1 - frame) <= 1 } == true, "onset \(onset ?? -1), host time's frame \(frame)")
+        #expect(onset.map { $0 - 1 >= min(before, after) - 1 && $0 - 1 <= max(before, after) + 1 } == true,
+                "onset \(onset ?? -1), host time's frame \(before)…\(after) (asked for \(frame))")
+        #expect(abs(before - frame) < 256 && abs(after - frame) < 256, "\(frame): \(before)…\(after)")
 
         // JACK's own report of the port's playback latency.
         let p = Process()
