@@ -114,6 +114,11 @@ package final class LoadedPatch {
         // The tails' filler: the replaced kit's, or a new one; this kit's source ids reserved.
         let filler = old?.tails ?? (headFrames != nil || readyForLoads ? TailFiller(engine: engine) : nil)
         let sourceBase = headFrames != nil ? filler?.reserve(jobs.count) : nil
+        if headFrames != nil && sourceBase == nil {
+            throw TailsError(message: "\(kit.file): the engine's tail sources are used up: restart the sampler")
+        }
+        // A head's tail source: this kit's first id and the head's job.
+        let tailBase = sourceBase ?? 0
         // With heads: what stays in memory (sounds and heads), checked against the budget with
         // the tail buffers; and each streamed job's whole length, which the filler checks.
         var memoryBytes = 0
@@ -138,35 +143,7 @@ package final class LoadedPatch {
                             let key = Self.soundKey(instrument, sample)
                             let job = jobOfKey[key]!
                             if let id = registeredJobs[job] { ids.append(id); continue }
-                            if prepared.reused.contains(key), let known = old?.shareable[key], let tail = known.tail {
-                                // A head the kit replaced streams: registered again with this
-                                // kit's source for its tail.
-                                guard let sourceBase else { throw TailsError(message: "\(kit.file): the engine's tail sources are used up: restart the sampler") }
-                                do {
-                                    // Copied into this kit's heads: the old kit's memory goes with it.
-                                    let taken = engine.sound(known.played)
-                                    guard let head = Sound(frames: taken.frameCount, channelCount: taken.channelCount, sampleRate: taken.sampleRate,
-                                                           memory: heads, fill: { left, right in
-                                        left.update(from: taken.left, count: taken.frameCount)
-                                        if taken.channelCount == 2 { right.update(from: taken.right, count: taken.frameCount) }
-                                        return true
-                                    }) else { throw SamplerError("its head could not be copied") }
-                                    let id = try engine.register(head, tail: TailSource(id: sourceBase + Int32(job), frames: tail.frames, peak: tail.peak))
-                                    memoryBytes += head.frameCount * head.channelCount * 4
-                                    longestTail = max(longestTail, tail.frames - (head.frameCount - 1))
-                                    anyStereoTail = anyStereoTail || tail.channels == 2
-                                    tailFrames[job] = tail.frames
-                                    tailChannels[job] = tail.channels
-                                    cache[key] = id
-                                    shareable[key] = Shareable(played: id, whole: nil, stamp: known.stamp, tail: tail)
-                                    registeredJobs[job] = id
-                                    ids.append(id)
-                                } catch {
-                                    throw SamplerError("\(jobs[job].place): \(error)")
-                                }
-                                continue
-                            }
-                            if prepared.reused.contains(key), let known = old?.shareable[key] {
+                            if prepared.reused.contains(key), let known = old?.shareable[key], known.tail == nil {
                                 do {
                                     var whole: SoundID?
                                     if let w = known.whole {
@@ -183,16 +160,33 @@ package final class LoadedPatch {
                                 }
                                 continue
                             }
-                            // A file left undecoded after another failed (files are handed out in
-                            // the kit's order, so every earlier one was decoded): the first failure
-                            // found in the kit's order.
-                            guard let result = decoded[job] else {
-                                throw decoded.lazy.compactMap { r -> SamplerError? in
-                                    if case .failure(let e) = r { return e }
-                                    return nil
-                                }.first ?? SamplerError("\(jobs[job].place): not decoded")
+                            var sounds: DecodedSounds
+                            var stamp = prepared.stamps[key]
+                            if prepared.reused.contains(key), let known = old?.shareable[key], let tail = known.tail {
+                                // A head the kit replaced: copied into this kit's heads (the old
+                                // kit's memory goes with it), its tail read for this kit's voices.
+                                let taken = engine.sound(known.played)
+                                guard let head = Sound(frames: taken.frameCount, channelCount: taken.channelCount, sampleRate: taken.sampleRate,
+                                                       memory: heads, fill: { left, right in
+                                    left.update(from: taken.left, count: taken.frameCount)
+                                    if taken.channelCount == 2 { right.update(from: taken.right, count: taken.frameCount) }
+                                    return true
+                                }) else { throw SamplerError("\(jobs[job].place): its head could not be copied") }
+                                sounds = DecodedSounds(played: head, whole: nil)
+                                sounds.tail = (tail.frames, tail.peak)
+                                stamp = known.stamp
+                            } else {
+                                // A file left undecoded after another failed (files are handed out
+                                // in the kit's order, so every earlier one was decoded): the first
+                                // failure found in the kit's order.
+                                guard let result = decoded[job] else {
+                                    throw decoded.lazy.compactMap { r -> SamplerError? in
+                                        if case .failure(let e) = r { return e }
+                                        return nil
+                                    }.first ?? SamplerError("\(jobs[job].place): not decoded")
+                                }
+                                sounds = try result.get()
                             }
-                            let sounds = try result.get()
                             do {
                                 var whole: SoundID?
                                 if let full = sounds.whole {
@@ -204,25 +198,22 @@ package final class LoadedPatch {
                                 memoryBytes += sounds.played.frameCount * sounds.played.channelCount * 4
                                     + (sounds.whole.map { $0.frameCount * $0.channelCount * 4 } ?? 0)
                                 if let tail = sounds.tail {
-                                    guard let sourceBase else { throw TailsError(message: "\(kit.file): the engine's tail sources are used up: restart the sampler") }
-                                    id = try engine.register(sounds.played, tail: TailSource(id: sourceBase + Int32(job), frames: tail.frames, peak: tail.peak))
+                                    id = try engine.register(sounds.played, tail: TailSource(id: tailBase + Int32(job), frames: tail.frames, peak: tail.peak))
                                     longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
                                     tailChannels[job] = sounds.played.channelCount
                                     if jobs[job].sample.data == nil {
-                                        shareable[key] = Shareable(played: id, whole: nil, stamp: prepared.stamps[key],
+                                        shareable[key] = Shareable(played: id, whole: nil, stamp: stamp,
                                                                    tail: (tail.frames, tail.peak, sounds.played.channelCount, sounds.played.frameCount))
                                     }
                                 } else {
                                     id = try register(sounds.played, whole)
-                                    shareable[key] = Shareable(played: id, whole: whole, stamp: jobs[job].sample.data == nil ? prepared.stamps[key] : nil)
+                                    shareable[key] = Shareable(played: id, whole: whole, stamp: jobs[job].sample.data == nil ? stamp : nil)
                                 }
                                 cache[key] = id
                                 registeredJobs[job] = id
                                 ids.append(id)
-                            } catch let error as TailsError {
-                                throw error
                             } catch {
                                 throw SamplerError("\(jobs[job].place): \(error)")
                             }
