@@ -178,6 +178,8 @@ package final class JACKClient: @unchecked Sendable {
 
     /// Xruns JACK reported since the client opened.
     package var xrunCount: Int { context.xruns.load(ordering: .relaxed) }
+    /// Periods whose render ended after the server's next cycle had begun (`ProcessContext`).
+    package var overrunCount: Int { context.overrunPeriods.load(ordering: .relaxed) }
     /// MIDI messages the output port's buffer had no room for. Any thread.
     package var unwrittenMIDICount: Int { context.unwrittenMIDI.load(ordering: .relaxed) }
     /// True once the server has shut down or thrown the client out.

@@ -34,6 +34,10 @@ final class ProcessContext: @unchecked Sendable {
     private var gaps = CycleGaps()
 
     let xruns = Atomic<Int>(0)
+    /// Periods whose render was still running when the server's next cycle began (its frame time
+    /// had moved on by the callback's end): the server did not wait for them, so their output
+    /// may not have been heard (a silent gap; the next period is on its own frames).
+    let overrunPeriods = Atomic<Int>(0)
     /// MIDI messages JACK's output buffer had no room for (`jack_midi_event_write` failed).
     let unwrittenMIDI = Atomic<Int>(0)
     let shutDown = Atomic<Bool>(false)
@@ -62,7 +66,8 @@ final class ProcessContext: @unchecked Sendable {
         guard let client, let leftPort, let rightPort,
               let l = jack_port_get_buffer(leftPort, frames), let r = jack_port_get_buffer(rightPort, frames)
         else { return 0 }
-        let stamp = clock.stamp(raw: jack_last_frame_time(client))
+        let raw = jack_last_frame_time(client)
+        let stamp = clock.stamp(raw: raw)
         let uncounted = gaps.cycle(at: jack_get_time(), stamp: stamp, frames: Int64(frames),
                                    sampleRate: Double(jack_get_sample_rate(client)))
         if uncounted != 0 { uncountedFrames.add(uncounted, ordering: .relaxed) }
@@ -90,6 +95,7 @@ final class ProcessContext: @unchecked Sendable {
         }
         if let midiOutPort { sendMIDI(midiOutPort, frames: frames, periodStart: periodStart) }
         if let recordTap { recordTap.write(left: left, right: right, count: Int(frames), periodStart: periodStart) }
+        if jack_last_frame_time(client) != raw { overrunPeriods.add(1, ordering: .relaxed) }
         return 0
     }
 

@@ -87,6 +87,7 @@ package final class LivePlayback {
         /// "N lost periods (F frames), R frames repeated", for the exit line.
         package var lostDescription: String {
             "\(lostPeriods) lost periods (\(lostFrames) frames), \(repeatedFrames) frames repeated"
+                + (overrunPeriods == 0 ? "" : ", \(overrunPeriods) overrun periods (rendered after the server's cycle had moved on: not heard)")
         }
         package var renderedSeconds: Double
         package var startsSent: Int
@@ -109,6 +110,9 @@ package final class LivePlayback {
         package var lostFrames: Int
         /// Frames JACK asked for again after they had been rendered (written as silence).
         package var repeatedFrames: Int
+        /// Periods rendered after the server had moved on to its next cycle without waiting for
+        /// them (a silent gap: what was rendered for them is not heard).
+        package var overrunPeriods: Int = 0
         /// Times a port this client was connected to went away and came back, and was connected
         /// again (a netjack2 slave's net driver restarting re-registers its `system` ports).
         package var reconnections: Int = 0
@@ -319,6 +323,7 @@ package final class LivePlayback {
                        bufferSize: client.bufferSize)
         summary.programChanges = engine.programChangeCount
         summary.reconnections = reconnections
+        summary.overrunPeriods = client.overrunCount
         summary.uncountedFrames = advancedFrames
         summary.lateTails = engine.tailUnderrunCount
         summary.refusedTails = engine.refusedTailCount

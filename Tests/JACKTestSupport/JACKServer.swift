@@ -38,7 +38,11 @@ public final class JACKServer: @unchecked Sendable {
         self.sampleRate = sampleRate
         self.period = period
         process.executableURL = URL(fileURLWithPath: "/usr/bin/jackd")
-        process.arguments = (synchronous ? ["-S"] : []) + ["-n", self.name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
+        // A synchronous server waits for a late client only two periods unless `-t` (ms) says
+        // otherwise (JACK2's `JackEngineControl::UpdateTimeOut`): 2.7 ms at 64 frames, which a
+        // busy 2-core machine exceeds. With 500 ms it waits out any scheduling delay, so it does
+        // not skip a client that is merely slow.
+        process.arguments = (synchronous ? ["-S", "-t", "500"] : []) + ["-n", self.name, "-d", "dummy", "-r", "\(sampleRate)", "-p", "\(period)"]
             + (cycleMicroseconds.map { ["-w", "\($0)"] } ?? [])
         process.standardOutput = FileHandle.nullDevice
         process.standardError = FileHandle.nullDevice
