@@ -16,8 +16,8 @@ extension LoadedPatch {
     /// its trim, direction and loop, and what the instrument does to it (tuning, delay, loops).
     /// The same in two kits of one process: a load reuses the sounds it shares with the kit it
     /// replaces (`prepare`'s `known`).
-    static func soundKey(_ instrument: DrumInstrument, _ sample: SampleFile) -> String {
-        "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
+    static func soundKey(_ instrument: DrumInstrument, _ sample: SampleFile, tune: Double? = nil) -> String {
+        "\(instrument.loopsUntilRelease)|\(instrument.loops)|\(instrument.randomOffset)|\(instrument.randomDelay)|\(tune ?? instrument.tune)|\(instrument.delay + instrument.randomDelay)|\(sample.data.map { "data\($0.count)-\($0.hashValue)" } ?? "")|\(sample.offset)|\(sample.end ?? -1)|\(sample.reverse)|\(String(describing: sample.loop))|\(sample.resolvedPath)"
     }
 
     /// A kit's samples decoded at a rate and not yet registered (`prepare`): what a load on
@@ -34,6 +34,9 @@ extension LoadedPatch {
         let headFrames: Int?
         let heads: HeadMemory?
         let what: String
+        /// Cents each instrument's voices are tuned by, for the instruments whose tuning their
+        /// voices play (`pitchedInVoices`; `kit` has them untuned).
+        let voiceTunings: [Int: Double]
         /// The sounds left undecoded because the kit being replaced has them (`known`), and
         /// each decoded file's identity when it was opened, by sound key.
         let reused: Set<String>
@@ -85,12 +88,19 @@ extension LoadedPatch {
     /// to heads where the kit is larger than `streaming.tailsAboveBytes`). `control`, when
     /// given, counts the files decoded and stops the load when cancelled (a cancelled load
     /// throws).
-    package static func prepare(_ kit: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
+    package static func prepare(_ given: Patch, sampleRate: Double, streaming: PatchStreamingOptions = .init(), headsAllowed: Bool,
                                 root: String? = nil, showsProgress: Bool = false, control: LoadControl? = nil,
                                 known: [String: FileStamp?] = [:], knownHeads: [String: KnownHead] = [:]) throws -> Prepared {
         var streamFiles: [Int: StreamFile] = [:]
-        for (i, instrument) in kit.instruments.enumerated() {
-            if let file = try Self.streamFile(of: instrument, at: i, in: kit, options: streaming) { streamFiles[i] = file }
+        for (i, instrument) in given.instruments.enumerated() {
+            if let file = try Self.streamFile(of: instrument, at: i, in: given, options: streaming) { streamFiles[i] = file }
+        }
+        // Samples played at many pitches: held once, untuned, their voices tuned.
+        var kit = given
+        var voiceTunings: [Int: Double] = [:]
+        for i in Self.pitchedInVoices(given, streamed: Set(streamFiles.keys)) {
+            voiceTunings[i] = 100 * kit.instruments[i].tune
+            kit.instruments[i].tune = 0
         }
         // Every distinct copy counts: a trimmed or tuned sample is a copy of its own, and a tuned
         // whole file keeps its untuned decode while the kit loads.
@@ -161,7 +171,34 @@ extension LoadedPatch {
         for (k, j) in decodedJobs.enumerated() { decoded[j] = some[k] }
         if control?.isCancelled == true { throw SamplerError("\(kit.file): the load was cancelled") }
         return Prepared(kit: kit, sampleRate: sampleRate, streaming: streaming, root: root, streamFiles: streamFiles, jobs: jobs,
-                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what, reused: reused,
-                        stamps: stamps)
+                        jobOfKey: jobOfKey, decoded: decoded, headFrames: headFrames, heads: heads, what: what,
+                        voiceTunings: voiceTunings, reused: reused, stamps: stamps)
+    }
+
+    /// A sample tuned to more pitches than this in one kit is tuned by its voices' rate (one
+    /// copy of it in memory, streamed like any other); one tuned to this many or fewer is
+    /// resampled at load to each pitch (the best quality: its voices play at rate 1).
+    static let mostPitchesResampled = 4
+
+    /// The instruments whose tuning their voices play rather than a resampled copy: tuned ones
+    /// whose samples `mostPitchesResampled` copies would not hold (a region on many keys of
+    /// a melodic library), unless delayed (the delay's silence begins the copy, in its frames) or
+    /// streamed through a ring (`streamed`: rate 1 only).
+    static func pitchedInVoices(_ kit: Patch, streamed: Set<Int>) -> [Int] {
+        func candidate(_ i: Int) -> Bool {
+            let instrument = kit.instruments[i]
+            return !streamed.contains(i) && instrument.tune != 0 && instrument.delay == 0 && instrument.randomDelay == 0
+        }
+        var pitches: [String: Set<Double>] = [:]
+        for i in kit.instruments.indices where candidate(i) {
+            for sample in kit.instruments[i].layers.flatMap(\.samples) {
+                pitches[Self.soundKey(kit.instruments[i], sample, tune: 0), default: []].insert(kit.instruments[i].tune)
+            }
+        }
+        return kit.instruments.indices.filter { i in
+            candidate(i) && kit.instruments[i].layers.flatMap(\.samples).contains {
+                pitches[Self.soundKey(kit.instruments[i], $0, tune: 0)]!.count > mostPitchesResampled
+            }
+        }
     }
 }

@@ -257,6 +257,7 @@ package final class LoadedPatch {
                 definitions[definitions.count - 1].sustainController = instrument.sustainController
                 definitions[definitions.count - 1].randomGainDb = Float(instrument.randomGainDb)
                 definitions[definitions.count - 1].randomCents = Float(instrument.randomCents)
+                definitions[definitions.count - 1].tuneCents = Float(prepared.voiceTunings[i] ?? 0)
                 // Frames of the file, as the tuning stretched them; not with a delay (its silence
                 // begins the sound: the import notes it).
                 definitions[definitions.count - 1].randomOffsetFrames = instrument.delay > 0 || instrument.randomDelay > 0 ? 0

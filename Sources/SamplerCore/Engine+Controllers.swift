@@ -9,7 +9,8 @@ struct VoiceControl {
     var factor: Float
     var panOffset: Float
     var cents: Float
-    /// The trigger's random pitch (`InstrumentDefinition.randomCents`), kept under the bend.
+    /// The trigger's random pitch and its instrument's tuning (`InstrumentDefinition.randomCents`,
+    /// `tuneCents`), kept under the bend.
     var randomCents: Float = 0
     /// Cents the controllers add to its filter's cutoff, dB to its resonance.
     var cutoff: Float = 0

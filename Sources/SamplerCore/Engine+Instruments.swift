@@ -164,6 +164,8 @@ extension Engine {
             if inst.randomCents != 0, !sounds[Int(choice.sound)].isStreamed { control.randomCents = draw.1 * inst.randomCents }
             randomCutoff = draw.2 * inst.filterRandom
         }
+        // Its tuning, under the bend as the random pitch is.
+        if inst.tuneCents != 0, !sounds[Int(choice.sound)].isStreamed { control.randomCents += inst.tuneCents }
         // A note-off instrument whose level falls while its note is held (SFZ's rt_decay): by
         // the frames from the note's note-on to this trigger.
         if inst.heldDecay > 0, inst.note >= 0 {

@@ -111,6 +111,11 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// a function of the trigger's frame, so that live and offline renders draw the same.
     public var randomGainDb: Float = 0
     public var randomCents: Float = 0
+    /// Every trigger's pitch moved by this many cents, by its voice's rate (linear
+    /// interpolation): a sample played at many pitches is held once, not once a pitch. The
+    /// bend, controllers and random pitch add to it. Sounds streamed through a ring play at
+    /// their own pitch.
+    public var tuneCents: Float = 0
     /// Each trigger starts its sample a random 0 … `randomOffsetFrames` frames in (SFZ's
     /// `offset_random`), drawn as the level and pitch are.
     public var randomOffsetFrames: Int = 0

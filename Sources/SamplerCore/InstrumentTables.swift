@@ -101,6 +101,8 @@ struct InstrumentSlot {
     /// `InstrumentDefinition.randomGainDb`, `randomCents`.
     var randomGainDb: Float = 0
     var randomCents: Float = 0
+    /// `InstrumentDefinition.tuneCents`.
+    var tuneCents: Float = 0
     /// The fastest a voice may play once the controllers, the bend and the random pitch have
     /// moved it as far up as they can (a rate, at least 1): how far ahead of a voice the tail it
     /// streams must be read.
@@ -323,10 +325,12 @@ struct InstrumentTables {
             t.instruments[i].steerFrames = Int32(clamping: max(0, d.steerFrames ?? d.declickFrames))
             t.instruments[i].randomGainDb = d.randomGainDb.isFinite ? min(48, max(0, d.randomGainDb)) : 0
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
+            t.instruments[i].tuneCents = d.tuneCents.isFinite ? min(9600, max(-9600, d.tuneCents)) : 0
             t.instruments[i].randomOffsetFrames = Int32(clamping: max(0, d.randomOffsetFrames))
             // Every pitch modulation at its largest (a curve's largest point; a relative one
-            // measured from anywhere on it), the bend and the random pitch, all upwards.
+            // measured from anywhere on it), the bend, the random pitch and the tuning, all upwards.
             var cents = abs(t.instruments[i].bendUp) + abs(t.instruments[i].bendDown) + abs(t.instruments[i].randomCents)
+                + max(0, t.instruments[i].tuneCents)
             for k in t.instruments[i].modulationStart..<modulationIndex where t.modulations[k].target == .pitch {
                 let m = t.modulations[k]
                 var largest: Float = 1

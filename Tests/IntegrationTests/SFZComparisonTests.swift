@@ -485,21 +485,26 @@ import Testing
         try compareWithSfizz(sfizz, dir: dir, sfz: dir.appendingPathComponent(file).path, notes: notes, lastWindow: 2400)
     }
 
-    /// sfizz's `kick_embedded.sfz`: a sample embedded in the file (`<sample>` with base64 data,
-    /// its padding left out; 44.1 kHz, 16 bits) plays as sfizz plays it. The file's region is on
-    /// every key (each tuned, resampled at load: 13 s in a debug build); here it is given
-    /// three, the rest of the file unchanged.
-    @Test func anEmbeddedSamplePlaysAsSfizzPlaysIt() throws {
+    /// sfizz's `kick_embedded.sfz`, unchanged: a sample embedded in the file (`<sample>` with
+    /// base64 data, its padding left out; 44.1 kHz, 16 bits) on every key, which the sampler
+    /// holds once and tunes in its voices (`LoadedPatch.pitchedInVoices`), played as sfizz plays
+    /// it at its key centre and up to an octave below and above. sfizz's interpolator starts a
+    /// pitched voice's sample about one of its frames late (2 output frames an octave down,
+    /// where the sampler's voice has the sample's first frame on the note's frame; 4 two octaves
+    /// down, with the sound resampled at load as well): the onsets may differ by 2 frames.
+    @Test func anEmbeddedSampleOnEveryKeyPlaysAsSfizzPlaysIt() throws {
         let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
         let dir = try temporaryDirectory()
         let text = try String(contentsOf: packageRoot.appendingPathComponent("Tests/Fixtures/sfizz/TestFiles/kick_embedded.sfz"),
                               encoding: .utf8)
         let sfz = dir.appendingPathComponent("kick_embedded.sfz").path
-        try ("<control> hint_ram_based=1\n" + text.replacingOccurrences(of: "<region> sample=kick_embedded.wav",
-                                                                          with: "<region> sample=kick_embedded.wav lokey=36 hikey=38 pitch_keycenter=36"))
-            .write(toFile: sfz, atomically: true, encoding: .utf8)
+        try ("<control> hint_ram_based=1\n" + text).write(toFile: sfz, atomically: true, encoding: .utf8)
         // The kick lasts under 50 ms after the last note is 0.25 s in: its window may end there.
-        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: [(0, 36, 120), (240, 38, 90), (480, 37, 60)], lastWindow: 2400)
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: [(0, 60, 120), (240, 48, 90), (480, 72, 60), (720, 61, 100), (960, 55, 110)],
+                             lastWindow: 2400, onsetTolerance: 2)
+        // Held once: the whole kit loads in well under what 97 resampled copies took.
+        let r = try runSampler(["validate", sfz], timeout: 60)
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     /// Velocity crossfades (`xfin_lovel` … `xfout_hivel`, both `xf_velcurve` shapes) between
@@ -747,7 +752,8 @@ import Testing
     @discardableResult
     func compareWithSfizz(_ sfizz: String, dir: URL, sfz: String, notes: [(tick: Int, note: Int, velocity: Int)], spacing: Int = 12_000,
                           extra: [(tick: Int, bytes: [UInt8])] = [], lastWindow: Int = 4800, peakTolerance: Double = 1,
-                          leadIn: Int = 0, eachNote: Bool = true, soundsAfter: [Int] = [], lengths: [Int] = []) throws -> Double {
+                          leadIn: Int = 0, eachNote: Bool = true, soundsAfter: [Int] = [], lengths: [Int] = [],
+                          onsetTolerance: Int = 1) throws -> Double {
         let mid = dir.appendingPathComponent("groove.mid").path
         // `leadIn` ticks of silence first (50 frames each): time for sfizz's loader thread, which
         // its render does not wait for, to hold a large kit's samples before the first note.
@@ -810,7 +816,7 @@ import Testing
                 }
                 if error < bestError { bestError = error; bestLag = lag }
             }
-            #expect(abs(bestLag) <= 1, "note \(k) (MIDI \(note.note)): sfizz's onset is \(bestLag) frames from ours")
+            #expect(abs(bestLag) <= onsetTolerance, "note \(k) (MIDI \(note.note)): sfizz's onset is \(bestLag) frames from ours")
             // The same sample: its first 10 ms (left plus right) correlate with sfizz's, whatever
             // the pan law and envelope (another sample of the same level would not).
             var ab = 0.0, aa = 0.0, bb = 0.0
