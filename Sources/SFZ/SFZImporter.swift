@@ -163,6 +163,7 @@ package enum SFZImporter {
         var reportedLayers: Set<Int> = []
         // Each sample file's own loop, read once (`SoundFileLoops`).
         var fileLoops: [String: ClosedRange<Int>?] = [:]
+        var rootKeys: [String: Int?] = [:]
         var controlsByContext: [String: Region] = [:]
         var controlIDs: [String: Int] = [:]
         var pointsByContext: [String: [VelocityCurve.Point]] = [:]
@@ -450,6 +451,17 @@ package enum SFZImporter {
                 }
                 curve = VelocityCurve(shape: .points(faded.enumerated().map { VelocityCurve.Point(velocity: $0.offset, level: min(1, max(0, $0.element))) }))
             }
+            // `pitch_keycenter=sample`: the root key the sample file names (its smpl chunk), 60
+            // when it names none, as sfizz reads it.
+            let keycenter: Int
+            if value("pitch_keycenter")?.value.trimmedBlanks.lowercased() == "sample" {
+                if rootKeys[found] == nil {
+                    rootKeys[found] = .some(embeddedData.map(SoundFileLoops.rootKey(bytes:)) ?? SoundFileLoops.rootKey(path: found, root: sampleRoot))
+                }
+                keycenter = (rootKeys[found] ?? nil) ?? 60
+            } else {
+                keycenter = try note("pitch_keycenter") ?? key ?? 60
+            }
             let loop = try loopRange(offset: offset, end: end, loops: loops)
             if loop.invalid { loops = 0 }
             resolved.append(Region(
@@ -458,7 +470,7 @@ package enum SFZImporter {
                 sample: SampleFile(path: found, resolvedPath: found, place: section.file == file ? "line \(section.line)" : regionPlace,
                                    offset: offset, end: end, reverse: reverse,
                                    loop: loop.range, data: embeddedData),
-                keys: keys, keycenter: (try note("pitch_keycenter") ?? key ?? 60) + keyOffset,
+                keys: keys, keycenter: keycenter + keyOffset,
                 velocities: lovel...hivel,
                 seqLength: try integer("seq_length", 1...100, default: 1), seqPosition: try integer("seq_position", 1...100, default: 1),
                 rand: lorand...max(lorand, hirand),

@@ -26,6 +26,35 @@ package enum SoundFileLoops {
         }
     }
 
+    /// The root key (MIDI note) the file at `path` names in its instrument chunk (a WAV's
+    /// `smpl` unity note, 0…127), nil when it names none or cannot be read. Control thread only.
+    package static func rootKey(path: String, root: String? = nil) -> Int? {
+        guard let fd = try? SoundFileError.openGated(path, root: root) else { return nil }
+        defer { close(fd) }
+        var info = SF_INFO()
+        guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
+        return rootKey(handle)
+    }
+
+    /// The root key of the sound file held in `bytes` (see `rootKey(path:)`).
+    package static func rootKey(bytes: [UInt8]) -> Int? {
+        bytes.withUnsafeBytes { buffer -> Int? in
+            let memory = MemoryFile(bytes: buffer)
+            return withExtendedLifetime(memory) {
+                var info = SF_INFO()
+                guard let handle = memory.open(&info) else { return nil }
+                return rootKey(handle)
+            }
+        }
+    }
+
+    private static func rootKey(_ handle: OpaquePointer) -> Int? {
+        defer { sf_close(handle) }
+        var note: Int32 = 0
+        guard sampler_base_note(handle, &note) == 1 else { return nil }
+        return Int(min(127, max(0, note)))
+    }
+
     /// The first loop of the open `handle` (closed here).
     private static func firstLoop(_ handle: OpaquePointer, _ info: SF_INFO) -> ClosedRange<Int>? {
         defer { sf_close(handle) }

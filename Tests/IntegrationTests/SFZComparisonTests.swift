@@ -21,25 +21,25 @@ import Testing
         return candidates.compactMap { $0 }.first { FileManager.default.isExecutableFile(atPath: $0) }
     }
 
-    /// A float WAV of `channels` (equal lengths) at 48 kHz; with `loop`, a `smpl` chunk naming it
-    /// (frames first … last, both included).
-    static func writeWAV(_ path: String, _ channels: [[Float]], loop: ClosedRange<Int>? = nil) throws {
+    /// A float WAV of `channels` (equal lengths) at 48 kHz; with `loop` or `rootKey`, a `smpl`
+    /// chunk naming them (the loop's frames first … last, both included; the unity note, else 60).
+    static func writeWAV(_ path: String, _ channels: [[Float]], loop: ClosedRange<Int>? = nil, rootKey: Int? = nil) throws {
         let frames = channels[0].count, n = channels.count
         var data = [UInt8]()
         func u32(_ v: Int) { data += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF), UInt8(v >> 16 & 0xFF), UInt8(v >> 24 & 0xFF)] }
         func u16(_ v: Int) { data += [UInt8(v & 0xFF), UInt8(v >> 8 & 0xFF)] }
-        let smplBytes = loop == nil ? 0 : 8 + 36 + 24
+        let smplBytes = loop != nil ? 8 + 36 + 24 : rootKey != nil ? 8 + 36 : 0
         data += Array("RIFF".utf8); u32(36 + frames * n * 4 + smplBytes); data += Array("WAVEfmt ".utf8)
         u32(16); u16(3); u16(n); u32(rate); u32(rate * n * 4); u16(n * 4); u16(32)
         data += Array("data".utf8); u32(frames * n * 4)
         for i in 0..<frames { for c in 0..<n { withUnsafeBytes(of: channels[c][i].bitPattern.littleEndian) { data += $0 } } }
-        if let loop {
-            data += Array("smpl".utf8); u32(36 + 24)
+        if smplBytes > 0 {
+            data += Array("smpl".utf8); u32(smplBytes - 8)
             // Manufacturer, product, sample period (ns), unity note, pitch fraction, SMPTE format
-            // and offset, one loop, no sampler data; the loop: id, type (forward), start, end
-            // (its last frame), fraction, play count (forever).
-            for v in [0, 0, 1_000_000_000 / rate, 60, 0, 0, 0, 1, 0] { u32(v) }
-            for v in [0, 0, loop.lowerBound, loop.upperBound, 0, 0] { u32(v) }
+            // and offset, the loops (one or none), no sampler data; the loop: id, type
+            // (forward), start, end (its last frame), fraction, play count (forever).
+            for v in [0, 0, 1_000_000_000 / rate, rootKey ?? 60, 0, 0, 0, loop == nil ? 0 : 1, 0] { u32(v) }
+            if let loop { for v in [0, 0, loop.lowerBound, loop.upperBound, 0, 0] { u32(v) } }
         }
         try Data(data).write(to: URL(fileURLWithPath: path))
     }
@@ -599,6 +599,23 @@ import Testing
         let notes = [60, 61, 62, 63].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
         let extra: [(tick: Int, bytes: [UInt8])] = [(0, [0xB9, 64, 127]), (4 * 240 - 1, [0xB9, 64, 0])]
         try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, extra: extra)
+    }
+
+    /// `pitch_keycenter=sample`: the key the sample file names as its root (its `smpl` chunk's
+    /// unity note, 50 here), as sfizz reads it; on 21 keys, so its voices are tuned by their rate.
+    @Test func aSampleFilesOwnRootKeyPlaysAsSfizzPlaysIt() throws {
+        let sfizz = try #require(Self.sfizzRender, "\(missingTestTool("sfizz_render", "PyPI's pysfizz in .build/sfizz"))")
+        let dir = try temporaryDirectory()
+        try Self.writeWAV(dir.appendingPathComponent("root.wav").path, [Self.tone(440, seconds: 0.2, level: 0.5)], rootKey: 50)
+        let sfz = dir.appendingPathComponent("rootkey.sfz").path
+        try """
+        <control> hint_ram_based=1
+        <region> sample=root.wav lokey=40 hikey=60 pitch_keycenter=sample loop_mode=one_shot
+        """.write(toFile: sfz, atomically: true, encoding: .utf8)
+        // An octave's pitches each side of the root: one source frame of sfizz's interpolator is
+        // up to 2 output frames (see `anEmbeddedSampleOnEveryKeyPlaysAsSfizzPlaysIt`).
+        let notes = [50, 55, 45, 60, 40].enumerated().map { (tick: $0.offset * 240, note: $0.element, velocity: 100) }
+        try compareWithSfizz(sfizz, dir: dir, sfz: sfz, notes: notes, onsetTolerance: 2)
     }
 
     /// `delay` (the region sounds that long after its note, one-shot and with an envelope),
