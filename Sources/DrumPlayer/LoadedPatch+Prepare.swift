@@ -95,33 +95,47 @@ extension LoadedPatch {
         for (i, instrument) in given.instruments.enumerated() {
             if let file = try Self.streamFile(of: instrument, at: i, in: given, options: streaming) { streamFiles[i] = file }
         }
-        // Samples played at many pitches: held once, untuned, their voices tuned.
-        var kit = given
-        var voiceTunings: [Int: Double] = [:]
-        for i in Self.pitchedInVoices(given, streamed: Set(streamFiles.keys)) {
-            voiceTunings[i] = 100 * kit.instruments[i].tune
-            kit.instruments[i].tune = 0
-        }
         // Every distinct copy counts: a trimmed or tuned sample is a copy of its own, and a tuned
         // whole file keeps its untuned decode while the kit loads.
-        var copies: [DecodeBudget.Copy] = []
-        for i in kit.instruments.indices where streamFiles[i] == nil {
-            let scale = Double.pow(2, -kit.instruments[i].tune / 12)
-            for sample in kit.instruments[i].layers.flatMap(\.samples) where known[Self.soundKey(kit.instruments[i], sample)] == nil {
-                // A file held in the patch is named by its bytes' hash, its header read from them.
-                let header = sample.data.flatMap(DecodeBudget.header(of:))
-                let path = sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? sample.resolvedPath
-                copies.append(DecodeBudget.Copy(path: path, offset: sample.offset, end: sample.end, scale: scale,
-                                                reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay + kit.instruments[i].randomDelay,
-                                                header: header ?? (sample.data != nil ? DecodeBudget.Header(frames: 0, channels: 1, rate: 0) : nil)))
-                if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
+        func bytesDecoded(_ kit: Patch) -> Int {
+            var copies: [DecodeBudget.Copy] = []
+            for i in kit.instruments.indices where streamFiles[i] == nil {
+                let scale = Double.pow(2, -kit.instruments[i].tune / 12)
+                for sample in kit.instruments[i].layers.flatMap(\.samples) where known[Self.soundKey(kit.instruments[i], sample)] == nil {
+                    // A file held in the patch is named by its bytes' hash, its header read from them.
+                    let header = sample.data.flatMap(DecodeBudget.header(of:))
+                    let path = sample.data.map { "data:\($0.count):\($0.hashValue)" } ?? sample.resolvedPath
+                    copies.append(DecodeBudget.Copy(path: path, offset: sample.offset, end: sample.end, scale: scale,
+                                                    reverse: sample.reverse, leadingSeconds: kit.instruments[i].delay + kit.instruments[i].randomDelay,
+                                                    header: header ?? (sample.data != nil ? DecodeBudget.Header(frames: 0, channels: 1, rate: 0) : nil)))
+                    if !sample.isTrimmed, scale != 1 { copies.append(DecodeBudget.Copy(path: sample.resolvedPath)) }
+                }
             }
+            return DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate)
+        }
+        // Samples played at many pitches: held once, untuned, their voices tuned. In a kit large
+        // enough to stream its tails, every tuned sample so (a resampled copy would be a head and
+        // a tail of its own, the tail made whole for each note).
+        func tunedInVoices(_ indices: [Int]) -> (kit: Patch, cents: [Int: Double]) {
+            var kit = given
+            var cents: [Int: Double] = [:]
+            for i in indices {
+                cents[i] = 100 * kit.instruments[i].tune
+                kit.instruments[i].tune = 0
+            }
+            return (kit, cents)
+        }
+        var (kit, voiceTunings) = tunedInVoices(Self.pitchedInVoices(given, streamed: Set(streamFiles.keys)))
+        var decodedBytes = bytesDecoded(kit)
+        let streams = { (bytes: Int) in headsAllowed && streaming.tailsAboveBytes.map { bytes > $0 } == true }
+        if streams(decodedBytes) {
+            (kit, voiceTunings) = tunedInVoices(Self.pitchedInVoices(given, streamed: Set(streamFiles.keys), mostPitchesResampled: 0))
+            decodedBytes = bytesDecoded(kit)
         }
         let what = kit.version == 1 ? "its sounds" : "its samples"
-        let decodedBytes = DecodeBudget.decodedBytes(of: copies, sampleRate: sampleRate)
         // Heads in memory, tails read per voice: a kit larger than the setting, loaded by the
         // engine's own registration.
-        let headFrames = headsAllowed && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
+        let headFrames = streams(decodedBytes) ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
         if headFrames == nil {
             do { try DecodeBudget.check(decodedBytes, what: "\(kit.file): \(what)") } catch {
                 throw SamplerError("\(error)")
@@ -181,10 +195,10 @@ extension LoadedPatch {
     static let mostPitchesResampled = 4
 
     /// The instruments whose tuning their voices play rather than a resampled copy: tuned ones
-    /// whose samples `mostPitchesResampled` copies would not hold (a region on many keys of
-    /// a melodic library), unless delayed (the delay's silence begins the copy, in its frames) or
-    /// streamed through a ring (`streamed`: rate 1 only).
-    static func pitchedInVoices(_ kit: Patch, streamed: Set<Int>) -> [Int] {
+    /// whose samples `mostPitchesResampled` copies would not hold (a region on many keys of a
+    /// melodic library; with 0, every tuned one), unless delayed (the delay's silence begins the
+    /// copy, in its frames) or streamed through a ring (`streamed`: rate 1 only).
+    static func pitchedInVoices(_ kit: Patch, streamed: Set<Int>, mostPitchesResampled: Int = mostPitchesResampled) -> [Int] {
         func candidate(_ i: Int) -> Bool {
             let instrument = kit.instruments[i]
             return !streamed.contains(i) && instrument.tune != 0 && instrument.delay == 0 && instrument.randomDelay == 0

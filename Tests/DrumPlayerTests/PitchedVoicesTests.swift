@@ -75,6 +75,15 @@ import Testing
         let whole = try tails.render(patch, tails: false, frames: 36_000)
         #expect(whole.engine.registeredSoundCount == 5)
         #expect(whole.loaded.definitions.allSatisfy { $0.tuneCents == 0 })
+        // In a kit that streams its tails, every tuned sample is tuned by its voices: a
+        // resampled copy would be a head and a tail of its own.
+        let streamed = try tails.render(patch, tails: true, head: 1_024, frames: 36_000)
+        #expect(streamed.loaded.streamsTails)
+        #expect(streamed.loaded.definitions.map(\.tuneCents) == [0, 300, 500, -200, 700])
+        #expect(streamed.engine.tailUnderrunCount == 0)
+        // Three semitones up: the 5,000 frames in 4,205.
+        let up = (6_000..<12_000).last { streamed.left[$0] != 0 }.map { $0 - 6_000 + 1 } ?? 0
+        #expect((4_204...4_206).contains(up), "three semitones up sounded \(up) frames")
         // A delayed instrument keeps its resampled copy (the delay's silence is in its frames).
         var delayed = kit(sample, tunes: [1, 2, 3, 4, 5, 6], in: dir)
         delayed.instruments[2].delay = 0.01
