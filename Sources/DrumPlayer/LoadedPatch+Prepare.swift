@@ -127,15 +127,15 @@ extension LoadedPatch {
         }
         var (kit, voiceTunings) = tunedInVoices(Self.pitchedInVoices(given, streamed: Set(streamFiles.keys)))
         var decodedBytes = bytesDecoded(kit)
-        let streams = { (bytes: Int) in headsAllowed && streaming.tailsAboveBytes.map { bytes > $0 } == true }
-        if streams(decodedBytes) {
+        // Heads in memory, tails read per voice: a kit larger than the setting, loaded by the
+        // engine's own registration.
+        let streamsTails = headsAllowed && streaming.tailsAboveBytes.map { decodedBytes > $0 } == true
+        if streamsTails {
             (kit, voiceTunings) = tunedInVoices(Self.pitchedInVoices(given, streamed: Set(streamFiles.keys), mostPitchesResampled: 0))
             decodedBytes = bytesDecoded(kit)
         }
         let what = kit.version == 1 ? "its sounds" : "its samples"
-        // Heads in memory, tails read per voice: a kit larger than the setting, loaded by the
-        // engine's own registration.
-        let headFrames = streams(decodedBytes) ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
+        let headFrames = streamsTails ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
         if headFrames == nil {
             do { try DecodeBudget.check(decodedBytes, what: "\(kit.file): \(what)") } catch {
                 throw SamplerError("\(error)")
@@ -193,15 +193,21 @@ extension LoadedPatch {
     /// copy of it in memory, streamed like any other); one tuned to this many or fewer is
     /// resampled at load to each pitch (the best quality: its voices play at rate 1).
     static let mostPitchesResampled = 4
+    /// The most a voice is tuned up (semitones; a rate of 4): the heads of streamed sounds and
+    /// the tail filler's read-ahead are sized for voices at most that fast. A tuning above it is
+    /// resampled at load.
+    static let highestVoiceTuning = 24.0
 
     /// The instruments whose tuning their voices play rather than a resampled copy: tuned ones
     /// whose samples `mostPitchesResampled` copies would not hold (a region on many keys of a
     /// melodic library; with 0, every tuned one), unless delayed (the delay's silence begins the
-    /// copy, in its frames) or streamed through a ring (`streamed`: rate 1 only).
+    /// copy, in its frames), tuned up more than `highestVoiceTuning`, or streamed through a ring
+    /// (`streamed`: rate 1 only).
     static func pitchedInVoices(_ kit: Patch, streamed: Set<Int>, mostPitchesResampled: Int = mostPitchesResampled) -> [Int] {
         func candidate(_ i: Int) -> Bool {
             let instrument = kit.instruments[i]
-            return !streamed.contains(i) && instrument.tune != 0 && instrument.delay == 0 && instrument.randomDelay == 0
+            return !streamed.contains(i) && instrument.tune != 0 && instrument.tune <= highestVoiceTuning && instrument.delay == 0
+                && instrument.randomDelay == 0
         }
         var pitches: [String: Set<Double>] = [:]
         for i in kit.instruments.indices where candidate(i) {

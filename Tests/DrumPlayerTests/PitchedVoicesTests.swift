@@ -32,15 +32,15 @@ import Testing
         defer { try? FileManager.default.removeItem(at: dir) }
         let tails = StreamedTailsTests()
         let sample = try tails.noise("tone.wav", frames: 5_000, stereo: true, in: dir)
-        // Three octaves up first: its voice reads its head 8 times as fast.
+        // Three octaves up first: more than a voice is tuned (`highestVoiceTuning`), so resampled.
         let tunes = [36.0] + stride(from: 12.0, through: -12, by: -2).map { $0 }
         let patch = kit(sample, tunes: tunes, in: dir)
-        #expect(LoadedPatch.pitchedInVoices(patch, streamed: []) == Array(tunes.indices).filter { tunes[$0] != 0 })
+        #expect(LoadedPatch.pitchedInVoices(patch, streamed: []) == Array(tunes.indices).filter { tunes[$0] != 0 && tunes[$0] <= 24 })
         let frames = 6_000 * tunes.count + 12_000
         let whole = try tails.render(patch, tails: false, frames: frames)
-        // One copy in memory, its voices tuned.
-        #expect(whole.engine.registeredSoundCount == 1)
-        #expect(whole.loaded.definitions.map(\.tuneCents) == tunes.map { Float($0 * 100) })
+        // One copy in memory, its voices tuned, and the copy three octaves up.
+        #expect(whole.engine.registeredSoundCount == 2)
+        #expect(whole.loaded.definitions.map(\.tuneCents) == tunes.map { $0 <= 24 ? Float($0 * 100) : 0 })
         // An octave up plays the 5,000 frames in 2,500; an octave down in 10,000.
         func sounding(from start: Int, within: Int) -> Int {
             (start..<(start + within)).last { whole.left[$0] != 0 || whole.right[$0] != 0 }.map { $0 - start + 1 } ?? 0
