@@ -89,4 +89,20 @@ import Testing
         delayed.instruments[2].delay = 0.01
         #expect(LoadedPatch.pitchedInVoices(delayed, streamed: []) == [0, 1, 3, 4, 5])
     }
+
+    /// The fastest a voice may play counts its tuning with the bend on top: two octaves up and
+    /// a bend of an octave is 8 times, and the offline blocks shrink so that no voice plays
+    /// past its head within one.
+    @Test func aTunedVoicesFastestRateCountsItsTuning() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let tails = StreamedTailsTests()
+        let sample = try tails.noise("tone.wav", frames: 5_000, stereo: false, in: dir)
+        var patch = kit(sample, tunes: [24, 12, 5, 3, 0], in: dir)
+        for i in patch.instruments.indices { patch.instruments[i].bendUp = 1200 }
+        let streamed = try tails.render(patch, tails: true, head: 1_024, frames: 36_000)
+        #expect(streamed.loaded.definitions.map(\.tuneCents) == [2400, 1200, 500, 300, 0])
+        #expect(streamed.engine.longestBlockWithinHeads(atMost: 256) == (1_025 - 2) / 8)
+        #expect(streamed.engine.tailUnderrunCount == 0)
+    }
 }

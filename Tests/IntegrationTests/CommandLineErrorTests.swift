@@ -30,9 +30,10 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
     }
 
-    /// Every decoded copy counts against the budget: a sample cut at 128 offsets, or tuned to
-    /// 128 keys, is 128 copies (issue 52: 128 offsets of one file loaded 508 MB under a 16 MB
-    /// budget, 128 tunings took 165 s and 1 GB).
+    /// Every decoded copy counts against the budget: a sample cut at 128 offsets is 128 copies,
+    /// one resampled to 4 tunings 4 copies (issue 52: 128 offsets of one file loaded 508 MB under
+    /// a 16 MB budget, 128 tunings took 165 s and 1 GB; a sample on more than 4 keys is now held
+    /// once).
     @Test func everyDecodedCopyCountsAgainstTheBudget() throws {
         let dir = try temporaryDirectory()
         try WAVFileWriter.write(path: dir.appendingPathComponent("long.wav").path,
@@ -43,12 +44,24 @@ import Testing
         try expectError(["render", "--patch", offsets.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path], status: 1,
                         "\(offsets.path): its samples need 47 MB decoded in memory, more than the budget of 16 MB",
                         environment: ["SAMPLER_MEMORY_BUDGET_MB": "16"])
+        // Four tunings of a 4 s sample, one to four octaves down, are resampled copies 8, 16,
+        // 32 and 64 s long: 23 MB.
+        try WAVFileWriter.write(path: dir.appendingPathComponent("longer.wav").path,
+                                channels: [[Float](repeating: 0.1, count: 48000 * 4)], sampleRate: 48000, format: .pcm16)
         let tunes = dir.appendingPathComponent("tunes.sfz")
-        try (0..<48).map { "<region> sample=long.wav key=\($0 + 12) pitch_keycenter=60" }.joined(separator: "\n")
+        try [12, 24, 36, 48].map { "<region> sample=longer.wav key=\($0) pitch_keycenter=60" }.joined(separator: "\n")
             .write(to: tunes, atomically: true, encoding: .utf8)
         try expectError(["render", "--patch", tunes.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path], status: 1,
                         "\(tunes.path): its samples need",
                         environment: ["SAMPLER_MEMORY_BUDGET_MB": "16"])
+        // 48 tunings of one sample are held once, its voices tuned (`LoadedPatch.pitchedInVoices`):
+        // within the budget.
+        let keys = dir.appendingPathComponent("keys.sfz")
+        try (0..<48).map { "<region> sample=long.wav key=\($0 + 12) pitch_keycenter=60" }.joined(separator: "\n")
+            .write(to: keys, atomically: true, encoding: .utf8)
+        let r = try runSampler(["render", "--patch", keys.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path],
+                               environment: ["SAMPLER_MEMORY_BUDGET_MB": "16"], timeout: 20)
+        #expect(r.status == 0, "\(r.stderr)")
     }
 
     @Test func filesOverTheirSizeLimitAreRefusedBeforeTheyAreRead() throws {
