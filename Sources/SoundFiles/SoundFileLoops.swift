@@ -11,7 +11,8 @@ package enum SoundFileLoops {
         defer { close(fd) }
         var info = SF_INFO()
         guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
-        return firstLoop(handle, info)
+        if let loop = firstLoop(handle, info) { return loop }
+        return flacInstrument(headerOf: fd).loop.flatMap { clamp($0, frames: Int(info.frames)) }
     }
 
     /// The first loop of the sound file held in `bytes` (see `firstLoop(path:)`).
@@ -21,7 +22,9 @@ package enum SoundFileLoops {
             return withExtendedLifetime(memory) {
                 var info = SF_INFO()
                 guard let handle = memory.open(&info) else { return nil }
-                return firstLoop(handle, info)
+                if let loop = firstLoop(handle, info) { return loop }
+                return flacInstrument(UnsafeRawBufferPointer(rebasing: buffer.prefix(flacHeaderBytes))).loop
+                    .flatMap { clamp($0, frames: Int(info.frames)) }
             }
         }
     }
@@ -33,7 +36,7 @@ package enum SoundFileLoops {
         defer { close(fd) }
         var info = SF_INFO()
         guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
-        return rootKey(handle)
+        return rootKey(handle) ?? flacInstrument(headerOf: fd).rootKey
     }
 
     /// The root key of the sound file held in `bytes` (see `rootKey(path:)`).
@@ -43,7 +46,7 @@ package enum SoundFileLoops {
             return withExtendedLifetime(memory) {
                 var info = SF_INFO()
                 guard let handle = memory.open(&info) else { return nil }
-                return rootKey(handle)
+                return rootKey(handle) ?? flacInstrument(UnsafeRawBufferPointer(rebasing: buffer.prefix(flacHeaderBytes))).rootKey
             }
         }
     }
@@ -53,6 +56,56 @@ package enum SoundFileLoops {
         var note: Int32 = 0
         guard sampler_base_note(handle, &note) == 1 else { return nil }
         return Int(min(127, max(0, note)))
+    }
+
+    /// How much of a FLAC file's start is searched for its metadata.
+    static let flacHeaderBytes = 1 << 20
+
+    /// A loop (both ends included) held to a file of `frames` frames; nil when nothing is left.
+    private static func clamp(_ loop: ClosedRange<Int>, frames: Int) -> ClosedRange<Int>? {
+        let end = min(loop.upperBound, frames - 1)
+        return loop.lowerBound <= end ? loop.lowerBound...end : nil
+    }
+
+    /// `flacInstrument` of the first `flacHeaderBytes` of the open file `fd` (read with `pread`,
+    /// the descriptor's offset untouched).
+    private static func flacInstrument(headerOf fd: Int32) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
+        var bytes = [UInt8](repeating: 0, count: flacHeaderBytes)
+        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard n > 0 else { return (nil, nil) }
+        return bytes.withUnsafeBytes { flacInstrument(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+    }
+
+    /// The root key and first loop a FLAC file's metadata names in a `smpl` chunk kept as an
+    /// APPLICATION block "riff" (what `flac --keep-foreign-metadata` writes, and sfizz reads;
+    /// libsndfile does not). Bounded by `bytes`; anything malformed gives nils.
+    package static func flacInstrument(_ bytes: UnsafeRawBufferPointer) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
+        func u32(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 3]) << 24 }
+        func tag(_ i: Int, _ s: String) -> Bool { i + 4 <= bytes.count && Array(bytes[i..<(i + 4)]) == Array(s.utf8) }
+        guard tag(0, "fLaC") else { return (nil, nil) }
+        var i = 4
+        while i + 4 <= bytes.count {
+            let last = bytes[i] & 0x80 != 0, type = bytes[i] & 0x7F
+            let length = Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
+            let body = i + 4, end = body + length
+            guard end <= bytes.count else { break }
+            // APPLICATION "riff", holding one RIFF chunk: "smpl", its size, its fields.
+            if type == 2, length >= 4 + 8 + 36, tag(body, "riff"), tag(body + 4, "smpl") {
+                let d = body + 12
+                let size = u32(body + 8)
+                guard size >= 36, d + min(size, 36 + 24) <= end else { break }
+                let note = u32(d + 12)
+                var loop: ClosedRange<Int>?
+                if u32(d + 28) > 0, size >= 36 + 24, d + 36 + 24 <= end {
+                    let start = u32(d + 36 + 8), stop = u32(d + 36 + 12)
+                    if start <= stop { loop = start...stop }
+                }
+                return (note <= 127 ? note : nil, loop)
+            }
+            if last { break }
+            i = end
+        }
+        return (nil, nil)
     }
 
     /// The first loop of the open `handle` (closed here).

@@ -438,3 +438,21 @@ import Testing
                 "\(result.notes)")
     }
 }
+
+/// `pitch_keycenter=sample` on sfizz's own `sample_keycenter_embedded.sfz`: WAV and FLAC files
+/// embedded in it whose `smpl` chunks name roots 38 and 62 (a FLAC file keeps it in an
+/// APPLICATION block "riff", which libsndfile does not read: `SoundFileLoops.flacInstrument`).
+@Suite struct SFZRootKeyTests {
+    @Test func eachSampleFilesRootKeyTunesItsKeys() throws {
+        let path = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/sfizz/TestFiles/sample_keycenter_embedded.sfz").path
+        let kit = try SFZImporter.importSFZ(path: path).kit
+        var tunes: [String: Double] = [:]
+        for instrument in kit.instruments where instrument.midiNote == 38 {
+            let sample = instrument.layers[0].samples[0]
+            tunes[(sample.path as NSString).lastPathComponent + (instrument.id.hasSuffix("-5") ? "@10" : ""), default: .nan] = instrument.tune
+        }
+        #expect(tunes["root_key_38.wav"] == 0 && tunes["root_key_62.wav"] == -24)
+        #expect(tunes["root_key_38.flac"] == 0 && tunes["root_key_62.flac"] == -24)
+    }
+}
