@@ -12,7 +12,7 @@ package enum SoundFileLoops {
         var info = SF_INFO()
         guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
         if let loop = firstLoop(handle, info) { return loop }
-        return flacInstrument(headerOf: fd).loop.flatMap { clamp($0, frames: Int(info.frames)) }
+        return flacInstrument(of: fd, info).loop.flatMap { clamp($0, frames: Int(info.frames)) }
     }
 
     /// The first loop of the sound file held in `bytes` (see `firstLoop(path:)`).
@@ -23,8 +23,7 @@ package enum SoundFileLoops {
                 var info = SF_INFO()
                 guard let handle = memory.open(&info) else { return nil }
                 if let loop = firstLoop(handle, info) { return loop }
-                return flacInstrument(UnsafeRawBufferPointer(rebasing: buffer.prefix(flacHeaderBytes))).loop
-                    .flatMap { clamp($0, frames: Int(info.frames)) }
+                return flacInstrument(buffer).loop.flatMap { clamp($0, frames: Int(info.frames)) }
             }
         }
     }
@@ -36,7 +35,7 @@ package enum SoundFileLoops {
         defer { close(fd) }
         var info = SF_INFO()
         guard let handle = SoundFileError.openLock.withLock({ sf_open_fd(fd, Int32(SFM_READ), &info, 0) }) else { return nil }
-        return rootKey(handle) ?? flacInstrument(headerOf: fd).rootKey
+        return rootKey(handle) ?? flacInstrument(of: fd, info).rootKey
     }
 
     /// The root key of the sound file held in `bytes` (see `rootKey(path:)`).
@@ -46,7 +45,7 @@ package enum SoundFileLoops {
             return withExtendedLifetime(memory) {
                 var info = SF_INFO()
                 guard let handle = memory.open(&info) else { return nil }
-                return rootKey(handle) ?? flacInstrument(UnsafeRawBufferPointer(rebasing: buffer.prefix(flacHeaderBytes))).rootKey
+                return rootKey(handle) ?? flacInstrument(buffer).rootKey
             }
         }
     }
@@ -58,52 +57,59 @@ package enum SoundFileLoops {
         return Int(min(127, max(0, note)))
     }
 
-    /// How much of a FLAC file's start is searched for its metadata.
-    static let flacHeaderBytes = 1 << 20
-
     /// A loop (both ends included) held to a file of `frames` frames; nil when nothing is left.
     private static func clamp(_ loop: ClosedRange<Int>, frames: Int) -> ClosedRange<Int>? {
         let end = min(loop.upperBound, frames - 1)
         return loop.lowerBound <= end ? loop.lowerBound...end : nil
     }
 
-    /// `flacInstrument` of the first `flacHeaderBytes` of the open file `fd` (read with `pread`,
-    /// the descriptor's offset untouched).
-    private static func flacInstrument(headerOf fd: Int32) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
-        var bytes = [UInt8](repeating: 0, count: flacHeaderBytes)
-        let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        guard n > 0 else { return (nil, nil) }
-        return bytes.withUnsafeBytes { flacInstrument(UnsafeRawBufferPointer(rebasing: $0.prefix(n))) }
+    /// `flacInstrument` of the open file `fd` when libsndfile reads it as FLAC (`info`), its
+    /// metadata blocks read one at a time with `pread` (the descriptor's offset untouched).
+    private static func flacInstrument(of fd: Int32, _ info: SF_INFO) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
+        guard info.format & Int32(SF_FORMAT_TYPEMASK) == Int32(SF_FORMAT_FLAC) else { return (nil, nil) }
+        return flacInstrument { offset, count in
+            var bytes = [UInt8](repeating: 0, count: count)
+            let n = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+            return n == count ? bytes : nil
+        }
+    }
+
+    /// `flacInstrument` of the sound file held in `bytes`.
+    package static func flacInstrument(_ bytes: UnsafeRawBufferPointer) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
+        flacInstrument { offset, count in
+            offset >= 0 && count <= bytes.count && offset <= bytes.count - count ? Array(bytes[offset..<(offset + count)]) : nil
+        }
     }
 
     /// The root key and first loop a FLAC file's metadata names in a `smpl` chunk kept as an
     /// APPLICATION block "riff" (what `flac --keep-foreign-metadata` writes, and sfizz reads;
-    /// libsndfile does not). Bounded by `bytes`; anything malformed gives nils.
-    package static func flacInstrument(_ bytes: UnsafeRawBufferPointer) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
-        func u32(_ i: Int) -> Int { Int(bytes[i]) | Int(bytes[i + 1]) << 8 | Int(bytes[i + 2]) << 16 | Int(bytes[i + 3]) << 24 }
-        func tag(_ i: Int, _ s: String) -> Bool { i + 4 <= bytes.count && Array(bytes[i..<(i + 4)]) == Array(s.utf8) }
-        guard tag(0, "fLaC") else { return (nil, nil) }
-        var i = 4
-        while i + 4 <= bytes.count {
-            let last = bytes[i] & 0x80 != 0, type = bytes[i] & 0x7F
-            let length = Int(bytes[i + 1]) << 16 | Int(bytes[i + 2]) << 8 | Int(bytes[i + 3])
-            let body = i + 4, end = body + length
-            guard end <= bytes.count else { break }
+    /// libsndfile does not), `read(offset, count)` giving the file's bytes. Bounded: at most 256
+    /// metadata blocks, only APPLICATION blocks of at most 64 kB read; anything malformed or cut
+    /// short gives nils.
+    static func flacInstrument(_ read: (Int, Int) -> [UInt8]?) -> (rootKey: Int?, loop: ClosedRange<Int>?) {
+        guard read(0, 4) == Array("fLaC".utf8) else { return (nil, nil) }
+        var offset = 4
+        for _ in 0..<256 {
+            guard let header = read(offset, 4) else { break }
+            let last = header[0] & 0x80 != 0, type = header[0] & 0x7F
+            let length = Int(header[1]) << 16 | Int(header[2]) << 8 | Int(header[3])
+            let body = offset + 4
             // APPLICATION "riff", holding one RIFF chunk: "smpl", its size, its fields.
-            if type == 2, length >= 4 + 8 + 36, tag(body, "riff"), tag(body + 4, "smpl") {
-                let d = body + 12
-                let size = u32(body + 8)
-                guard size >= 36, d + min(size, 36 + 24) <= end else { break }
+            if type == 2, length >= 4 + 8 + 36, length <= 1 << 16, let b = read(body, length),
+               Array(b[0..<8]) == Array("riffsmpl".utf8) {
+                func u32(_ i: Int) -> Int { Int(b[i]) | Int(b[i + 1]) << 8 | Int(b[i + 2]) << 16 | Int(b[i + 3]) << 24 }
+                let size = u32(8), d = 12
+                guard size >= 36, d + min(size, 36 + 24) <= b.count else { break }
                 let note = u32(d + 12)
                 var loop: ClosedRange<Int>?
-                if u32(d + 28) > 0, size >= 36 + 24, d + 36 + 24 <= end {
+                if u32(d + 28) > 0, size >= 36 + 24, d + 36 + 24 <= b.count {
                     let start = u32(d + 36 + 8), stop = u32(d + 36 + 12)
                     if start <= stop { loop = start...stop }
                 }
                 return (note <= 127 ? note : nil, loop)
             }
             if last { break }
-            i = end
+            offset = body + length
         }
         return (nil, nil)
     }

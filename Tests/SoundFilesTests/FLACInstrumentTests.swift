@@ -46,4 +46,26 @@ import Testing
         backwards[start] = 9
         #expect(read(backwards).loop == nil)
     }
+
+    /// sfizz's FLAC file with root key 38 (from `sample_keycenter_embedded.sfz`), read from
+    /// disk and from memory; a WAV file without an instrument chunk names none.
+    @Test func aRealFLACFilesRootKeyIsReadFromDiskAndFromMemory() throws {
+        let sfz = try String(contentsOf: URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .appendingPathComponent("Fixtures/sfizz/TestFiles/sample_keycenter_embedded.sfz"), encoding: .utf8)
+        let start = try #require(sfz.range(of: "<sample> name=root_key_38.flac base64data="))
+        let text = sfz[start.upperBound...].prefix { $0 != "<" }.filter { !$0.isWhitespace }
+        let bytes = try #require(Data(base64Encoded: String(text)))
+        #expect(SoundFileLoops.rootKey(bytes: [UInt8](bytes)) == 38)
+        let dir = FileManager.default.temporaryDirectory.appendingPathComponent("flac-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: dir, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("root.flac").path
+        try bytes.write(to: URL(fileURLWithPath: path))
+        #expect(SoundFileLoops.rootKey(path: path) == 38)
+        #expect(SoundFileLoops.firstLoop(path: path) == nil)
+        let wav = dir.appendingPathComponent("plain.wav").path
+        try WAVFileWriter.write(path: wav, channels: [[0, 0.5, 0]], sampleRate: 48000)
+        #expect(SoundFileLoops.rootKey(path: wav) == nil)
+    }
 }
+
