@@ -83,9 +83,9 @@ extension LoadedPatch {
                         // A file played as it is: only its head is read (converted as far as it needs at another rate).
                         if let headFrames, job.sample.loading != .preload, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
                            let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1,
-                                                                    accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Int(Self.longestStreamedSeconds * sampleRate)),
+                                                                    accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Self.longestStreamed),
                                                                     memory: heads),
-                           fileFrames > 4 * headFrames, fileFrames <= Int(Self.longestStreamedSeconds * sampleRate) {
+                           fileFrames > 4 * headFrames, fileFrames <= Self.longestStreamed {
                             var result = DecodedSounds(played: head, whole: nil)
                             result.tail = (fileFrames, .infinity)
                             return result
@@ -94,7 +94,7 @@ extension LoadedPatch {
                                                      loader: loader, untuned: &untuned)
                         guard let headFrames else { return sounds }
                         return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample, memory: heads,
-                                             longest: Int(Self.longestStreamedSeconds * sampleRate))
+                                             longest: Self.longestStreamed)
                     } catch {
                         throw SamplerError("\(job.place): \(error)")
                     }
@@ -162,9 +162,13 @@ extension LoadedPatch {
             && !instrument.loopsUntilRelease
     }
 
-    /// Sounds longer than this many seconds stay whole in memory (a tail buffer is as long as
-    /// the longest tail, and there is one per voice that streams).
-    static let longestStreamedSeconds = 30.0
+    /// No sound is too long to stream: its tail plays through a ring (`tailRingSeconds`).
+    static let longestStreamed = Int.max
+
+    /// Each voice that streams reads its tail through a ring this long (rounded up to whole
+    /// pages): the filler reads up to half a second ahead of a voice, and never a ring's length
+    /// past it.
+    static let tailRingSeconds = 2.5
 
     /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
     /// enough (four heads, at most `longest` frames), not marked `"preload": true`, and its voices

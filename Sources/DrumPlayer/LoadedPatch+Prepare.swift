@@ -168,7 +168,7 @@ extension LoadedPatch {
             if let stamp = known[key], sample.data != nil || (now != nil && stamp == now) {
                 reused.insert(key)
             } else if let headFrames, let known = knownHeads[key], sample.loading != .preload, known.head == headFrames + 1,
-                      known.frames > 4 * headFrames, known.frames <= Int(Self.longestStreamedSeconds * sampleRate),
+                      known.frames > 4 * headFrames, known.frames <= Self.longestStreamed,
                       sample.data != nil || (now != nil && known.stamp == now) {
                 // A head of the kit replaced, as long as this kit's, its tail streamed as this
                 // kit's would be.

@@ -300,13 +300,16 @@ package final class LoadedPatch {
         // stream when `readyForLoads`), and a later kit's tails within them.
         let shape = engine.tailBufferShape
         let attaching = shape.count == 0 && (longestTail > 0 || readyForLoads)
-        let capacity = readyForLoads ? max(longestTail, Int(Self.longestStreamedSeconds * sampleRate)) : longestTail
-        if longestTail > 0 && !attaching && (longestTail > shape.capacity || (anyStereoTail && !shape.stereo)) {
+        // Rings: a tail of any length plays through one; a kit whose tails are all shorter
+        // takes buffers only as long as its longest (one that loads may come later: the ring).
+        let ring = max(1, streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
+        let capacity = readyForLoads ? ring : min(longestTail, ring)
+        if longestTail > 0 && !attaching && anyStereoTail && !shape.stereo {
             for id in cache.values { unregister(id) }
-            throw TailsError(message: "\(kit.file): its streamed tails do not fit the engine's tail buffers (\(shape.capacity) frames\(shape.stereo ? "" : ", mono"))")
+            throw TailsError(message: "\(kit.file): its streamed tails are stereo, and the engine's tail buffers mono")
         }
         if headFrames != nil {
-            let buffers = max(1, streaming.tailVoices) * longestTail * (anyStereoTail ? 2 : 1) * 4
+            let buffers = max(1, streaming.tailVoices) * min(longestTail, ring) * (anyStereoTail ? 2 : 1) * 4
             do { try DecodeBudget.check(memoryBytes + buffers, what: "\(kit.file): \(what) (heads, whole sounds and \(streaming.tailVoices) tail buffers)") } catch {
                 for id in cache.values { unregister(id) }
                 throw TailsError(message: "\(error)")

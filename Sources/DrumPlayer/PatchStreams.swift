@@ -23,8 +23,11 @@ package struct PatchStreamingOptions: Sendable {
     package var headFrames: Int? = nil
     /// sfizz's preload size: 8,192 frames (170 ms at 48 kHz) cover a disk's latency at any period.
     package static let defaultHeadFrames = 8192
-    /// Voices that can play streamed tails at once (each a buffer as long as the longest tail).
+    /// Voices that can play streamed tails at once (each a ring buffer, `tailRingFrames` long
+    /// or as long as the longest tail).
     package var tailVoices = 64
+    /// Frames of each voice's ring; nil: `LoadedPatch.tailRingSeconds` at the engine's rate.
+    package var tailRingFrames: Int? = nil
     /// Where underruns are reported (a line naming the player and the frames lost); called on
     /// the control thread that feeds the engine. Default: standard error.
     package var report: @Sendable (String) -> Void = { message in

@@ -12,7 +12,8 @@ import Synchronization
 /// bits) by a `TailReader` of the request's own, which writes the frames from the head's end on
 /// into the buffer, up to where the render thread says the voice may read by the end of the next
 /// period (`Engine.tailNeed`), and stops when no voice plays the buffer any more; any other
-/// sound (tuned, trimmed, …) is decoded whole and its tail copied at once. Live, a thread of its
+/// sound (trimmed, reversed, …) is decoded whole once and its tail copied as far. A buffer is a
+/// ring: nothing is written a buffer's length or more past where its voice is. Live, a thread of its
 /// own does it, polling every millisecond and reading `readAhead` frames ahead of each voice;
 /// offline (no thread started), the feeding thread does it before each block, exactly as far as
 /// each voice may read in it, so that an offline render never misses a frame.
@@ -63,6 +64,10 @@ final class TailFiller: @unchecked Sendable {
         let source: Source
         let frames: Int
         var reader: TailReader?
+        /// A `.sound` source's whole sound, copied from.
+        var copied: Sound?
+        /// Where this pass may not write (a buffer's length past where its voice is).
+        var limit = 0
         /// The frames read before this pass (the consumer's), and where this pass is to read to.
         var written = 0
         var target = 0
@@ -175,11 +180,15 @@ final class TailFiller: @unchecked Sendable {
                 engine.finishTailRequest(request)
                 continue
             }
-            if case .file = source {
-                readings[request.buffer] = Reading(request: request, length: engine.tailLength(of: request), source: source, frames: frames)
-            } else {
-                fillCopied(request, source: source, frames: frames)
+            let reading = Reading(request: request, length: engine.tailLength(of: request), source: source, frames: frames)
+            if case .sound = source {
+                guard let sound = wholeSound(request, source: source, frames: frames) else {
+                    engine.finishTailRequest(request)
+                    continue
+                }
+                reading.copied = sound
             }
+            readings[request.buffer] = reading
         }
         guard !readings.isEmpty else {
             lagging.store(0, ordering: .relaxed)
@@ -196,7 +205,8 @@ final class TailFiller: @unchecked Sendable {
                 continue
             }
             reading.target = min(reading.length, need.frames + ahead)
-            if reading.written < reading.target { work.append(reading) }
+            reading.limit = need.floor + engine.tailBufferMemory(Int(buffer)).capacity
+            if reading.written < min(reading.target, reading.limit) { work.append(reading) }
         }
         let threads = min(work.count, Self.processors)
         if threads > 1 {
@@ -209,7 +219,7 @@ final class TailFiller: @unchecked Sendable {
         }
         for reading in work {
             any = true
-            if reading.written >= reading.length || reading.reader?.failed != false {
+            if reading.written >= reading.length || (reading.copied == nil && reading.reader?.failed != false) {
                 // Read whole, or never to be read further (the voice ends where it was read).
                 engine.finishTailRequest(reading.request)
                 readings[reading.request.buffer] = nil
@@ -228,39 +238,42 @@ final class TailFiller: @unchecked Sendable {
 
     private static let processors = max(1, ProcessInfo.processInfo.activeProcessorCount)
 
-    /// Whether `request`'s tail, of a sound of `frames` frames, fits its buffer.
+    /// Whether `request` asks for a tail of a sound of `frames` frames (a buffer, a ring, takes
+    /// any length).
     private func fits(_ request: TailRequest, frames: Int) -> Bool {
         let from = Int(request.from)
-        return from >= 0 && frames - from > 0 && frames - from <= engine.tailBufferMemory(Int(request.buffer)).capacity
+        return from >= 0 && frames - from > 0
     }
 
     /// `reading`'s tail read up to its target at least, and published. Any thread (touches only
     /// the reading and its buffer).
     private func fill(_ reading: Reading) {
         let request = reading.request
+        if let sound = reading.copied {
+            copy(reading, from: sound)
+            return
+        }
         guard case .file(let path, let root, let sampleRate, let channels) = reading.source else { return }
         if reading.reader == nil {
             let memory = engine.tailBufferMemory(Int(request.buffer))
             let stereo = channels == 2 && memory.right != memory.left
             reading.reader = (try? TailReader(loader: SoundFileLoader(targetSampleRate: sampleRate), path: path, root: root,
                                               frames: reading.frames, from: Int(request.from), channelCount: channels,
-                                              left: memory.left, right: stereo ? memory.right : nil)) ?? nil
+                                              left: memory.left, right: stereo ? memory.right : nil, ring: memory.capacity)) ?? nil
         }
         guard let reader = reading.reader else { return }
-        reader.read(upTo: reading.target)
+        reader.read(upTo: reading.target, limit: reading.limit)
         if reader.failed { return }
         read.add(reader.written - reading.written, ordering: .relaxed)
         reading.written = reader.written
         engine.publishTailFrames(request, frames: reading.written, peak: reader.peak)
     }
 
-    /// A tail copied from its source's whole sound (a `.sound` source), made once and kept as
-    /// `last`. The consumer's thread.
-    private func fillCopied(_ request: TailRequest, source: Source, frames: Int) {
-        guard case .sound(let make) = source else {
-            engine.finishTailRequest(request)
-            return
-        }
+    /// A `.sound` source's whole sound, made once and kept as `last` (notes repeated on one key
+    /// make it once); nil when it cannot be made or is not as long as loaded. The consumer's
+    /// thread.
+    private func wholeSound(_ request: TailRequest, source: Source, frames: Int) -> Sound? {
+        guard case .sound(let make) = source else { return nil }
         let sound: Sound
         do {
             if let last, last.source == request.source {
@@ -270,19 +283,30 @@ final class TailFiller: @unchecked Sendable {
                 last = (request.source, sound)
             }
         } catch {
-            engine.finishTailRequest(request)
-            return
+            return nil
         }
-        let memory = engine.tailBufferMemory(Int(request.buffer))
-        let from = Int(request.from)
-        guard sound.frameCount == frames else {
-            engine.finishTailRequest(request)
-            return
+        return sound.frameCount == frames ? sound : nil
+    }
+
+    /// `reading`'s tail copied from `sound` up to its target (not at or past its limit), slot
+    /// by slot of the ring, and published. Any thread (touches only the reading and its buffer).
+    private func copy(_ reading: Reading, from sound: Sound) {
+        let memory = engine.tailBufferMemory(Int(reading.request.buffer))
+        let from = Int(reading.request.from)
+        let end = min(reading.target, reading.limit, reading.length)
+        var j = reading.written
+        while j < end {
+            // The ring's second mapping: `capacity` frames from any slot are one run.
+            let n = min(end - j, memory.capacity)
+            let slot = j % memory.capacity
+            (memory.left + slot).update(from: sound.left + from + j, count: n)
+            if sound.channelCount == 2, memory.right != memory.left { (memory.right + slot).update(from: sound.right + from + j, count: n) }
+            j += n
         }
-        let count = frames - from
-        read.add(count, ordering: .relaxed)
-        memory.left.update(from: sound.left + from, count: count)
-        if sound.channelCount == 2, memory.right != memory.left { memory.right.update(from: sound.right + from, count: count) }
-        engine.finishTailRequest(request, filled: true, peak: sound.peak)
+        if j > reading.written {
+            read.add(j - reading.written, ordering: .relaxed)
+            reading.written = j
+            engine.publishTailFrames(reading.request, frames: j, peak: sound.peak)
+        }
     }
 }

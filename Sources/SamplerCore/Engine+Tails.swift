@@ -1,3 +1,4 @@
+import CPrefetch
 import Glibc
 import Synchronization
 
@@ -5,11 +6,16 @@ import Synchronization
 // voice that plays it. A voice takes a buffer when it starts (from a pool sized by the
 // polyphony) and asks a filler (another thread, or the offline renderer between blocks) to read
 // the tail into it, as far as the voice plays: every period the render thread publishes how far
-// each buffer's voice may read by the end of the next period (`need`), and that no voice plays
-// it any more (`abandoned`); the filler reads ahead of the first and stops at the second. At the
-// head's end, and at the end of what was read, the voice goes on in the buffer if its next
-// frames were read by then, and ends there otherwise (a tail read late: silence, counted, never
-// a shift). A start that finds no free buffer is refused (counted).
+// each buffer's voice may read by the end of the next period (`need`), where it is (`floor`:
+// what lies before it is never read again), and that no voice plays it any more (`abandoned`);
+// the filler reads ahead of the first, never more than a buffer's length past the second, and
+// stops at the third. A buffer is a ring: tail frame j is at j mod capacity, and its memory is
+// mapped twice, one copy after the other, so that any `capacity` frames from any slot are one
+// run of addresses for the kernels and for the filler. A tail of any length plays through a
+// buffer of a few seconds. At the head's end, and at the end of what was read, the voice goes on
+// in the buffer if its next frames were read by then, and ends there otherwise (a tail read
+// late: silence, counted, never a shift). A start that finds no free buffer is refused
+// (counted).
 
 /// Where the tail of a sound registered with `Engine.register(_:tail:)` comes from.
 public struct TailSource: Sendable {
@@ -38,11 +44,12 @@ public struct TailRequest: Sendable, BitwiseCopyable {
 
 /// The tail buffers, as `attachTailBuffers` made them: the fields never change after it. What
 /// they point to: the samples are the filler's to write between a request and its
-/// `finishTailRequest`, and the render thread's to read up to what `filled` says; `filled`,
-/// `peak` and `done` are written by the filler (`filled` reset by the render thread when it
-/// takes the buffer, before its request is pushed); `need`, `abandoned`, `generation`, `owner`,
-/// `head`, `length` and `slot`'s sound slots by the render thread (`head` and `length` before
-/// the request is pushed, read by the filler after it pops it).
+/// `finishTailRequest` (frame j of the tail at slot j mod `capacity`, only while j < `floor` +
+/// `capacity`), and the render thread's to read from `floor` up to what `filled` says;
+/// `filled`, `peak` and `done` are written by the filler (`filled` reset by the render thread
+/// when it takes the buffer, before its request is pushed); `need`, `floor`, `abandoned`,
+/// `generation`, `owner`, `head`, `length` and `slot`'s sound slots by the render thread (`head`
+/// and `length` before the request is pushed, read by the filler after it pops it).
 struct TailBuffers {
     var count = 0
     var capacity = 0
@@ -60,6 +67,9 @@ struct TailBuffers {
     /// no voice plays any more.
     var need: UnsafeMutablePointer<Atomic<Int64>>?
     var abandoned: UnsafeMutablePointer<Atomic<UInt32>>?
+    /// The first frame (from the buffer's start) its voice may still read: where it was at the
+    /// end of the last period. Only grows for a request (a seek or rewind never goes before it).
+    var floor: UnsafeMutablePointer<Atomic<Int64>>?
     /// The sound frame at the buffer's start (the head's end), and the tail's frames.
     var head: UnsafeMutablePointer<Int64>?
     var length: UnsafeMutablePointer<Int64>?
@@ -71,18 +81,37 @@ struct TailBuffers {
     var owner: UnsafeMutablePointer<Int32>?
     var slot: UnsafeMutablePointer<Int32>?
 
-    /// A buffer of `capacity` frames, mapped without reserving swap: its pages are taken as
-    /// the filler writes them (a player ready for loads maps its buffers for the longest tail
-    /// any later kit may stream). Nil when the system refuses it.
+    /// `frames` rounded up to whole pages of floats (a ring's two mappings begin on a page).
+    static func ringFrames(_ frames: Int) -> Int {
+        let page = max(1, sysconf(Int32(_SC_PAGESIZE)) / MemoryLayout<Float>.size)
+        let (rounded, overflow) = max(1, frames).addingReportingOverflow(page - 1)
+        return overflow ? Int.max : rounded / page * page
+    }
+
+    /// A ring of `capacity` frames (a multiple of a page), its memory mapped twice, one copy
+    /// right after the other: frame `capacity + k` is frame k. Its pages are taken as the filler
+    /// writes them. Nil when the system refuses it.
     static func mapBuffer(capacity: Int) -> UnsafeMutablePointer<Float>? {
-        let (bytes, overflow) = capacity.multipliedReportingOverflow(by: MemoryLayout<Float>.size)
-        guard !overflow, let p = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0),
-              p != MAP_FAILED else { return nil }
-        return p.bindMemory(to: Float.self, capacity: capacity)
+        let (bytes, overflow) = capacity.multipliedReportingOverflow(by: 2 * MemoryLayout<Float>.size)
+        guard !overflow, capacity > 0 else { return nil }
+        let half = bytes / 2
+        let fd = sampler_memfd("sampler tail")
+        guard fd >= 0 else { return nil }
+        defer { close(fd) }
+        guard ftruncate(fd, off_t(half)) == 0,
+              let span = mmap(nil, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0), span != MAP_FAILED else { return nil }
+        for copy in 0..<2 {
+            let at = span + copy * half
+            guard let p = mmap(at, half, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, 0), p == at else {
+                munmap(span, bytes)
+                return nil
+            }
+        }
+        return span.bindMemory(to: Float.self, capacity: 2 * capacity)
     }
 
     static func unmapBuffer(_ p: UnsafeMutablePointer<Float>, capacity: Int) {
-        munmap(UnsafeMutableRawPointer(p), capacity * MemoryLayout<Float>.size)
+        munmap(UnsafeMutableRawPointer(p), 2 * capacity * MemoryLayout<Float>.size)
     }
 
     func deallocate() {
@@ -97,6 +126,8 @@ struct TailBuffers {
         filled?.deallocate()
         need?.deinitialize(count: count)
         need?.deallocate()
+        floor?.deinitialize(count: count)
+        floor?.deallocate()
         abandoned?.deinitialize(count: count)
         abandoned?.deallocate()
         head?.deallocate()
@@ -113,12 +144,15 @@ struct TailBuffers {
 }
 
 extension Engine {
-    /// Makes `count` buffers of `capacity` frames (per channel; two channels when `stereo`) for
-    /// the tails of sounds registered with `register(_:tail:)`, each with a sound slot of its own.
-    /// Control thread, once, before the first render.
-    public func attachTailBuffers(count: Int, capacity: Int, stereo: Bool) throws(EngineError) {
-        precondition(tailBuffers.pointee.count == 0 && count > 0 && capacity > 0, "tail buffers are attached once")
+    /// Makes `count` ring buffers of `capacity` frames (per channel, rounded up to whole pages;
+    /// two channels when `stereo`) for the tails of sounds registered with `register(_:tail:)`,
+    /// each with a sound slot of its own. A tail of any length plays through one; the filler
+    /// reads at most `capacity` frames ahead of where its voice is. Control thread, once, before
+    /// the first render.
+    public func attachTailBuffers(count: Int, capacity frames: Int, stereo: Bool) throws(EngineError) {
+        precondition(tailBuffers.pointee.count == 0 && count > 0 && frames > 0, "tail buffers are attached once")
         precondition(periodCount == 0, "tail buffers are attached before the engine renders")
+        let capacity = TailBuffers.ringFrames(frames)
         var t = TailBuffers()
         t.count = count
         t.capacity = capacity
@@ -126,6 +160,7 @@ extension Engine {
         t.right = .allocate(capacity: count)
         t.filled = .allocate(capacity: count)
         t.need = .allocate(capacity: count)
+        t.floor = .allocate(capacity: count)
         t.abandoned = .allocate(capacity: count)
         t.head = .allocate(capacity: count)
         t.head!.initialize(repeating: 0, count: count)
@@ -162,6 +197,7 @@ extension Engine {
             }
             (t.filled! + b).initialize(to: Atomic(0))
             (t.need! + b).initialize(to: Atomic(0))
+            (t.floor! + b).initialize(to: Atomic(0))
             (t.abandoned! + b).initialize(to: Atomic(0))
             (t.done! + b).initialize(to: Atomic(0))
             (t.peak! + b).initialize(to: Atomic(Float.infinity.bitPattern))
@@ -216,7 +252,9 @@ extension Engine {
     /// Requests not yet taken by the filler. Any thread (a snapshot).
     public var pendingTailRequestCount: Int { tailRequests.count }
 
-    /// Buffer `buffer`'s memory (`right == left` for mono) and its frames per channel. Any thread.
+    /// Buffer `buffer`'s memory (`right == left` for mono) and its frames per channel: tail frame
+    /// j goes to slot j mod `capacity`, and `capacity` frames from any slot are one run of
+    /// addresses (the ring is mapped twice). Any thread.
     public func tailBufferMemory(_ buffer: Int) -> (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int) {
         let t = tailBuffers.pointee
         return (t.left![buffer], t.right![buffer], t.capacity)
@@ -255,13 +293,15 @@ extension Engine {
     }
 
     /// How far (frames from the buffer's start) `request`'s voice may read by the end of the
-    /// next period, and whether no voice plays it any more (then the filler finishes it). The
-    /// filler's thread.
-    public func tailNeed(of request: TailRequest) -> (frames: Int, abandoned: Bool) {
+    /// next period; the first frame it may still read (`floor`: the filler writes only frames
+    /// before `floor + capacity`, whose slots hold frames it has played); and whether no voice
+    /// plays it any more (then the filler finishes it). The filler's thread.
+    public func tailNeed(of request: TailRequest) -> (frames: Int, floor: Int, abandoned: Bool) {
         let t = tailBuffers.pointee
         let b = Int(request.buffer)
         let abandoned = t.abandoned![b].load(ordering: .acquiring) == request.generation
-        return (Int(t.need![b].load(ordering: .relaxed)), abandoned)
+        let floor = Int(t.floor![b].load(ordering: .acquiring))
+        return (Int(t.need![b].load(ordering: .relaxed)), floor, abandoned)
     }
 
     /// The filler is done with `request`: the buffer holds its whole tail (`filled`: its frames
@@ -279,8 +319,7 @@ extension Engine {
     public var refusedTailCount: Int { refusedTailCounter.load(ordering: .relaxed) }
 
     /// A free buffer for a voice of player `p` starting `slot`'s sound (a head), its slot pointed
-    /// at the buffer and its tail asked for; −1 when none is free (or the tail is longer than a
-    /// buffer, or the request queue is full). Free: the filler is done with its last request and
+    /// at the buffer and its tail asked for; −1 when none is free (or the request queue is full). Free: the filler is done with its last request and
     /// neither the voice nor the declick tail that took it still plays it.
     @_noLocks @_noAllocation
     func takeTailBuffer(player p: Int, slot: SoundSlot) -> Int32 {
@@ -297,6 +336,7 @@ extension Engine {
         t.filled![b].store(0, ordering: .relaxed)
         // Published at the end of the period, from where the voice is.
         t.need![b].store(0, ordering: .relaxed)
+        t.floor![b].store(0, ordering: .relaxed)
         // The buffer's frame 0 is the sound's frame `head`.
         let left = t.left![b] - Int(head)
         let right = slot.isStereo ? t.right![b] - Int(head) : left
@@ -323,7 +363,6 @@ extension Engine {
     func freeTailBuffer(for slot: SoundSlot) -> Int {
         let t = tailBuffers.pointee
         if t.count == 0 { return -1 }
-        if slot.tailFrames - slot.frames > Int64(t.capacity) { return -1 }
         if !tailRequests.hasRoom { return -1 }
         var b = tailCursor.pointee
         var tried = 0
@@ -387,14 +426,29 @@ extension Engine {
         let index = Int(t.slot![b])
         // The sound's peak up to there, as the filler read it.
         let peak = Float(bitPattern: t.peak![b].load(ordering: .relaxed))
-        sounds[index].frames = end
+        // The ring's window from the voice's place: the pass through the ring it is in and the
+        // next, mapped as one run (frame head + k × capacity at the buffer's start). What was
+        // read lies within a capacity of the floor, which is behind the voice.
+        let capacity = Int64(t.capacity)
+        let k = (v.pointee.position - head) / capacity
+        let left = t.left![b] - Int(head + k * capacity)
+        let right = sounds[index].isStereo ? t.right![b] - Int(head + k * capacity) : left
+        sounds[index].left = left
+        sounds[index].right = right
+        sounds[index].frames = min(end, v.pointee.position + capacity)
         sounds[index].peak = peak
         sounds[index].tailBuffer = filled >= length ? -1 : Int32(b)
+        // A tail longer than its ring: nothing before the window, nor before the floor (the
+        // filler may be writing over it), is there to go back to.
+        if length > capacity {
+            sounds[index].tailStart = max(sounds[index].tailStart, head + max(k * capacity, t.floor![b].load(ordering: .relaxed)))
+            sounds[index].loopStart = sounds[index].tailStart
+        }
         let whole = sounds[index]
         v.pointee.sound = Int32(index)
         v.pointee.left = whole.left
         v.pointee.right = whole.right
-        v.pointee.frames = end
+        v.pointee.frames = whole.frames
         v.pointee.peak = peak
         v.pointee.peakGain = Voice.peakGain(peak, v.pointee.panLeft, v.pointee.panRight)
         return true
@@ -448,6 +502,19 @@ extension Engine {
                 t.abandoned![b].store(generation, ordering: .releasing)
                 continue
             }
+            // Where its reader is (the lower of the voice and the declick tail that took it).
+            var at = Int64.max
+            if voiceTailBuffers[o] == Int32(b), voices[o].isActive { at = voices[o].position }
+            if tailTailBuffers[o] == Int32(b), tails[o].isActive { at = min(at, tails[o].position) }
+            let floor = max(t.floor![b].load(ordering: .relaxed), min(t.length![b], max(0, at - t.head![b])))
+            // A tail longer than its ring: before the floor is what the filler may write over
+            // from now on, so no seek or rewind goes back there (set before the floor is).
+            if t.length![b] > Int64(t.capacity) {
+                let slot = Int(t.slot![b])
+                sounds[slot].tailStart = max(sounds[slot].tailStart, t.head![b] + floor)
+                sounds[slot].loopStart = sounds[slot].tailStart
+            }
+            t.floor![b].store(floor, ordering: .releasing)
             t.need![b].store(min(t.length![b], max(0, reach - t.head![b])), ordering: .relaxed)
         }
     }

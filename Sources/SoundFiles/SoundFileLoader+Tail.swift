@@ -20,8 +20,11 @@ extension SoundFileLoader {
 /// The tail of a sound streamed per voice, decoded as `SoundFileLoader.load` decodes the whole
 /// file (the same bits: a converter fed chunk by chunk gives a whole conversion's frames, see
 /// `Resampler.Stream`) and written into a voice's buffer as far as it is asked, never holding the
-/// whole sound: frames `start ..< frames` of the sound, frame `start` at the buffer's start.
-/// The work is bounded by `frames` whatever the file holds now. One thread at a time.
+/// whole sound: frames `start ..< frames` of the sound, frame `start` at the buffer's start, or
+/// into a ring of `ring` frames (frame `start + j` at slot j mod `ring`; the ring's memory mapped
+/// twice, so that `ring` frames from any slot are one run of addresses), never past the limit
+/// each `read` is given. The work is bounded by `frames` whatever the file holds now. One thread
+/// at a time.
 package final class TailReader {
     private let fd: Int32
     private let handle: OpaquePointer
@@ -31,6 +34,15 @@ package final class TailReader {
     private let start: Int
     private let left: UnsafeMutablePointer<Float>
     private let right: UnsafeMutablePointer<Float>?
+    private let ring: Int?
+    /// The sound frame the current `read` may not write at or past (a ring's slots not yet played).
+    private var writeLimit = Int.max
+    /// The file's frames in `planes` from `consumed` to `count` not yet through the converter
+    /// (a ring's limit can stop a chunk half way).
+    private var consumed = 0
+    private var count = 0
+    /// Past the file's end, the converter has given all it holds.
+    private var flushed = false
     /// More input than `frames` can come from (the longest n with round(n × rate / fileRate)
     /// == frames) means the file changed.
     private let inputLimit: Int
@@ -52,8 +64,8 @@ package final class TailReader {
 
     /// Opens the file; nil when it is not `channelCount` channels at a rate it can read.
     package init?(loader: SoundFileLoader, path: String, root: String? = nil, frames: Int, from start: Int, channelCount: Int,
-                  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?) throws(SoundFileError) {
-        guard frames > 0, start >= 0, start < frames, channelCount == 1 || channelCount == 2 else { return nil }
+                  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>?, ring: Int? = nil) throws(SoundFileError) {
+        guard frames > 0, start >= 0, start < frames, channelCount == 1 || channelCount == 2, ring.map({ $0 > 0 }) ?? true else { return nil }
         let fd = try SoundFileError.openGated(path, root: root)
         var info = SF_INFO()
         let handle: OpaquePointer
@@ -82,6 +94,7 @@ package final class TailReader {
         self.start = start
         self.left = left
         self.right = right
+        self.ring = ring
         self.fileRate = fileRate
         self.rate = rate
         inputLimit = rate == fileRate ? frames : Int(((Double(frames) + 0.5) * fileRate / rate).rounded(.up)) + 1
@@ -104,27 +117,38 @@ package final class TailReader {
     /// The largest |sample| of the sound's frames made so far, head included (as `Sound.peak`).
     package var peak: Float { largest > Float.greatestFiniteMagnitude / 4 ? .infinity : largest }
 
-    /// Writes the buffer's frames up to `target` at least (or the tail's end); false once the
-    /// file turned out to have changed (what was written stays as it is).
+    /// Writes the buffer's frames up to `target` at least (or the tail's end), but none at or
+    /// past `limit` (frames from the buffer's start: a ring's slots its voice has not played);
+    /// false once the file turned out to have changed (what was written stays as it is).
     /// Read to its end, the file is read to its end too: one longer or shorter than at the load
     /// fails.
     @discardableResult
-    package func read(upTo target: Int) -> Bool {
+    package func read(upTo target: Int, limit: Int = .max) -> Bool {
+        writeLimit = limit >= frames - start ? Int.max : start + max(0, limit)
         let through = start + target >= frames
-        while !failed, !ended, through || produced < start + target {
+        while !failed, !(ended && flushed) {
+            if !through && produced >= start + target { break }
+            if produced < frames && produced >= writeLimit { break }
             step()
         }
-        if ended, !failed { finish() }
+        if ended, flushed, !failed { finish() }
         return !failed
     }
 
-    /// Where the frames from `produced` on go: the buffers from `start` on, scratch before.
+    /// Where the frames from `produced` on go: the buffers from `start` on (up to the limit),
+    /// scratch before.
     private func destination() -> (pointers: [UnsafeMutablePointer<Float>], room: Int) {
         if produced < start { return (skipped, min(Self.chunkFrames, start - produced)) }
         let at = produced - start
+        var room = min(frames, writeLimit) - produced
+        var offset = at
+        if let ring {
+            room = min(room, ring)
+            offset = at % ring
+        }
         // A stereo file into a mono buffer: its second channel counts for the peak only.
-        if channelCount == 2 && right == nil { return ([left + at, skipped[1]], min(Self.chunkFrames, frames - produced)) }
-        return (channelCount == 2 ? [left + at, right! + at] : [left + at], frames - produced)
+        if channelCount == 2 && right == nil { return ([left + offset, skipped[1]], min(Self.chunkFrames, room)) }
+        return (channelCount == 2 ? [left + offset, right! + offset] : [left + offset], room)
     }
 
     /// The peak over `count` frames just written at `pointers`.
@@ -139,38 +163,45 @@ package final class TailReader {
         produced += count
     }
 
-    /// One chunk of the file through the converter (or what it holds once the file has ended).
+    /// One chunk of the file through the converter (or what it holds once the file has ended),
+    /// or the rest of the last chunk where a limit stopped it.
     private func step() {
-        let got = Int(sf_readf_float(handle, chunk, sf_count_t(Self.chunkFrames)))
-        var count = 0
-        if got > 0 {
-            input += got
-            guard input <= inputLimit else {
-                failed = true
-                return
-            }
-            for c in 0..<channelCount {
-                let plane = planes[c]
-                for f in 0..<got {
-                    let x = chunk[f &* channelCount &+ c]
-                    plane[f] = x.isFinite ? x : 0
+        if (consumed >= count || produced >= frames) && !ended {
+            let got = Int(sf_readf_float(handle, chunk, sf_count_t(Self.chunkFrames)))
+            consumed = 0
+            count = 0
+            if got > 0 {
+                input += got
+                guard input <= inputLimit else {
+                    failed = true
+                    return
+                }
+                for c in 0..<channelCount {
+                    let plane = planes[c]
+                    for f in 0..<got {
+                        let x = chunk[f &* channelCount &+ c]
+                        plane[f] = x.isFinite ? x : 0
+                    }
+                }
+                count = got
+            } else {
+                ended = true
+                guard sf_error(handle) == Int32(SF_ERR_NO_ERROR), input > 0 else {
+                    failed = true
+                    return
+                }
+                if stream == nil {
+                    flushed = true
+                    return
                 }
             }
-            count = got
-        } else {
-            ended = true
-            guard sf_error(handle) == Int32(SF_ERR_NO_ERROR), input > 0 else {
-                failed = true
-                return
-            }
-            if stream == nil { return }
         }
-        var consumed = 0
         while produced < frames {
             let (to, room) = destination()
+            if room == 0 { return }
             guard let stream else {
                 let n = min(count - consumed, room)
-                if n == 0 { break }
+                if n == 0 { return }
                 for c in 0..<channelCount where to[c] != planes[c] { to[c].update(from: planes[c] + consumed, count: n) }
                 account(to, n)
                 consumed += n
@@ -183,26 +214,37 @@ package final class TailReader {
             }
             account(to, made)
             consumed += taken
-            if made == 0 && (ended || consumed >= count || taken == 0) { break }
+            if made == 0 {
+                if ended {
+                    flushed = true
+                    return
+                }
+                // A converter that takes no more of a chunk it makes nothing of: on to the next.
+                if taken == 0 { consumed = count }
+                if consumed >= count { return }
+            }
         }
+        if ended { flushed = true }
     }
 
     /// At the file's end: it must have been as long as loaded; frames the converter did not make
-    /// are silence, as in a whole conversion.
+    /// are silence, as in a whole conversion (up to the limit; the rest at the next `read`).
     private func finish() {
-        if finished { return }
-        finished = true
-        let length = rate == fileRate ? input : Int((Double(input) * rate / fileRate).rounded())
-        guard length == frames else {
-            failed = true
-            return
-        }
-        if produced < frames {
-            for i in max(produced, start)..<frames {
-                left[i - start] = 0
-                right?[i - start] = 0
+        if !finished {
+            finished = true
+            let length = rate == fileRate ? input : Int((Double(input) * rate / fileRate).rounded())
+            guard length == frames else {
+                failed = true
+                return
             }
-            produced = frames
+        }
+        let end = min(frames, writeLimit)
+        while produced < end {
+            let at = max(produced, start) - start
+            let offset = ring.map { at % $0 } ?? at
+            left[offset] = 0
+            right?[offset] = 0
+            produced = max(produced, start) + 1
         }
     }
 }

@@ -36,6 +36,9 @@ struct PatchOptions: ParsableArguments {
     @Option(name: .long, help: "Voices that can play samples streamed from disk at once (--stream-tails-above); a note beyond them is not played, and counted (default 64).")
     var streamVoices: Int = 64
 
+    @Option(name: .long, help: "Frames of the ring buffer each of those voices reads its sample's tail through, 4096 to 16777216: the disk reads at most this far ahead of a voice (default: 2.5 s at the server's rate).")
+    var streamRingFrames: Int?
+
     func validate() throws {
         if !(streamTailsAbove >= 0 && streamTailsAbove <= 1_000_000) {
             throw ValidationError("--stream-tails-above must be a number of MB from 0 to 1000000, got \(streamTailsAbove)")
@@ -44,6 +47,9 @@ struct PatchOptions: ParsableArguments {
             throw ValidationError("--stream-head-frames must be from 64 to 1048576, got \(streamHeadFrames)")
         }
         if !(1...4096).contains(streamVoices) { throw ValidationError("--stream-voices must be from 1 to 4096, got \(streamVoices)") }
+        if let streamRingFrames, !(4096...16_777_216).contains(streamRingFrames) {
+            throw ValidationError("--stream-ring-frames must be from 4096 to 16777216, got \(streamRingFrames)")
+        }
         if let tempo, !(tempo >= 1 && tempo <= 1000) {
             throw ValidationError("--tempo must be a number between 1 and 1000, got \(tempo)")
         }
@@ -78,6 +84,7 @@ struct PatchOptions: ParsableArguments {
         streaming.tailsAboveBytes = Int(streamTailsAbove * 1_000_000)
         streaming.tailVoices = streamVoices
         streaming.headFrames = streamHeadFrames
+        streaming.tailRingFrames = streamRingFrames
         return try PatchProgram(kit: kit, selection: selection, loop: loop, tempo: playback == nil ? tempo : nil, streaming: streaming,
                                 oscPort: oscPort, oscHost: oscHost,
                                 oscRoot: oscRoot, link: link, midi: playback)

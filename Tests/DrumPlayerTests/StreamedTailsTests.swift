@@ -58,13 +58,14 @@ import Testing
     }
 
     /// Renders `kit` offline; with `tails`, every long sample keeps 1,024 frames in memory.
-    func render(_ kit: Patch, tails: Bool, head: Int? = 1024, voices: Int = 64, frames: Int, before: ((LoadedPatch) -> Void)? = nil)
-        throws -> (left: [Float], right: [Float], engine: Engine, loaded: LoadedPatch) {
+    func render(_ kit: Patch, tails: Bool, head: Int? = 1024, voices: Int = 64, ring: Int? = nil, frames: Int,
+                before: ((LoadedPatch) -> Void)? = nil) throws -> (left: [Float], right: [Float], engine: Engine, loaded: LoadedPatch) {
         var streaming = PatchStreamingOptions()
         if tails {
             streaming.tailsAboveBytes = 0
             streaming.headFrames = head
             streaming.tailVoices = voices
+            streaming.tailRingFrames = ring
         }
         var program = try PatchProgram(kit: kit, loop: false, streaming: streaming)
         let engine = Engine(configuration: program.engineConfiguration)
@@ -85,6 +86,27 @@ import Testing
         let whole = try render(kit, tails: false, frames: frames)
         let streamed = try render(kit, tails: true, frames: frames)
         #expect(!whole.loaded.streamsTails && streamed.loaded.streamsTails)
+        #expect(streamed.engine.tailUnderrunCount == 0 && streamed.engine.refusedTailCount == 0)
+        #expect(whole.left.contains { $0 != 0 })
+        for (a, b) in [(whole.left, streamed.left), (whole.right, streamed.right)] {
+            let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "differs from frame \(first ?? -1)")
+        }
+    }
+
+    /// Samples nine times as long as each voice's ring (4,096 frames), a third of them at
+    /// 44.1 kHz (converted chunk by chunk as the filler reads): the filler writes each tail over
+    /// the frames its voice has played, never more than a ring ahead, and the render is the same
+    /// bits as in memory; the buffers are the ring's length, not the tails'.
+    @Test func tailsLongerThanTheirRingsRenderAsInMemory() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let kit = try library(instruments: 6, layers: 4, frames: 40_000, in: dir)
+        let frames = 48_000 * 2
+        let whole = try render(kit, tails: false, frames: frames)
+        let streamed = try render(kit, tails: true, ring: 4_096, frames: frames)
+        #expect(streamed.loaded.streamsTails)
+        #expect(streamed.engine.tailBufferShape.capacity == 4_096)
         #expect(streamed.engine.tailUnderrunCount == 0 && streamed.engine.refusedTailCount == 0)
         #expect(whole.left.contains { $0 != 0 })
         for (a, b) in [(whole.left, streamed.left), (whole.right, streamed.right)] {

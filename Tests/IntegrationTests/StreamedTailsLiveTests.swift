@@ -7,7 +7,9 @@ import Testing
 /// memory (`--stream-tails-above 0`) plays MIDI chords, a bend and note-offs from an independent
 /// JACK client; the witness records the output, and every captured period equals `sampler
 /// render` of the same messages, streamed the same way, one period after their frames: the
-/// tails were read from disk in time and joined their heads on their frames.
+/// tails were read from disk in time and joined their heads on their frames. Each voice reads
+/// its tail through a ring of 16,384 frames, a quarter of the tail, which the filler writes over
+/// as the voice plays.
 @Suite(.serialized) struct StreamedTailsLiveTests {
     /// Eight decaying stereo tones of 1.5 s on notes 60 to 67 (half at 44.1 kHz), with a release
     /// and a bend range.
@@ -50,7 +52,7 @@ import Testing
         let sampler = try BackgroundProgram(productsDirectory.appendingPathComponent("sampler"),
                                             ["play", "--patch", kit.path, "--server", server.name, "--name", "sbin",
                                              "--connect", "cap:in_0,cap:in_1", "--duration", "5", "--quiet",
-                                             "--stream-tails-above", "0"], timeout: 30, environment: server.environment)
+                                             "--stream-tails-above", "0", "--stream-ring-frames", "16384"], timeout: 30, environment: server.environment)
         #expect(server.waitUntilConnected("sbin:out_L", to: "cap:in_0"), "the sampler did not connect its outputs")
         let events = try ControllerLiveTests.send(Self.messages, on: server, gap: 12)
         let recording = try capture.finish()

@@ -1,3 +1,4 @@
+import Glibc
 import Synchronization
 import Testing
 @testable import SamplerCore
@@ -29,7 +30,9 @@ import Testing
     }
 
     /// A filler that reads each tail exactly as far as the render thread asks, from `whole`;
-    /// `short` frames less for requests `shortFor` says (a disk that falls behind).
+    /// `short` frames less for requests `shortFor` says (a disk that falls behind). It writes
+    /// frame j of a tail at slot j mod the buffer's capacity (the ring's second mapping takes
+    /// what runs past its end), never a capacity past the floor.
     final class ExactFiller {
         let engine: Engine
         let whole: Sound
@@ -57,13 +60,18 @@ import Testing
                     continue
                 }
                 let length = engine.tailLength(of: request)
-                let target = max(0, min(length, need.frames - short))
+                let memory = engine.tailBufferMemory(Int(request.buffer))
+                let target = max(0, min(length, need.frames - short, need.floor + memory.capacity))
                 let from = written[request.buffer] ?? 0
                 if target > from {
-                    let memory = engine.tailBufferMemory(Int(request.buffer))
                     let at = Int(request.from)
-                    (memory.left + from).update(from: whole.left + at + from, count: target - from)
-                    (memory.right + from).update(from: whole.right + at + from, count: target - from)
+                    var j = from
+                    while j < target {
+                        let n = min(target - j, memory.capacity)
+                        (memory.left + j % memory.capacity).update(from: whole.left + at + j, count: n)
+                        (memory.right + j % memory.capacity).update(from: whole.right + at + j, count: n)
+                        j += n
+                    }
                     framesRead += target - from
                     written[request.buffer] = target
                     engine.publishTailFrames(request, frames: target, peak: whole.peak)
@@ -80,7 +88,7 @@ import Testing
 
     /// Two engines, one playing `whole`, one its head with the tail streamed; `commands` sent to
     /// both (the sound's id filled in), rendered in 256-frame blocks for `frames` frames.
-    static func renderBoth(frames: Int, short: (Int) -> Int = { _ in 0 },
+    static func renderBoth(frames: Int, capacity: Int = Self.frames, short: (Int) -> Int = { _ in 0 },
                            commands: (SoundID) -> [Command]) throws -> (whole: [Float], streamed: [Float], engine: Engine, filler: ExactFiller) {
         let whole = try noise()
         let reference = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
@@ -88,7 +96,7 @@ import Testing
         let engine = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
         let head = Sound(slicing: whole, from: 0, count: headFrames)
         let headID = try engine.register(head, tail: TailSource(id: 0, frames: Self.frames, peak: .infinity))
-        try engine.attachTailBuffers(count: 4, capacity: Self.frames, stereo: true)
+        try engine.attachTailBuffers(count: 4, capacity: capacity, stereo: true)
         for c in commands(wholeID) { reference.send(c) }
         for c in commands(headID) { engine.send(c) }
         let filler = ExactFiller(engine: engine, whole: whole)
@@ -120,7 +128,47 @@ import Testing
         #expect(throws: EngineError.self) { try engine.attachTailBuffers(count: 2, capacity: Int.max / 8, stereo: true) }
         #expect(engine.tailBufferShape.count == 0)
         try engine.attachTailBuffers(count: 2, capacity: 48_000, stereo: true)
-        #expect(engine.tailBufferShape == (2, 48_000, true))
+        // Rings of whole pages (mapped twice).
+        let page = sysconf(Int32(_SC_PAGESIZE)) / 4
+        #expect(engine.tailBufferShape == (2, (48_000 + page - 1) / page * page, true))
+    }
+
+    /// A tail ten times as long as its ring: the filler writes each frame over one the voice
+    /// has played, never more than a ring's length past where the voice is, and the voice plays
+    /// the bits of the whole sound in memory at any rate.
+    @Test func aTailLongerThanItsRingPlaysAsTheWholeSound() throws {
+        for rate in [1.0, 0.61, 1.5, 3.7] {
+            let run = try Self.renderBoth(frames: 20_480, capacity: 4_096) { id in
+                [.start(player: 0, sound: id, at: 100, rate: rate),
+                 .setRate(player: 0, 4, at: 4_000),
+                 .setRate(player: 0, 0.25, at: 10_000)]
+            }
+            #expect(run.engine.tailBufferShape.capacity == 4_096)
+            #expect(run.engine.tailUnderrunCount == 0, "rate \(rate)")
+            #expect(run.filler.framesRead > 3 * 4_096, "rate \(rate): the ring wrapped")
+            let first = Self.firstDifference(run.whole[...], run.streamed[...])
+            #expect(first == nil, "rate \(rate): differs from sample \(first ?? -1)")
+        }
+    }
+
+    /// In a ring that has wrapped, a seek back to where the voice was at the period's start
+    /// plays as in memory; one further back (the filler may have written over it) ends the voice
+    /// there (counted), silent, never playing other frames.
+    @Test func aSeekBackInARingGoesNoFurtherThanItsFloor() throws {
+        let within = try Self.renderBoth(frames: 16_384, capacity: 4_096) { id in
+            [.start(player: 0, sound: id, at: 0), .seek(player: 0, to: 12_290, at: 12_400)]
+        }
+        #expect(within.engine.tailUnderrunCount == 0)
+        let first = Self.firstDifference(within.whole[...], within.streamed[...])
+        #expect(first == nil, "differs from sample \(first ?? -1)")
+        let before = try Self.renderBoth(frames: 16_384, capacity: 4_096) { id in
+            [.start(player: 0, sound: id, at: 0), .seek(player: 0, to: 9_000, at: 12_400)]
+        }
+        #expect(before.engine.tailUnderrunCount == 1)
+        // Blocks of 256 frames, left then right: the seek's block is the 48th.
+        let cut = 2 * 12_288
+        #expect(Self.firstDifference(before.whole[0..<cut], before.streamed[0..<cut]) == nil)
+        #expect(before.streamed[(cut + 2 * 256)...].allSatisfy { $0 == 0 } && before.whole[(cut + 2 * 256)...].contains { $0 != 0 })
     }
 
     @Test func aTailReadOnlyAsFarAsEachPeriodNeedsPlaysAsTheWholeSoundAtAnyRate() throws {

@@ -8,4 +8,9 @@ static inline __attribute__((always_inline)) void sampler_prefetch(const void *a
     __builtin_prefetch(address, 0, 3);
 }
 
+/// An anonymous file in memory (`memfd_create`, close-on-exec), for memory mapped more than
+/// once (a ring whose end runs on into its start); -1 with errno set when the system refuses.
+/// Control thread.
+int sampler_memfd(const char *name);
+
 #endif
