@@ -1,4 +1,3 @@
-import Foundation
 import CMixReference
 import SamplerCore
 import SoundFiles
@@ -282,10 +281,8 @@ final class MixWorkload {
             enginePeriods += 1
             messages[2] = v.level
             messages[5] = v.pan
-            if getenv("NOCC") == nil {
             engine.receiveMIDI(messages, count: 3, at: periodStart)
             engine.receiveMIDI(messages + 3, count: 3, at: periodStart)
-            }
         }
         if filtered {
             let v = MixWorkload.controllerValues(enginePeriods)
