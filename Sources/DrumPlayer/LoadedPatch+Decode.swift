@@ -93,8 +93,11 @@ extension LoadedPatch {
                         let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
                                                      loader: loader, untuned: &untuned)
                         guard let headFrames else { return sounds }
+                        // A sound made whole (tuned, trimmed, …) is made again for each note's
+                        // tail: up to 30 s.
+                        let asItIs = Self.playsFileAsItIs(job.sample, instruments[job.instrument])
                         return try Self.head(of: sounds, frames: headFrames, instrument: instruments[job.instrument], sample: job.sample, memory: heads,
-                                             longest: Self.longestStreamed)
+                                             longest: asItIs ? Self.longestStreamed : Int(Self.longestMadeWholeSeconds * sampleRate))
                     } catch {
                         throw SamplerError("\(job.place): \(error)")
                     }
@@ -162,8 +165,13 @@ extension LoadedPatch {
             && !instrument.loopsUntilRelease
     }
 
-    /// No sound is too long to stream: its tail plays through a ring (`tailRingSeconds`).
+    /// No file played as it is is too long to stream: its tail plays through a ring
+    /// (`tailRingSeconds`).
     static let longestStreamed = Int.max
+
+    /// A sound the filler makes whole for each note's tail (tuned, trimmed, reversed: the file
+    /// is not played as it is) streams only up to this long; a longer one stays whole in memory.
+    static let longestMadeWholeSeconds = 30.0
 
     /// Each voice that streams reads its tail through a ring this long (rounded up to whole
     /// pages): the filler reads up to half a second ahead of a voice, and never a ring's length

@@ -302,7 +302,9 @@ package final class LoadedPatch {
         let attaching = shape.count == 0 && (longestTail > 0 || readyForLoads)
         // Rings: a tail of any length plays through one; a kit whose tails are all shorter
         // takes buffers only as long as its longest (one that loads may come later: the ring).
-        let ring = max(1, streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
+        // At least four heads: offline, a voice moves at most a head's length in a block, and the
+        // filler must be able to read two blocks ahead of it.
+        let ring = max(4 * (headFrames ?? 0), streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
         let capacity = readyForLoads ? ring : min(longestTail, ring)
         if longestTail > 0 && !attaching && anyStereoTail && !shape.stereo {
             for id in cache.values { unregister(id) }

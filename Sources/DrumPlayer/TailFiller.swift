@@ -230,7 +230,8 @@ final class TailFiller: @unchecked Sendable {
         var short = 0
         for reading in readings.values {
             let need = engine.tailNeed(of: reading.request)
-            if !need.abandoned, reading.written < min(reading.length, need.frames) { short += 1 }
+            let ring = need.floor + engine.tailBufferMemory(Int(reading.request.buffer)).capacity
+            if !need.abandoned, reading.written < min(reading.length, need.frames, ring) { short += 1 }
         }
         lagging.store(short, ordering: .relaxed)
         return any

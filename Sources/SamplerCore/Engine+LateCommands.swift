@@ -18,7 +18,10 @@ extension Engine {
         // Not back across where the current pass began: 0, or past a loop start, the loop start
         // (a position before it is in the first pass; one after it may be in a later one).
         let loopStart = v.pointee.sound >= 0 ? sounds[Int(v.pointee.sound)].loopStart : 0
-        let passStart: Int64 = v.pointee.position >= loopStart ? loopStart : 0
+        var passStart: Int64 = v.pointee.position >= loopStart ? loopStart : 0
+        // A streamed tail's ring holds nothing before its `tailStart` (what the filler may have
+        // written over).
+        if v.pointee.sound >= 0 { passStart = max(passStart, sounds[Int(v.pointee.sound)].tailStart) }
         if !v.pointee.isVarispeed {
             guard v.pointee.position - frames >= passStart else { return false }
             v.pointee.position -= frames

@@ -285,9 +285,31 @@ extension Engine {
     public func tailLength(of request: TailRequest) -> Int { Int(tailBuffers.pointee.length![Int(request.buffer)]) }
 
     /// The filler has written the first `frames` frames of `request`'s tail into its buffer, of a
-    /// sound whose largest |sample| up to there is `peak`. The filler's thread.
+    /// sound whose largest |sample| up to there is `peak`. The pages of the frames new since the
+    /// last call are mapped at both of their addresses in the ring (the filler wrote them through
+    /// one, the voice may read them through the other), so that the render thread never takes a
+    /// page fault on them. The filler's thread.
     public func publishTailFrames(_ request: TailRequest, frames: Int, peak: Float) {
         let t = tailBuffers.pointee
+        let b = Int(request.buffer)
+        let before = Int(t.filled![b].load(ordering: .relaxed))
+        if frames > before {
+            let capacity = t.capacity
+            // Whole passes beyond one ring map every page once.
+            var at = max(before, frames - capacity)
+            while at < frames {
+                let slot = at % capacity
+                let n = min(frames - at, capacity - slot)
+                let bytes = UInt(n * MemoryLayout<Float>.size)
+                sampler_touch_pages(t.left![b] + slot, bytes)
+                sampler_touch_pages(t.left![b] + slot + capacity, bytes)
+                if t.right![b] != t.left![b] {
+                    sampler_touch_pages(t.right![b] + slot, bytes)
+                    sampler_touch_pages(t.right![b] + slot + capacity, bytes)
+                }
+                at += n
+            }
+        }
         t.peak![Int(request.buffer)].store(peak.bitPattern, ordering: .relaxed)
         t.filled![Int(request.buffer)].store(Int64(frames), ordering: .releasing)
     }
@@ -442,7 +464,6 @@ extension Engine {
         // filler may be writing over it), is there to go back to.
         if length > capacity {
             sounds[index].tailStart = max(sounds[index].tailStart, head + max(k * capacity, t.floor![b].load(ordering: .relaxed)))
-            sounds[index].loopStart = sounds[index].tailStart
         }
         let whole = sounds[index]
         v.pointee.sound = Int32(index)
@@ -512,7 +533,6 @@ extension Engine {
             if t.length![b] > Int64(t.capacity) {
                 let slot = Int(t.slot![b])
                 sounds[slot].tailStart = max(sounds[slot].tailStart, t.head![b] + floor)
-                sounds[slot].loopStart = sounds[slot].tailStart
             }
             t.floor![b].store(floor, ordering: .releasing)
             t.need![b].store(min(t.length![b], max(0, reach - t.head![b])), ordering: .relaxed)

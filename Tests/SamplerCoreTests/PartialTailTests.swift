@@ -151,6 +151,39 @@ import Testing
         }
     }
 
+    /// The filler writes a ring through one of its two mappings and the voice reads through
+    /// either: every page the filler published is mapped at both addresses by then, so the render
+    /// thread takes no page fault on a tail (counted by the kernel for this thread, over every
+    /// block from the fourth on, with the tail wrapping its ring ten times).
+    @Test func theRenderThreadTakesNoPageFaultOnARing() throws {
+        func faults() -> Int {
+            var usage = rusage()
+            // RUSAGE_THREAD
+            getrusage(__rusage_who_t(1), &usage)
+            return usage.ru_minflt
+        }
+        let whole = try Self.noise()
+        let engine = Engine(configuration: .init(maxPlayers: 4, maxSounds: 16))
+        let head = Sound(slicing: whole, from: 0, count: Self.headFrames)
+        let id = try engine.register(head, tail: TailSource(id: 0, frames: Self.frames, peak: .infinity))
+        try engine.attachTailBuffers(count: 4, capacity: 4_096, stereo: true)
+        engine.send(.start(player: 0, sound: id, at: 0))
+        let filler = ExactFiller(engine: engine, whole: whole)
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { l.deallocate(); r.deallocate() }
+        var faulted = 0
+        for k in 0..<150 {
+            filler.serve()
+            let before = faults()
+            engine.render(frameCount: 256, periodStart: Frame(k * 256), left: l, right: r)
+            if k >= 3 { faulted += faults() - before }
+            engine.drainEvents { _ in }
+        }
+        #expect(engine.tailUnderrunCount == 0)
+        #expect(filler.framesRead > 9 * 4_096)
+        #expect(faulted == 0)
+    }
+
     /// In a ring that has wrapped, a seek back to where the voice was at the period's start
     /// plays as in memory; one further back (the filler may have written over it) ends the voice
     /// there (counted), silent, never playing other frames.

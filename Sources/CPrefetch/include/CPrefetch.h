@@ -13,4 +13,8 @@ static inline __attribute__((always_inline)) void sampler_prefetch(const void *a
 /// Control thread.
 int sampler_memfd(const char *name);
 
+/// Reads one byte of every page of `bytes` bytes from `address`, so that the pages are mapped
+/// (a page mapped twice has an entry for each of its addresses). Not the render thread.
+void sampler_touch_pages(const void *address, unsigned long bytes);
+
 #endif
