@@ -131,6 +131,38 @@ void cmix_add_ramped(CMixVoice *voices, int count, float *outLeft, float *outRig
     }
 }
 
+void cmix_render_glided(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount, int glideFrames) {
+    clear(outLeft, outRight, frameCount);
+    const int glide = glideFrames < frameCount ? glideFrames : frameCount;
+    for (int v = 0; v < count; v++) {
+        CMixVoice *voice = &voices[v];
+        int out = 0;
+        while (out < frameCount) {
+            const int end = out < glide ? glide : frameCount;
+            int64_t left = voice->frames - voice->position;
+            int n = end - out < left ? end - out : (int)left;
+            const int64_t p = voice->position;
+            const int mono = voice->left == voice->right;
+            if (out < glide) {
+                if (mono) {
+                    add_mono_ramped(voice->left + p, outLeft + out, outRight + out, n, voice->rampOrigin, voice->rampStep, out,
+                                    voice->panLeft, voice->panRight);
+                } else {
+                    add_stereo_ramped(voice->left + p, voice->right + p, outLeft + out, outRight + out, n, voice->rampOrigin,
+                                      voice->rampStep, out, voice->panLeft, voice->panRight);
+                }
+            } else if (mono) {
+                add_mono(voice->left + p, outLeft + out, outRight + out, n, voice->gainLeft, voice->gainRight);
+            } else {
+                add_stereo(voice->left + p, voice->right + p, outLeft + out, outRight + out, n, voice->gainLeft, voice->gainRight);
+            }
+            out += n;
+            voice->position += n;
+            if (voice->position == voice->frames) voice->position = 0;
+        }
+    }
+}
+
 // The shared indices as the atomics they are.
 #define A(field) ((_Atomic int64_t *)&(field))
 

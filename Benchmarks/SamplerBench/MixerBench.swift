@@ -72,11 +72,15 @@ enum MixVariant: String, CaseIterable {
     case streamed = "streamed"
     /// An instrument's voices whose gain and pan a controller moves every period.
     case controlled = "cc gain+pan"
+    /// The same, each change of level gliding over 1 ms (48 frames) as a patch's instruments
+    /// glide (at least 1 ms), the pan moving on the change's frame.
+    case glided = "cc glide"
     /// An instrument's voices through a 2-pole low-pass whose cutoff a controller moves every period.
     case filtered = "lpf cc"
 
     var fades: Bool { self == .ramp }
-    var controlled: Bool { self == .controlled }
+    var controlled: Bool { self == .controlled || self == .glided }
+    var glideFrames: Int { self == .glided ? 48 : 0 }
     var filtered: Bool { self == .filtered }
     var tails: Bool { self == .tails }
     var streamed: Bool { self == .streamed }
@@ -89,6 +93,7 @@ enum MixVariant: String, CaseIterable {
         case .tails: "tails"
         case .streamed: "streamed"
         case .controlled: "cc"
+        case .glided: "ccglide"
         case .filtered: "filter"
         }
     }
@@ -101,7 +106,7 @@ func measureMixerRow(pool: SoundPool, variant: MixVariant, kind: SourceKind, voi
     -> (ratio: Double, engine: Double, reference: Double, agreement: Double) {
     let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: variant.fades, rate: variant.rate,
                         tails: variant.tails, streamed: variant.streamed, controlled: variant.controlled,
-                        filtered: variant.filtered, frameCount: 128)
+                        glideFrames: variant.glideFrames, filtered: variant.filtered, frameCount: 128)
     let agreement = w.checkAgreement()
     let t = timeBackToBack(w)
     let frames = Double(n * 128)

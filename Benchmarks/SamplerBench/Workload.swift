@@ -80,6 +80,11 @@ final class MixWorkload {
     /// to the engine as `midi_in` hands them (the C reference sets every voice's gains from the
     /// same values).
     let controlled: Bool
+    /// With `controlled`: frames over which each change of level glides (the instrument's
+    /// `steerFrames`; 0: none, a step on the change's frame); the pan moves on the frame.
+    let glideFrames: Int
+    /// The C reference's level before this period's change (the glide's origin).
+    private var referenceLevel: Float = 1
     /// With `filtered`: the voices are one instrument's, through a 2-pole low-pass whose cutoff
     /// follows CC74 (moved every period as CC1 is with `controlled`); the C reference computes
     /// each voice's coefficients for the same cents and runs the same biquad.
@@ -121,9 +126,11 @@ final class MixWorkload {
     /// With `streamed`, each voice plays a stream ring instead of a sound, at rate 1 without a
     /// ramp: the ring is filled before each batch, as a disk thread would keep it filled.
     init(pool: SoundPool, voices: Int, kind: SourceKind, fades: Bool = false, rate: Double = 1, tails: Bool = false,
-         streamed: Bool = false, controlled: Bool = false, filtered: Bool = false, frameCount: Int, slots: Int? = nil) {
+         streamed: Bool = false, controlled: Bool = false, glideFrames: Int = 0, filtered: Bool = false, frameCount: Int,
+         slots: Int? = nil) {
         voiceCount = voices
         self.controlled = controlled
+        self.glideFrames = glideFrames
         self.filtered = filtered
         self.kind = kind
         self.fades = fades
@@ -160,6 +167,7 @@ final class MixWorkload {
             instrument.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1),
                                       ControllerModulation(controller: 2, target: .pan, depth: 1, curve: ControllerModulation.sfzCurve(1))]
             instrument.followsChannelControllers = false
+            instrument.steerFrames = glideFrames
             engine.setInstruments([instrument], controllers: ControllerSetup(defaults: [1: 1, 2: 0.5]))
             for _ in 0..<voices { engine.send(.trigger(instrument: 0, velocity: 127, at: Command.immediately)) }
             for sound in all.prefix(voices) {
@@ -323,6 +331,23 @@ final class MixWorkload {
             let level = Float(v.level) / 127
             let pan = PanGains(pan: 2 * (Float(v.pan) / 127) - 1)
             gains = kind == .mono ? (level * pan.monoLeft, level * pan.monoRight) : (level * pan.stereoLeft, level * pan.stereoRight)
+            if glideFrames > 0 {
+                let origin = referenceLevel, step = (level - origin) / Float(glideFrames)
+                let panLeft = kind == .mono ? pan.monoLeft : pan.stereoLeft, panRight = kind == .mono ? pan.monoRight : pan.stereoRight
+                referenceLevel = level
+                reference.withUnsafeMutableBufferPointer { voices in
+                    for i in voices.indices {
+                        voices[i].gainLeft = gains!.left
+                        voices[i].gainRight = gains!.right
+                        voices[i].panLeft = panLeft
+                        voices[i].panRight = panRight
+                        voices[i].rampOrigin = origin
+                        voices[i].rampStep = step
+                    }
+                    cmix_render_glided(voices.baseAddress, count, referenceLeft, referenceRight, frames, Int32(glideFrames))
+                }
+                return
+            }
         }
         // One access to the voices a period, as the engine's side has (setting each voice's
         // gains through the array would add its exclusivity checks to the C loop's side).

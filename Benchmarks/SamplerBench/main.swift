@@ -37,7 +37,7 @@ if let text = option("--row") {
     exit(0)
 }
 
-// `--profile N [mono|stereo] [ramp|streamed] [reference] [--seconds S]`: only render N voices back to back
+// `--profile N [mono|stereo] [ramp|streamed|cc|ccglide] [reference] [--seconds S]`: only render N voices back to back
 // for about S seconds (default 10; to run under `perf record`).
 // `--breakdown N [mono|stereo] [ramp]`: engine vs its kernels alone vs C, interleaved.
 if let n = option("--breakdown").flatMap(Int.init) {
@@ -77,7 +77,8 @@ if let n = option("--profile").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
     let streamed = arguments.contains("streamed")
     let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), streamed: streamed,
-                        controlled: arguments.contains("cc"), frameCount: 128)
+                        controlled: arguments.contains("cc") || arguments.contains("ccglide"),
+                        glideFrames: arguments.contains("ccglide") ? 48 : 0, frameCount: 128)
     let seconds = option("--seconds").flatMap(Double.init) ?? 10
     let periods = max(1000, Int(seconds * 1e9) / (n * 128))
     let t0 = nowNanoseconds()

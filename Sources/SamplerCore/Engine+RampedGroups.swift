@@ -109,6 +109,130 @@ extension Engine {
         return n
     }
 
+    /// Whether voice `v` glides in the next `count` frames, as `mixGlidingVoice` mixes it: into
+    /// the main mix at rate 1, not fading out, steady (no envelope, or at its sustain), its ramp
+    /// ending within them (a controller's change of level), its sound not ending in them, its
+    /// ramp's indices counted in floats.
+    @_noLocks @_noAllocation @inline(__always)
+    func isGlidingInMainMix(_ v: UnsafeMutablePointer<Voice>, count: Int) -> Bool {
+        // isActive, isPaused, generalPath, stopsAfterRamp, (isStereo), isStreamed, isVarispeed, output.
+        if Voice.flags(v) & 0xFFFF_FF00_FFFF_FFFF != 0x0000_0000_0000_0001 { return false }
+        let ramp = Int(v.pointee.rampFramesLeft)
+        if ramp <= 0 || ramp > count { return false }
+        if v.pointee.position &+ Int64(count) >= v.pointee.frames { return false }
+        if !v.pointee.envStage.isSteady { return false }
+        return Mixing.isCountedInFloats(Int(v.pointee.rampElapsed), ramp)
+    }
+
+    /// Groups of gliding voices (`isGlidingInMainMix`) one after the other from index `first`,
+    /// as `mixRampedGroups` groups ramped ones: returns how many voices they hold. The voices of
+    /// a group glide for as many frames (a controller moved them on one frame): their glides in
+    /// one pass (`Mixing.addRampedQuad`), then the rest of the block at their new levels in
+    /// another (`Mixing.addQuad`), to the bit as `mixGlidingVoice` one at a time in list order.
+    @_noLocks @_noAllocation @inline(never)
+    func mixGlidingGroups(at first: Int, count: Int, from start: Int, to end: Int, periodStart: Frame,
+                          left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                          publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        let frames = end &- start
+        var i = first
+        while i &+ 1 < count {
+            if i != first {
+                let key = voiceList.key(at: i)
+                if key.isTail { break }
+                if !isGlidingInMainMix(voices + key.player, count: frames) { break }
+                if readAhead { prefetchAhead(from: i, count: count, frames: frames, plain: true) }
+            }
+            let n = mixGlidingGroup(at: i, count: count, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                    publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+            if n == 0 { break }
+            i &+= n
+        }
+        return i &- first
+    }
+
+    @_noLocks @_noAllocation @inline(__always)
+    private func mixGlidingGroup(at i: Int, count: Int, from start: Int, to end: Int, periodStart: Frame,
+                                 left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                                 publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        let frames = end &- start
+        let keyB = voiceList.key(at: i &+ 1)
+        if keyB.isTail { return 0 }
+        let a = voices + voiceList.key(at: i).player, b = voices + keyB.player
+        let ramp = a.pointee.rampFramesLeft
+        if !isGlidingInMainMix(b, count: frames) || b.pointee.rampFramesLeft != ramp { return 0 }
+        var n = 2
+        var c = a, d = a
+        if i &+ 3 < count {
+            let keyC = voiceList.key(at: i &+ 2), keyD = voiceList.key(at: i &+ 3)
+            if !VoiceKey.eitherIsTail(keyC, keyD) {
+                c = voices + keyC.player
+                d = voices + keyD.player
+                if isGlidingInMainMix(c, count: frames), isGlidingInMainMix(d, count: frames),
+                   c.pointee.rampFramesLeft == ramp, d.pointee.rampFramesLeft == ramp { n = 4 }
+            }
+        }
+        if readAhead {
+            for k in 1..<n { prefetchAhead(from: i &+ k, count: count, frames: frames, plain: true) }
+        }
+        let glide = Int(ramp), rest = frames &- glide
+        let ended = periodStart + Int64(start &+ glide)
+        var sum = rampedShare(a) + rampedShare(b)
+        if n == 4 {
+            sum += rampedShare(c) + rampedShare(d)
+            Mixing.addRampedQuad(rampedSource(a), rampedSource(b), rampedSource(c), rampedSource(d),
+                                 into: left + start, right: right + start, count: glide)
+            endGlide(a, after: glide, at: ended)
+            endGlide(b, after: glide, at: ended)
+            endGlide(c, after: glide, at: ended)
+            endGlide(d, after: glide, at: ended)
+            if rest > 0 {
+                Mixing.addQuad(plainSource(a, from: glide), plainSource(b, from: glide), plainSource(c, from: glide), plainSource(d, from: glide),
+                               into: left + start + glide, right: right + start + glide, count: rest)
+            }
+            advanceGlided(a, count: frames, publishing: publishing)
+            advanceGlided(b, count: frames, publishing: publishing)
+            advanceGlided(c, count: frames, publishing: publishing)
+            advanceGlided(d, count: frames, publishing: publishing)
+        } else {
+            Mixing.addRampedPair(rampedSource(a), rampedSource(b), into: left + start, right: right + start, count: glide)
+            endGlide(a, after: glide, at: ended)
+            endGlide(b, after: glide, at: ended)
+            if rest > 0 {
+                Mixing.addPair(plainSource(a, from: glide), plainSource(b, from: glide),
+                               into: left + start + glide, right: right + start + glide, count: rest)
+            }
+            advanceGlided(a, count: frames, publishing: publishing)
+            advanceGlided(b, count: frames, publishing: publishing)
+        }
+        bound += sum
+        keepGroup(at: i, count: n, publishing: publishing, active: &active, kept: &kept)
+        return n
+    }
+
+    /// A gliding voice at its glide's end, `glide` frames into the block: at its target level,
+    /// its ramp over (`finishRamp` of a steady voice that does not stop).
+    @_noLocks @_noAllocation @inline(__always)
+    private func endGlide(_ v: UnsafeMutablePointer<Voice>, after glide: Int, at frame: Frame) {
+        v.pointee.rampElapsed &+= Int32(truncatingIfNeeded: glide)
+        v.pointee.rampFramesLeft = 0
+        v.pointee.level = v.pointee.levelTarget
+        v.pointee.rampEndedAt = frame
+    }
+
+    /// A voice's samples from `offset` frames past its position, at its level and pan.
+    @_noLocks @_noAllocation @inline(__always)
+    private func plainSource(_ v: UnsafeMutablePointer<Voice>, from offset: Int) -> Mixing.Source {
+        let position = Int(v.pointee.position) &+ offset, level = v.pointee.level
+        return Mixing.Source(left: v.pointee.left.unsafelyUnwrapped + position, right: v.pointee.right.unsafelyUnwrapped + position,
+                             gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
+    }
+
+    @_noLocks @_noAllocation @inline(__always)
+    private func advanceGlided(_ v: UnsafeMutablePointer<Voice>, count: Int, publishing: Bool) {
+        v.pointee.position &+= Int64(count)
+        if publishing { playerStates[v - voices].store(v.pointee.position << 2 | 1, ordering: .relaxed) }
+    }
+
     /// A ramped voice's share of the period's bound before its block: its peak × its largest gain.
     @_noLocks @_noAllocation @inline(__always)
     private func rampedShare(_ v: UnsafeMutablePointer<Voice>) -> Float {

@@ -40,16 +40,19 @@ extension Engine {
             // A plain or streamed voice about to be mixed in a group: up to `plainSamplesAhead`,
             // no hints (the voices ahead of it are most likely of its kind too, and the hardware
             // follows them).
-            var plainHere = false, streamHere = false, rampHere = false
+            var plainHere = false, streamHere = false, rampHere = false, glideHere = false
             if !silent, i + 1 < count, !key.isTail {
                 plainHere = isPlainInMainMix(voices + p, count: frames, busCount: busCount)
                 if !plainHere {
                     streamHere = voices[p].isStreamed
-                    if !streamHere, groupsRamps { rampHere = isRampedInMainMix(voices + p, count: frames) }
+                    if !streamHere, groupsRamps {
+                        rampHere = isRampedInMainMix(voices + p, count: frames)
+                        if !rampHere { glideHere = isGlidingInMainMix(voices + p, count: frames) }
+                    }
                 }
             }
             if readAhead {
-                if plainSamplesAhead || !(plainHere || streamHere || rampHere) {
+                if plainSamplesAhead || !(plainHere || streamHere || rampHere || glideHere) {
                     prefetchAhead(from: i, count: count, frames: frames, plain: plainSamplesAhead)
                 }
             }
@@ -80,9 +83,17 @@ extension Engine {
                     i += n
                     continue
                 }
+            } else if glideHere {
+                let n = mixGlidingGroups(at: i, count: count, from: start, to: end, periodStart: periodStart, left: mainLeft, right: mainRight,
+                                         publishing: publishing, readAhead: plainSamplesAhead,
+                                         bound: &bound, active: &active, kept: &kept)
+                if n > 0 {
+                    i += n
+                    continue
+                }
             }
             // Not grouped after all: the hints skipped above for a voice about to be.
-            if readAhead, !plainSamplesAhead, plainHere || streamHere || rampHere {
+            if readAhead, !plainSamplesAhead, plainHere || streamHere || rampHere || glideHere {
                 prefetchAhead(from: i, count: count, frames: frames, plain: false)
             }
             defer { i += 1 }
@@ -131,8 +142,11 @@ extension Engine {
                         } else {
                             let gain = largestGain(v)
                             if !mixRampedVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
-                                mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
-                                         silent: silent)
+                                if !mixGlidingVoice(v, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                                    silent: silent) {
+                                    mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                             silent: silent)
+                                }
                             }
                             // After mixing: a stream's samples are bounded by its ring's peak when it read them;
                             // a filter's output by nothing known here (a resonance amplifies).

@@ -345,4 +345,54 @@ import Testing
             #expect(engine.nonFiniteOutputCount > 0, "streamed \(streamed)")
         }
     }
+
+    /// Voices steered by controllers glide to each new level over the instrument's
+    /// `steerFrames`, ending inside blocks: in groups of four or two (`mixGlidingGroups`), one at
+    /// a time (`mixGlidingVoice`, groups off) and on the general path (every voice metered) the
+    /// output is the same to the bit, for mono and stereo sounds, with blocks of any size.
+    @Test(arguments: [1, 2, 3])
+    func glidingVoicesMixAsTheGeneralPathDoes(seed: Int) throws {
+        var random = SeededRandom(state: UInt64(seed) &* 104_729)
+        let voices = random.int(5...11)
+        let sounds = (0..<voices).map { k in
+            (0..<(k % 3 == 0 ? 2 : 1)).map { _ in (0..<6_000).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 } }
+        }
+        let blocks = (0..<50).map { _ in random.int(1...200) }
+        let changes = (0..<40).map { _ in (frame: Frame(random.int(0...5_000)), number: random.pick([1, 2]), value: UInt8(random.int(0...127))) }
+        let glide = random.pick([48, 96, 300])
+        func render(grouped: Bool, metered: Bool) throws -> [Float] {
+            let engine = Engine(configuration: .init(maxPlayers: voices))
+            engine.groupsRampedVoices = grouped
+            let ids = try sounds.map { try engine.register(Sound(channels: $0, sampleRate: 48000)) }
+            var instrument = InstrumentDefinition(firstPlayer: 0, voiceCount: voices, loops: -1, layers: [InstrumentLayer(sounds: ids)])
+            instrument.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1),
+                                      ControllerModulation(controller: 2, target: .pan, depth: 1)]
+            instrument.steerFrames = glide
+            instrument.followsChannelControllers = false
+            engine.setInstruments([instrument], controllers: ControllerSetup(defaults: [1: 1, 2: 0.5]))
+            if metered { for p in 0..<voices { engine.send(.setMetering(player: p, true)) } }
+            for k in 0..<voices { engine.send(.trigger(instrument: 0, velocity: 100, at: Frame(k * 7))) }
+            for c in changes {
+                engine.send(try #require(Command.channelMessage([0xB0, UInt8(c.number), c.value], at: c.frame)))
+            }
+            var out: [Float] = []
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+            defer { l.deallocate(); r.deallocate() }
+            var frame: Frame = 0
+            for n in blocks {
+                engine.render(frameCount: n, periodStart: frame, left: l, right: r)
+                out += UnsafeBufferPointer(start: l, count: n)
+                out += UnsafeBufferPointer(start: r, count: n)
+                frame += Frame(n)
+                engine.drainEvents { _ in }
+            }
+            return out
+        }
+        let grouped = try render(grouped: true, metered: false)
+        #expect(grouped.contains { $0 != 0 })
+        for (name, other) in [("one at a time", try render(grouped: false, metered: false)), ("general path", try render(grouped: true, metered: true))] {
+            let first = zip(grouped, other).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "\(name): differs from sample \(first ?? -1)")
+        }
+    }
 }

@@ -37,6 +37,11 @@ void cmix_render_ramped(CMixVoice *voices, int count, float *outLeft, float *out
 /// The same, added into `outLeft`/`outRight` (not cleared first): the declick tails.
 void cmix_add_ramped(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount);
 
+/// A controller's glide: over each voice's first `glideFrames` frames its level ramps from
+/// `rampOrigin` by `rampStep` a frame (× `panLeft`/`panRight`), then it plays at `gainLeft`/
+/// `gainRight` (the level reached × the pan) for the rest of the period.
+void cmix_render_glided(CMixVoice *voices, int count, float *outLeft, float *outRight, int frameCount, int glideFrames);
+
 /// One streamed voice of the reference mixer: a ring of `capacity` frames (planar; right == left
 /// for mono) that a writer fills ahead of the reader, read at rate 1 with constant gains, as the
 /// engine reads a `StreamRing`: the read index, the write index (frames not yet written play as
