@@ -45,21 +45,68 @@ extension Engine {
     func mixRampedGroups(at first: Int, count: Int, from start: Int, to end: Int,
                          left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                          publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
+        mixRampedOrGlidingGroups(gliding: false, at: first, count: count, from: start, to: end, periodStart: 0, left: left, right: right,
+                                 publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+    }
+
+    /// The loop of `mixRampedGroups` and `mixGlidingGroups` (inlined into each, `gliding` a
+    /// constant there).
+    @_noLocks @_noAllocation @inline(__always)
+    private func mixRampedOrGlidingGroups(gliding: Bool, at first: Int, count: Int, from start: Int, to end: Int, periodStart: Frame,
+                                          left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
+                                          publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
         let frames = end &- start
         var i = first
         while i &+ 1 < count {
             if i != first {
                 let key = voiceList.key(at: i)
                 if key.isTail { break }
-                if !isRampedInMainMix(voices + key.player, count: frames) { break }
+                let v = voices + key.player
+                if !(gliding ? isGlidingInMainMix(v, count: frames) : isRampedInMainMix(v, count: frames)) { break }
                 if readAhead { prefetchAhead(from: i, count: count, frames: frames, plain: true) }
             }
-            let n = mixRampedGroup(at: i, count: count, from: start, to: end, left: left, right: right, publishing: publishing,
-                                   readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+            let n = gliding
+                ? mixGlidingGroup(at: i, count: count, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                  publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
+                : mixRampedGroup(at: i, count: count, from: start, to: end, left: left, right: right, publishing: publishing,
+                                 readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
             if n == 0 { break }
             i &+= n
         }
         return i &- first
+    }
+
+    /// The voices of a ramped group (`gliding`: of a gliding group, all gliding for as many
+    /// frames) listed from index `i` on: four or two, their first three hinted with `readAhead`;
+    /// nil when the next voice is not one (c and d are a when only two).
+    @_noLocks @_noAllocation @inline(__always)
+    private func rampedGroupMembers(gliding: Bool, at i: Int, count: Int, frames: Int, readAhead: Bool)
+        -> (n: Int, a: UnsafeMutablePointer<Voice>, b: UnsafeMutablePointer<Voice>, c: UnsafeMutablePointer<Voice>, d: UnsafeMutablePointer<Voice>)? {
+        let keyB = voiceList.key(at: i &+ 1)
+        if keyB.isTail { return nil }
+        let a = voices + voiceList.key(at: i).player, b = voices + keyB.player
+        let ramp = a.pointee.rampFramesLeft
+        // Nested rather than `&&` (see `Engine+VoiceWalk.swift`).
+        func joins(_ v: UnsafeMutablePointer<Voice>) -> Bool {
+            if !gliding { return isRampedInMainMix(v, count: frames) }
+            if !isGlidingInMainMix(v, count: frames) { return false }
+            return v.pointee.rampFramesLeft == ramp
+        }
+        if !joins(b) { return nil }
+        var n = 2
+        var c = a, d = a
+        if i &+ 3 < count {
+            let keyC = voiceList.key(at: i &+ 2), keyD = voiceList.key(at: i &+ 3)
+            if !VoiceKey.eitherIsTail(keyC, keyD) {
+                c = voices + keyC.player
+                d = voices + keyD.player
+                if joins(c), joins(d) { n = 4 }
+            }
+        }
+        if readAhead {
+            for k in 1..<n { prefetchAhead(from: i &+ k, count: count, frames: frames, plain: true) }
+        }
+        return (n, a, b, c, d)
     }
 
     /// Mixes the ramped voices (`isRampedInMainMix`) listed from index `i` on (the one at `i` is
@@ -71,23 +118,7 @@ extension Engine {
                                 left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                                 publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
         let frames = end &- start
-        let keyB = voiceList.key(at: i &+ 1)
-        if keyB.isTail { return 0 }
-        let a = voices + voiceList.key(at: i).player, b = voices + keyB.player
-        if !isRampedInMainMix(b, count: frames) { return 0 }
-        var n = 2
-        var c = a, d = a
-        if i &+ 3 < count {
-            let keyC = voiceList.key(at: i &+ 2), keyD = voiceList.key(at: i &+ 3)
-            if !VoiceKey.eitherIsTail(keyC, keyD) {
-                c = voices + keyC.player
-                d = voices + keyD.player
-                if isRampedInMainMix(c, count: frames), isRampedInMainMix(d, count: frames) { n = 4 }
-            }
-        }
-        if readAhead {
-            for k in 1..<n { prefetchAhead(from: i &+ k, count: count, frames: frames, plain: true) }
-        }
+        guard let (n, a, b, c, d) = rampedGroupMembers(gliding: false, at: i, count: count, frames: frames, readAhead: readAhead) else { return 0 }
         // Each voice's share of the period's bound, from its levels before the block (as
         // `mixVoices` takes `largestGain` before `mixRampedVoice`).
         var sum = rampedShare(a) + rampedShare(b)
@@ -133,21 +164,8 @@ extension Engine {
     func mixGlidingGroups(at first: Int, count: Int, from start: Int, to end: Int, periodStart: Frame,
                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                           publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
-        let frames = end &- start
-        var i = first
-        while i &+ 1 < count {
-            if i != first {
-                let key = voiceList.key(at: i)
-                if key.isTail { break }
-                if !isGlidingInMainMix(voices + key.player, count: frames) { break }
-                if readAhead { prefetchAhead(from: i, count: count, frames: frames, plain: true) }
-            }
-            let n = mixGlidingGroup(at: i, count: count, from: start, to: end, periodStart: periodStart, left: left, right: right,
-                                    publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
-            if n == 0 { break }
-            i &+= n
-        }
-        return i &- first
+        mixRampedOrGlidingGroups(gliding: true, at: first, count: count, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                 publishing: publishing, readAhead: readAhead, bound: &bound, active: &active, kept: &kept)
     }
 
     @_noLocks @_noAllocation @inline(__always)
@@ -155,26 +173,8 @@ extension Engine {
                                  left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,
                                  publishing: Bool, readAhead: Bool, bound: inout Float, active: inout Int, kept: inout Int) -> Int {
         let frames = end &- start
-        let keyB = voiceList.key(at: i &+ 1)
-        if keyB.isTail { return 0 }
-        let a = voices + voiceList.key(at: i).player, b = voices + keyB.player
-        let ramp = a.pointee.rampFramesLeft
-        if !isGlidingInMainMix(b, count: frames) || b.pointee.rampFramesLeft != ramp { return 0 }
-        var n = 2
-        var c = a, d = a
-        if i &+ 3 < count {
-            let keyC = voiceList.key(at: i &+ 2), keyD = voiceList.key(at: i &+ 3)
-            if !VoiceKey.eitherIsTail(keyC, keyD) {
-                c = voices + keyC.player
-                d = voices + keyD.player
-                if isGlidingInMainMix(c, count: frames), isGlidingInMainMix(d, count: frames),
-                   c.pointee.rampFramesLeft == ramp, d.pointee.rampFramesLeft == ramp { n = 4 }
-            }
-        }
-        if readAhead {
-            for k in 1..<n { prefetchAhead(from: i &+ k, count: count, frames: frames, plain: true) }
-        }
-        let glide = Int(ramp), rest = frames &- glide
+        guard let (n, a, b, c, d) = rampedGroupMembers(gliding: true, at: i, count: count, frames: frames, readAhead: readAhead) else { return 0 }
+        let glide = Int(a.pointee.rampFramesLeft), rest = frames &- glide
         let ended = periodStart + Int64(start &+ glide)
         var sum = rampedShare(a) + rampedShare(b)
         if n == 4 {

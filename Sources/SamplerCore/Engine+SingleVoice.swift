@@ -27,9 +27,7 @@ extension Engine {
                         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
         if silent { return false }
         let count = end &- start
-        if v.pointee.isStreamed { return false }
-        if v.pointee.isVarispeed { return false }
-        if v.pointee.generalPath != 0 { return false }
+        if !v.pointee.playsFromMemoryAtRateOne { return false }
         if Int(v.pointee.rampFramesLeft) <= count { return false }
         let position = v.pointee.position
         if position &+ Int64(count) >= v.pointee.frames { return false }
@@ -55,9 +53,7 @@ extension Engine {
                          left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
         if silent { return false }
         let count = end &- start
-        if v.pointee.isStreamed { return false }
-        if v.pointee.isVarispeed { return false }
-        if v.pointee.generalPath != 0 { return false }
+        if !v.pointee.playsFromMemoryAtRateOne { return false }
         let ramp = Int(v.pointee.rampFramesLeft)
         if ramp <= 0 || ramp > count { return false }
         if v.pointee.stopsAfterRamp { return false }

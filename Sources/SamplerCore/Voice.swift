@@ -153,6 +153,12 @@ struct Voice: BitwiseCopyable {
         @_noLocks @_noAllocation @inline(__always) set { generalPath = newValue ? generalPath | 1 : generalPath & 0xFE }
     }
 
+    /// Plays from memory (not a stream) at rate 1, on no general path (not metered or
+    /// filtered): what the short paths for one ramped voice take.
+    var playsFromMemoryAtRateOne: Bool {
+        @_noLocks @_noAllocation @inline(__always) get { !isStreamed && !isVarispeed && generalPath == 0 }
+    }
+
     /// The voice goes through its filter (`Engine.filterState(of:)`).
     var isFiltered: Bool {
         @_noLocks @_noAllocation @inline(__always) get { generalPath & 2 != 0 }
