@@ -79,6 +79,49 @@ extension Engine {
         return true
     }
 
+    /// A voice (or a declick tail: `player` -1) at rate 1 from memory, on no general path, under
+    /// a ramp that ends in the block, whose sound does not end in it: an envelope's segments, a
+    /// fade that stops it, a glide. Each stretch up to a ramp's end and after it, exactly as
+    /// `mixVoice` mixes them (the same kernels on the same frames, `finishRamp` at each end:
+    /// the next segment, or the voice's end). Returns `true`, or changes nothing and returns
+    /// `false`.
+    @_noLocks @_noAllocation
+    func mixSegmentedVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
+                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
+        if silent { return false }
+        if !v.pointee.playsFromMemoryAtRateOne { return false }
+        if v.pointee.rampFramesLeft <= 0 { return false }
+        if v.pointee.position &+ Int64(end &- start) >= v.pointee.frames { return false }
+        let l = v.pointee.left.unsafelyUnwrapped, r = v.pointee.right.unsafelyUnwrapped
+        var out = start
+        while out < end {
+            var n = end &- out
+            let ramping = v.pointee.rampFramesLeft > 0
+            if ramping { n = min(n, Int(v.pointee.rampFramesLeft)) }
+            let pos = Int(v.pointee.position)
+            if ramping {
+                v.pointee.level = Mixing.addRamped(left: l + pos, right: r + pos, into: left + out, right: right + out, count: n,
+                                                   origin: v.pointee.rampOrigin, step: v.pointee.levelStep,
+                                                   firstIndex: Int(v.pointee.rampElapsed),
+                                                   panLeft: v.pointee.panLeft, panRight: v.pointee.panRight)
+                v.pointee.rampElapsed += Int32(n)
+                v.pointee.rampFramesLeft -= Int32(n)
+                if v.pointee.rampFramesLeft == 0 {
+                    if v.pointee.stopsAfterRamp { v.pointee.position += Int64(n) }
+                    // A stop's fade ends the voice; an envelope goes on with its next segment.
+                    if !finishRamp(v, player: p, at: periodStart + Int64(out + n)) { return true }
+                }
+            } else {
+                let level = v.pointee.level
+                Mixing.add(left: l + pos, right: r + pos, into: left + out, right: right + out,
+                           count: n, gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
+            }
+            v.pointee.position += Int64(n)
+            out += n
+        }
+        return true
+    }
+
     /// Plain voice `v` (sounding into the main mix, not silent) and its own declick tail `t`,
     /// listed right after it, when the tail sounds into the main mix and takes the ramped short
     /// path (`mixRampedVoice`): mixed in one pass over the outputs (`Mixing.addWithRamped`), to

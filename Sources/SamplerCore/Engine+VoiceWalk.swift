@@ -144,8 +144,11 @@ extension Engine {
                             if !mixRampedVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                                 if !mixGlidingVoice(v, from: start, to: end, periodStart: periodStart, left: left, right: right,
                                                     silent: silent) {
-                                    mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
-                                             silent: silent)
+                                    if !mixSegmentedVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left,
+                                                          right: right, silent: silent) {
+                                        mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                                 silent: silent)
+                                    }
                                 }
                             }
                             // After mixing: a stream's samples are bounded by its ring's peak when it read them;
@@ -168,8 +171,11 @@ extension Engine {
                     let left = buses[bus], right = buses[bus + 1]
                     bound += t.pointee.isFiltered ? .infinity : t.pointee.peakGain * largestGain(t)
                     if !mixRampedVoice(t, from: start, to: end, left: left, right: right, silent: silent) {
-                        mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right,
-                                 silent: silent)
+                        if !mixSegmentedVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                              silent: silent) {
+                            mixVoice(t, player: -1, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                     silent: silent)
+                        }
                     }
                 }
                 if !publishing { continue }

@@ -395,4 +395,66 @@ import Testing
             #expect(first == nil, "\(name): differs from sample \(first ?? -1)")
         }
     }
+
+    /// Voices under envelopes (attack, decay, release) and fades, retriggered (their declick
+    /// tails) and released at random frames, while a controller moves their level: segments end
+    /// inside blocks of any size and the next begins (`mixSegmentedVoice`). The output is the same
+    /// to the bit as on the general path (every voice metered), and so are the events.
+    @Test(arguments: [4, 5, 6])
+    func envelopeSegmentsEndingInABlockMixAsTheGeneralPathDoes(seed: Int) throws {
+        var random = SeededRandom(state: UInt64(seed) &* 15_485_863)
+        let instruments = random.int(3...6)
+        let sounds = (0..<instruments).map { k in
+            (0..<(k % 2 == 0 ? 2 : 1)).map { _ in (0..<20_000).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 } }
+        }
+        let envelopes = (0..<instruments).map { _ in
+            AmplitudeEnvelope(attackFrames: random.int(0...400), holdFrames: random.int(0...100), decayFrames: random.int(0...3_000),
+                              sustain: Float(random.int(1...10)) / 10, releaseFrames: random.int(1...4_000))
+        }
+        let blocks = (0..<60).map { _ in random.int(1...256) }
+        var commands: [Command] = []
+        for _ in 0..<30 {
+            let i = random.int(0...(instruments - 1)), at = Frame(random.int(0...7_000))
+            commands.append(random.chance(60) ? .trigger(instrument: i, velocity: random.int(1...127), at: at) : .release(instrument: i, at: at))
+        }
+        for _ in 0..<20 {
+            commands.append(try #require(Command.channelMessage([0xB0, 1, UInt8(random.int(0...127))], at: Frame(random.int(0...7_000)))))
+        }
+        func render(metered: Bool) throws -> (out: [Float], events: [String]) {
+            let engine = Engine(configuration: .init(maxPlayers: 2 * instruments))
+            var definitions: [InstrumentDefinition] = []
+            for k in 0..<instruments {
+                let id = try engine.register(Sound(channels: sounds[k], sampleRate: 48000))
+                var d = InstrumentDefinition(firstPlayer: 2 * k, voiceCount: 2, layers: [InstrumentLayer(sounds: [id])], declickFrames: 64,
+                                             envelope: envelopes[k])
+                d.modulations = [ControllerModulation(controller: 1, target: .amplitude, depth: 1)]
+                d.steerFrames = 48
+                d.followsChannelControllers = false
+                definitions.append(d)
+            }
+            engine.setInstruments(definitions, controllers: ControllerSetup(defaults: [1: 1]))
+            if metered { for p in 0..<(2 * instruments) { engine.send(.setMetering(player: p, true)) } }
+            for c in commands { engine.send(c) }
+            var out: [Float] = [], events: [String] = []
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+            defer { l.deallocate(); r.deallocate() }
+            var frame: Frame = 0
+            for n in blocks {
+                engine.render(frameCount: n, periodStart: frame, left: l, right: r)
+                out += UnsafeBufferPointer(start: l, count: n)
+                out += UnsafeBufferPointer(start: r, count: n)
+                frame += Frame(n)
+                engine.drainEvents { e in
+                    if e.kind == .started || e.kind == .stopped || e.kind == .finished { events.append("\(e.kind) \(e.player) \(e.frame)") }
+                }
+            }
+            return (out, events)
+        }
+        let short = try render(metered: false), general = try render(metered: true)
+        #expect(short.out.contains { $0 != 0 })
+        #expect(short.events.contains { $0.hasPrefix("stopped") })
+        let first = zip(short.out, general.out).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(first == nil, "differs from sample \(first ?? -1)")
+        #expect(short.events == general.events)
+    }
 }
