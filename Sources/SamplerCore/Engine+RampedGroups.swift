@@ -140,7 +140,7 @@ extension Engine {
         return n
     }
 
-    /// Whether voice `v` glides in the next `count` frames, as `mixGlidingVoice` mixes it: into
+    /// Whether voice `v` glides in the next `count` frames, as `mixSegmentedVoice` mixes it: into
     /// the main mix at rate 1, not fading out, steady (no envelope, or at its sustain), its ramp
     /// ending within them (a controller's change of level), its sound not ending in them, its
     /// ramp's indices counted in floats.
@@ -159,7 +159,7 @@ extension Engine {
     /// as `mixRampedGroups` groups ramped ones: returns how many voices they hold. The voices of
     /// a group glide for as many frames (a controller moved them on one frame): their glides in
     /// one pass (`Mixing.addRampedQuad`), then the rest of the block at their new levels in
-    /// another (`Mixing.addQuad`), to the bit as `mixGlidingVoice` one at a time in list order.
+    /// another (`Mixing.addQuad`), to the bit as `mixSegmentedVoice` one at a time in list order.
     @_noLocks @_noAllocation @inline(never)
     func mixGlidingGroups(at first: Int, count: Int, from start: Int, to end: Int, periodStart: Frame,
                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>,

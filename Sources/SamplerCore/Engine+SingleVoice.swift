@@ -42,49 +42,12 @@ extension Engine {
         return true
     }
 
-    /// A glide that ends in the block (a controller's change of level, `Engine.steerLevel`): a
-    /// voice at rate 1, not streamed or metered, steady (no envelope, or at its sustain) and not
-    /// fading out, whose sound does not end in the block. Its ramp to its end, then its target
-    /// level for the rest of the block, exactly as `mixVoice` mixes them (`finishRamp` has
-    /// nothing more to do for such a voice); returns `true`, or changes nothing and returns
-    /// `false`.
-    @_noLocks @_noAllocation @inline(__always)
-    func mixGlidingVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int, periodStart: Frame,
-                         left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
-        if silent { return false }
-        let count = end &- start
-        if !v.pointee.playsFromMemoryAtRateOne { return false }
-        let ramp = Int(v.pointee.rampFramesLeft)
-        if ramp <= 0 || ramp > count { return false }
-        if v.pointee.stopsAfterRamp { return false }
-        if !v.pointee.envStage.isSteady { return false }
-        let position = v.pointee.position
-        if position &+ Int64(count) >= v.pointee.frames { return false }
-        let pos = Int(position)
-        let l = v.pointee.left.unsafelyUnwrapped, r = v.pointee.right.unsafelyUnwrapped
-        v.pointee.level = Mixing.addRamped(left: l + pos, right: r + pos, into: left + start, right: right + start, count: ramp,
-                                           origin: v.pointee.rampOrigin, step: v.pointee.levelStep,
-                                           firstIndex: Int(v.pointee.rampElapsed), panLeft: v.pointee.panLeft, panRight: v.pointee.panRight)
-        v.pointee.rampElapsed &+= Int32(truncatingIfNeeded: ramp)
-        v.pointee.rampFramesLeft = 0
-        // `finishRamp` of a steady voice that does not stop.
-        v.pointee.level = v.pointee.levelTarget
-        v.pointee.rampEndedAt = periodStart + Int64(start + ramp)
-        if ramp < count {
-            let level = v.pointee.level
-            Mixing.add(left: l + pos + ramp, right: r + pos + ramp, into: left + start + ramp, right: right + start + ramp,
-                       count: count - ramp, gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
-        }
-        v.pointee.position = position &+ Int64(count)
-        return true
-    }
-
     /// A voice (or a declick tail: `player` -1) at rate 1 from memory, on no general path, under
     /// a ramp that ends in the block, whose sound does not end in it: an envelope's segments, a
     /// fade that stops it, a glide. Each stretch up to a ramp's end and after it, exactly as
     /// `mixVoice` mixes them (the same kernels on the same frames, `finishRamp` at each end:
-    /// the next segment, or the voice's end). Returns `true`, or changes nothing and returns
-    /// `false`.
+    /// the next segment, or the voice's end; for a controller's glide, the voice at its new level).
+    /// Returns `true`, or changes nothing and returns `false`.
     @_noLocks @_noAllocation
     func mixSegmentedVoice(_ v: UnsafeMutablePointer<Voice>, player p: Int, from start: Int, to end: Int, periodStart: Frame,
                            left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {

@@ -506,27 +506,27 @@ extension Engine {
             if t.done![b].load(ordering: .relaxed) == generation { continue }
             if t.abandoned![b].load(ordering: .relaxed) == generation { continue }
             let o = Int(t.owner![b])
-            var reach: Int64 = -1
+            // How far its reader may read, and where it is (the voice and the declick tail that
+            // took it over: the further reach, the lower place).
+            var reach: Int64 = -1, at = Int64.max
             if o >= 0 {
                 if voiceTailBuffers[o] == Int32(b), voices[o].isActive {
                     var rate = max(4, voices[o].rate)
                     let i = Int(voiceControls[o].instrument)
                     if i >= 0 && i < tables.instrumentCount { rate = max(rate, Double(tables.instruments[i].fastestRate)) }
                     reach = voices[o].position + Int64(rate * span) + 3
+                    at = voices[o].position
                 }
                 if tailTailBuffers[o] == Int32(b), tails[o].isActive {
                     let rate = max(4, tails[o].rate)
                     reach = max(reach, tails[o].position + Int64(rate * span) + 3)
+                    at = min(at, tails[o].position)
                 }
             }
             if reach < 0 {
                 t.abandoned![b].store(generation, ordering: .releasing)
                 continue
             }
-            // Where its reader is (the lower of the voice and the declick tail that took it).
-            var at = Int64.max
-            if voiceTailBuffers[o] == Int32(b), voices[o].isActive { at = voices[o].position }
-            if tailTailBuffers[o] == Int32(b), tails[o].isActive { at = min(at, tails[o].position) }
             let floor = max(t.floor![b].load(ordering: .relaxed), min(t.length![b], max(0, at - t.head![b])))
             // A tail longer than its ring: before the floor is what the filler may write over
             // from now on, so no seek or rewind goes back there (set before the floor is).

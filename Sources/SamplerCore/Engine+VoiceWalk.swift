@@ -142,13 +142,10 @@ extension Engine {
                         } else {
                             let gain = largestGain(v)
                             if !mixRampedVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
-                                if !mixGlidingVoice(v, from: start, to: end, periodStart: periodStart, left: left, right: right,
-                                                    silent: silent) {
-                                    if !mixSegmentedVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left,
-                                                          right: right, silent: silent) {
-                                        mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
-                                                 silent: silent)
-                                    }
+                                if !mixSegmentedVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left,
+                                                      right: right, silent: silent) {
+                                    mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,
+                                             silent: silent)
                                 }
                             }
                             // After mixing: a stream's samples are bounded by its ring's peak when it read them;

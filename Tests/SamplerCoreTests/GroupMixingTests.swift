@@ -348,7 +348,7 @@ import Testing
 
     /// Voices steered by controllers glide to each new level over the instrument's
     /// `steerFrames`, ending inside blocks: in groups of four or two (`mixGlidingGroups`), one at
-    /// a time (`mixGlidingVoice`, groups off) and on the general path (every voice metered) the
+    /// a time (`mixSegmentedVoice`, groups off) and on the general path (every voice metered) the
     /// output is the same to the bit, for mono and stereo sounds, with blocks of any size.
     @Test(arguments: [1, 2, 3])
     func glidingVoicesMixAsTheGeneralPathDoes(seed: Int) throws {
@@ -375,18 +375,7 @@ import Testing
             for c in changes {
                 engine.send(try #require(Command.channelMessage([0xB0, UInt8(c.number), c.value], at: c.frame)))
             }
-            var out: [Float] = []
-            let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
-            defer { l.deallocate(); r.deallocate() }
-            var frame: Frame = 0
-            for n in blocks {
-                engine.render(frameCount: n, periodStart: frame, left: l, right: r)
-                out += UnsafeBufferPointer(start: l, count: n)
-                out += UnsafeBufferPointer(start: r, count: n)
-                frame += Frame(n)
-                engine.drainEvents { _ in }
-            }
-            return out
+            return Self.renderInBlocks(engine, blocks).out
         }
         let grouped = try render(grouped: true, metered: false)
         #expect(grouped.contains { $0 != 0 })
@@ -435,20 +424,7 @@ import Testing
             engine.setInstruments(definitions, controllers: ControllerSetup(defaults: [1: 1]))
             if metered { for p in 0..<(2 * instruments) { engine.send(.setMetering(player: p, true)) } }
             for c in commands { engine.send(c) }
-            var out: [Float] = [], events: [String] = []
-            let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
-            defer { l.deallocate(); r.deallocate() }
-            var frame: Frame = 0
-            for n in blocks {
-                engine.render(frameCount: n, periodStart: frame, left: l, right: r)
-                out += UnsafeBufferPointer(start: l, count: n)
-                out += UnsafeBufferPointer(start: r, count: n)
-                frame += Frame(n)
-                engine.drainEvents { e in
-                    if e.kind == .started || e.kind == .stopped || e.kind == .finished { events.append("\(e.kind) \(e.player) \(e.frame)") }
-                }
-            }
-            return (out, events)
+            return Self.renderInBlocks(engine, blocks)
         }
         let short = try render(metered: false), general = try render(metered: true)
         #expect(short.out.contains { $0 != 0 })
@@ -456,5 +432,24 @@ import Testing
         let first = zip(short.out, general.out).enumerated().first { $0.element.0 != $0.element.1 }?.offset
         #expect(first == nil, "differs from sample \(first ?? -1)")
         #expect(short.events == general.events)
+    }
+
+    /// `engine` rendered in blocks of the sizes `blocks` (at most 256 frames), each block's left
+    /// then right samples, and its voices' started, stopped and finished events.
+    static func renderInBlocks(_ engine: Engine, _ blocks: [Int]) -> (out: [Float], events: [String]) {
+        var out: [Float] = [], events: [String] = []
+        let l = UnsafeMutablePointer<Float>.allocate(capacity: 256), r = UnsafeMutablePointer<Float>.allocate(capacity: 256)
+        defer { l.deallocate(); r.deallocate() }
+        var frame: Frame = 0
+        for n in blocks {
+            engine.render(frameCount: n, periodStart: frame, left: l, right: r)
+            out += UnsafeBufferPointer(start: l, count: n)
+            out += UnsafeBufferPointer(start: r, count: n)
+            frame += Frame(n)
+            engine.drainEvents { e in
+                if e.kind == .started || e.kind == .stopped || e.kind == .finished { events.append("\(e.kind) \(e.player) \(e.frame)") }
+            }
+        }
+        return (out, events)
     }
 }
