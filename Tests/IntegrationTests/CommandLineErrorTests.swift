@@ -118,6 +118,10 @@ import Testing
         try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--stream-head-frames", "10"], status: 64,
                         "--stream-head-frames must be from 64 to 1048576, got 10")
         try expectError(["play", "--stream-voices", "0"], status: 64, "--stream-voices must be from 1 to 4096, got 0")
+        try expectError(["render", "--duration", "1", "--out", "/tmp/x.wav", "--stream-ring-frames", "4095"], status: 64,
+                        "--stream-ring-frames must be from 4096 to 16777216, got 4095")
+        try expectError(["play", "--stream-ring-frames", "16777217"], status: 64,
+                        "--stream-ring-frames must be from 4096 to 16777216, got 16777217")
     }
 
     @Test func missingPatchFileIsNamed() throws {
