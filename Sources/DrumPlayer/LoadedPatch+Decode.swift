@@ -178,6 +178,16 @@ extension LoadedPatch {
     /// past it.
     static let tailRingSeconds = 2.5
 
+    /// The shortest ring in which the fastest voice of `definitions` (`fastestRate`, at least its
+    /// sound's own) cannot outrun the filler at `period`-frame periods: four periods of it (the
+    /// render thread asks for two periods ahead, and the filler may be a period or two late). 0
+    /// when the period is not known; at most 2^24 frames.
+    static func ringFramesForFastestVoice(_ definitions: [InstrumentDefinition], period: Int) -> Int {
+        guard period > 0 else { return 0 }
+        let fastest = Double(max(1, definitions.map(\.fastestRate).max() ?? 1))
+        return Int(min(Double(1 << 24), (4 * fastest * Double(period)).rounded(.up)))
+    }
+
     /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
     /// enough (four heads, at most `longest` frames), not marked `"preload": true`, and its voices
     /// play it straight through once from its start (no loop, no random offset into it);

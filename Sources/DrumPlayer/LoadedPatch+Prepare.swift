@@ -135,7 +135,8 @@ extension LoadedPatch {
             decodedBytes = bytesDecoded(kit)
         }
         let what = kit.version == 1 ? "its sounds" : "its samples"
-        let headFrames = streamsTails ? max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames) : nil
+        let headFrames = streamsTails ? min(streaming.longestHeadFrames ?? .max,
+                                            max(64, streaming.headFrames ?? kit.headFrames ?? PatchStreamingOptions.defaultHeadFrames)) : nil
         if headFrames == nil {
             do { try DecodeBudget.check(decodedBytes, what: "\(kit.file): \(what)") } catch {
                 throw SamplerError("\(error)")

@@ -303,9 +303,16 @@ package final class LoadedPatch {
         // Rings: a tail of any length plays through one; a kit whose tails are all shorter
         // takes buffers only as long as its longest (one that loads may come later: the ring).
         // At least four heads: offline, a voice moves at most a head's length in a block, and the
-        // filler must be able to read two blocks ahead of it.
-        let ring = max(4 * (headFrames ?? 0), streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
+        // filler must be able to read two blocks ahead of it. Live, at least four periods of
+        // the fastest voice (`ringFramesForFastestVoice`).
+        let ring = max(4 * (headFrames ?? 0), Self.ringFramesForFastestVoice(definitions, period: engine.expectedPeriodFrames),
+                       streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
         let capacity = readyForLoads ? ring : min(longestTail, ring)
+        // A kit loaded in place of another plays through the rings the first one sized.
+        if longestTail > 0 && !attaching && shape.count > 0,
+           Self.ringFramesForFastestVoice(definitions, period: engine.expectedPeriodFrames) > shape.capacity {
+            streaming.report("warning: \(kit.file): its fastest voices may outrun the \(shape.capacity)-frame tail rings the first kit sized at \(engine.expectedPeriodFrames)-frame periods; a voice that does ends there, counted (start the sampler with a larger --stream-ring-frames)")
+        }
         if longestTail > 0 && !attaching && anyStereoTail && !shape.stereo {
             for id in cache.values { unregister(id) }
             throw TailsError(message: "\(kit.file): its streamed tails are stereo, and the engine's tail buffers mono")

@@ -65,8 +65,12 @@ package final class PatchOSC {
     package var streaming: PatchStreamingOptions?
 
     /// The streaming options a load on `engine` takes.
+    /// Heads at most a quarter of the engine's tail rings (`LoadedPatch`'s four heads a ring).
     private func streaming(on engine: Engine) -> PatchStreamingOptions? {
-        engine.tailBufferShape.count > 0 ? streaming : nil
+        let shape = engine.tailBufferShape
+        guard shape.count > 0, var options = streaming else { return nil }
+        options.longestHeadFrames = max(64, shape.capacity / 4)
+        return options
     }
 
     package init(server: OSCServer, canLoad: Bool, root: String? = nil, outputs: [String] = [], log: @escaping (String) -> Void) {

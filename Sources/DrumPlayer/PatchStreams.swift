@@ -21,6 +21,9 @@ package struct PatchStreamingOptions: Sendable {
     /// Frames of each long sample kept in memory when tails stream; nil: the patch's
     /// `"headFrames"`, else `defaultHeadFrames`.
     package var headFrames: Int? = nil
+    /// Heads no longer than this, whatever `headFrames` or the patch ask: a kit loaded in place
+    /// of another plays its tails through the rings the first one sized (a quarter of them).
+    package var longestHeadFrames: Int? = nil
     /// sfizz's preload size: 8,192 frames (170 ms at 48 kHz) cover a disk's latency at any period.
     package static let defaultHeadFrames = 8192
     /// Voices that can play streamed tails at once (each a ring buffer, `tailRingFrames` long

@@ -87,6 +87,7 @@ package final class JACKClient: @unchecked Sendable {
             client = nil
             throw error
         }
+        engine.expectedPeriodFrames = Int(jack_get_buffer_size(opened))
         jack_set_process_callback(opened, processCallback, arg)
         jack_set_xrun_callback(opened, xrunCallback, arg)
         // No buffer-size callback: nothing to reallocate, the engine renders blocks of any size

@@ -87,6 +87,7 @@ public final class Engine: @unchecked Sendable {
     let refusedCommandCounter = Atomic<Int>(0)
     let nonFiniteOutputCounter = Atomic<Int>(0)
     let lostPeriodCounter = Atomic<Int>(0)
+    let expectedPeriodCounter = Atomic<Int>(0)
     let lostFrameCounter = Atomic<Int>(0)
     let repeatedFrameCounter = Atomic<Int>(0)
     let clockRestartCounter = Atomic<Int>(0)
@@ -454,6 +455,13 @@ public final class Engine: @unchecked Sendable {
     public var lostEventCount: Int { lostEventCounter.load(ordering: .relaxed) }
     /// Periods rendered since the engine was made.
     public var periodCount: Int { periodCounter.load(ordering: .acquiring) }
+    /// The period the engine will render in, when its server says (JACK's buffer size); 0 when
+    /// not known (offline, blocks are chosen by `longestBlockWithinHeads`). Tail rings are sized
+    /// for it. Any thread.
+    public var expectedPeriodFrames: Int {
+        get { expectedPeriodCounter.load(ordering: .relaxed) }
+        set { expectedPeriodCounter.store(max(0, newValue), ordering: .relaxed) }
+    }
 }
 
 /// Why an engine call failed.

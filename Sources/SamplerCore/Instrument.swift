@@ -94,6 +94,23 @@ public struct InstrumentDefinition: Equatable, Sendable {
     /// Cents at full pitch bend up (+1) and down (−1; e.g. −200); 0: the bend does nothing.
     public var bendUp: Float = 0
     public var bendDown: Float = 0
+    /// The fastest rate its voices can play at, relative to their sound's: every pitch modulation
+    /// at its largest (a curve's largest point; a relative one measured from anywhere on it), the
+    /// bend, the random pitch and the tuning, all upwards (at most 256: eight octaves).
+    public var fastestRate: Float {
+        func clamped(_ x: Float) -> Float { x.isFinite ? x : 0 }
+        var cents = abs(clamped(bendUp)) + abs(clamped(bendDown)) + abs(min(9600, max(-9600, clamped(randomCents))))
+            + max(0, min(9600, clamped(tuneCents)))
+        let own = modulations.count
+        for (k, m) in InstrumentTables.modulations(of: self).enumerated()
+        where m.target == .pitch && (0..<Controller.count).contains(m.controller) && m.depth.isFinite {
+            var largest: Float = 1
+            if let curve = m.curve { largest = curve.reduce(0) { max($0, $1.isFinite ? abs($1) : 0) } }
+            cents += abs(m.depth) * largest * (k >= own ? 2 : 1)
+        }
+        return cents.isFinite ? Float(centsRate(min(9600, cents))) : 256
+    }
+
     /// Volume (CC7, squared, unity at 100), expression (CC11, squared, unity at 127) and pan
     /// (CC10, centred at 64) steer it as General MIDI players and sfizz do, unless its own
     /// modulations use those controllers.

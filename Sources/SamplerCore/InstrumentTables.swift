@@ -327,17 +327,7 @@ struct InstrumentTables {
             t.instruments[i].randomCents = d.randomCents.isFinite ? min(9600, max(-9600, d.randomCents)) : 0
             t.instruments[i].tuneCents = d.tuneCents.isFinite ? min(9600, max(-9600, d.tuneCents)) : 0
             t.instruments[i].randomOffsetFrames = Int32(clamping: max(0, d.randomOffsetFrames))
-            // Every pitch modulation at its largest (a curve's largest point; a relative one
-            // measured from anywhere on it), the bend, the random pitch and the tuning, all upwards.
-            var cents = abs(t.instruments[i].bendUp) + abs(t.instruments[i].bendDown) + abs(t.instruments[i].randomCents)
-                + max(0, t.instruments[i].tuneCents)
-            for k in t.instruments[i].modulationStart..<modulationIndex where t.modulations[k].target == .pitch {
-                let m = t.modulations[k]
-                var largest: Float = 1
-                if let curve = m.curve { largest = (0..<128).reduce(0) { max($0, abs(curve[$1])) } }
-                cents += abs(m.depth) * largest * (m.relative ? 2 : 1)
-            }
-            t.instruments[i].fastestRate = cents.isFinite ? Float(centsRate(min(9600, cents))) : 256
+            t.instruments[i].fastestRate = d.fastestRate
             t.instruments[i].randomOffsetShortensDelay = d.randomOffsetShortensDelay
             t.instruments[i].loopsUntilRelease = d.loopsUntilRelease
             if let f = d.filter, f.kind != .none, f.sampleRate.isFinite, f.sampleRate >= 1000 {

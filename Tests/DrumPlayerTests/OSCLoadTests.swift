@@ -187,6 +187,35 @@ import Testing
         #expect(rig.engine.tailUnderrunCount == 0)
     }
 
+    /// A kit loaded over OSC whose patch asks for heads longer than a quarter of the tail rings
+    /// the first kit sized (its heads, at least four to a ring) gets heads of a quarter ring, and
+    /// its notes play their tails through those rings without a frame missed.
+    @Test func aLoadedKitsHeadsFitTheRingsTheFirstKitSized() throws {
+        var streaming = PatchStreamingOptions()
+        streaming.tailsAboveBytes = 0
+        streaming.tailVoices = 4
+        streaming.tailRingFrames = 16_384
+        let rig = try Rig(streaming: streaming)
+        let capacity = rig.engine.tailBufferShape.capacity
+        #expect(capacity == 4 * PatchStreamingOptions.defaultHeadFrames)
+        try WAVFileWriter.write(path: rig.dir.appendingPathComponent("long.wav").path, channels: [[Float](repeating: 0.5, count: 96_000)],
+                                sampleRate: 48000)
+        let path = rig.dir.appendingPathComponent("h.json").path
+        try #"{"version": 2, "tempo": 120, "headFrames": 20000, "instruments": [{"id": "h", "layers": [{"samples": ["long.wav"]}]}]}"#
+            .write(toFile: path, atomically: true, encoding: .utf8)
+        rig.send("/sampler/load", [.string(path)])
+        #expect(rig.await("/sampler/loaded")?.arguments == [.string(path), .int(1)])
+        for _ in 0..<4 { rig.tick() }
+        let loaded = try #require(rig.osc.replaced?.loaded)
+        #expect(loaded.streamsTails)
+        let head = try #require(loaded.definitions[0].layers[0].sounds.first.map { rig.engine.sound($0) })
+        #expect(head.frameCount == capacity / 4 + 1)
+        let level = rig.trigger("h")
+        #expect(level > 0.3)
+        #expect(rig.levelHolds(level, periods: 300))
+        #expect(rig.engine.tailUnderrunCount == 0)
+    }
+
     /// A load reuses the sounds it shares with the kit it replaces (the same file played the
     /// same way): not decoded again, registered again (the old kit's withdrawal leaves them),
     /// and decoded anew once the file has changed on disk (a sample edited, then reloaded).

@@ -169,6 +169,54 @@ import Testing
         #expect(left == whole.left && right == whole.right, "differs from frame \(zip(left, whole.left).enumerated().first { $0.element.0 != $0.element.1 }?.offset ?? -1)")
     }
 
+    /// A voice bent up four octaves after it starts (eight times as fast through its tail) at
+    /// 1,024-frame periods, with 2,048-frame heads and the shortest rings (four heads) asked
+    /// for: the rings are sized for the fastest voice at the engine's period (four periods of
+    /// it), and the filler's thread keeps the tail ahead of its voice. Without the period known,
+    /// the rings stay as asked and the same voice outruns its ring, counted.
+    @Test func ringsAreSizedForTheFastestVoiceAtTheServersPeriod() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var kit = try library(instruments: 1, layers: 1, frames: 40_000, in: dir)
+        kit.instruments[0].bendUp = 4800
+        // One note, on the first frame; the bend comes once it sounds.
+        kit.patterns[0].tracks[0].velocities = [100] + Array(repeating: 0, count: kit.patterns[0].tracks[0].velocities.count - 1)
+        func run(period: Int) throws -> (capacity: Int, underruns: Int, heard: Bool) {
+            var streaming = PatchStreamingOptions()
+            streaming.tailsAboveBytes = 0
+            streaming.headFrames = 2048
+            streaming.tailRingFrames = 4096
+            var program = try PatchProgram(kit: kit, loop: false, streaming: streaming)
+            let engine = Engine(configuration: program.engineConfiguration)
+            engine.expectedPeriodFrames = period
+            try program.prepare(engine: engine, sampleRate: 48000)
+            let loaded = try #require(program.loaded)
+            loaded.startTailThread()
+            var feeder = program.makeFeeder(origin: 0)
+            let l = UnsafeMutablePointer<Float>.allocate(capacity: 1024), r = UnsafeMutablePointer<Float>.allocate(capacity: 1024)
+            defer { l.deallocate(); r.deallocate() }
+            var heard = false
+            let bend: [UInt8] = [0xE0, 0x7F, 0x7F]
+            for k in 0..<40 {
+                let at = Frame(k * 1024)
+                feeder.feed(engine, before: at + 1024)
+                // The bend up, two periods after the first note.
+                if k == 2 { bend.withUnsafeBufferPointer { engine.receiveMIDI($0.baseAddress!, count: 3, at: at) } }
+                #expect(waitUntil(timeout: 10) { loaded.tailsRead })
+                engine.render(frameCount: 1024, periodStart: at, left: l, right: r)
+                engine.drainEvents { _ in }
+                if k > 2 && UnsafeBufferPointer(start: l, count: 1024).contains(where: { $0 != 0 }) { heard = true }
+            }
+            return (engine.tailBufferShape.capacity, engine.tailUnderrunCount, heard)
+        }
+        let sized = try run(period: 1024)
+        #expect(sized.capacity >= 4 * 8 * 1024)
+        #expect(sized.underruns == 0 && sized.heard)
+        let unsized = try run(period: 0)
+        #expect(unsized.capacity == 4 * 2048)
+        #expect(unsized.underruns > 0)
+    }
+
     /// Tails that cannot be read (the files gone after the load: a disk that does not answer):
     /// each voice plays its head and ends there, counted; everything before is as in memory,
     /// nothing is shifted.
