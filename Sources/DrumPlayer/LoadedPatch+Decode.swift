@@ -178,13 +178,14 @@ extension LoadedPatch {
     /// past it.
     static let tailRingSeconds = 2.5
 
-    /// The shortest ring in which the fastest voice of `definitions` (`fastestRate`, at least its
-    /// sound's own) cannot outrun the filler at `period`-frame periods: four periods of it (the
-    /// render thread asks for two periods ahead, and the filler may be a period or two late). 0
-    /// when the period is not known; at most 2^24 frames.
+    /// The shortest ring in which the fastest voice of `definitions` (`fastestRate`, and at
+    /// least four times its sound's rate, as commands may set) cannot outrun the filler at
+    /// `period`-frame periods: four periods of it (the render thread asks for two periods ahead,
+    /// and the filler may be a period or two late). 0 when the period is not known; at most
+    /// 2^24 frames.
     static func ringFramesForFastestVoice(_ definitions: [InstrumentDefinition], period: Int) -> Int {
-        guard period > 0 else { return 0 }
-        let fastest = Double(max(1, definitions.map(\.fastestRate).max() ?? 1))
+        guard period > 0, !definitions.isEmpty else { return 0 }
+        let fastest = Double(max(4, definitions.map(\.fastestRate).max() ?? 4))
         return Int(min(Double(1 << 24), (4 * fastest * Double(period)).rounded(.up)))
     }
 

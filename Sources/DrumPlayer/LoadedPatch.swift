@@ -56,6 +56,10 @@ package final class LoadedPatch {
     /// Whether every tail asked for so far has been read (live; a snapshot).
     package var tailsRead: Bool { tails?.isIdle ?? true }
 
+    /// The filler thread's passes so far (live): once it has made two more after a render, it
+    /// has read what that render asked for, as far as the rings allow.
+    package var tailPassCount: Int { tails?.passCount ?? 0 }
+
     /// The streamed tails' frames read from disk so far (each voice's as far as it played).
     package var tailFramesRead: Int { tails?.framesRead ?? 0 }
 
@@ -111,6 +115,8 @@ package final class LoadedPatch {
             return k + 1 >= Engine.maxOutputCount
         }
         var longestTail = 0, anyStereoTail = false
+        // The instruments that stream tails (by index in the kit, as `definitions`).
+        var tailInstruments = Set<Int>()
         // The tails' filler: the replaced kit's, or a new one; this kit's source ids reserved.
         let filler = old?.tails ?? (headFrames != nil || readyForLoads ? TailFiller(engine: engine) : nil)
         let sourceBase = headFrames != nil ? filler?.reserve(jobs.count) : nil
@@ -200,6 +206,7 @@ package final class LoadedPatch {
                                 if let tail = sounds.tail {
                                     id = try engine.register(sounds.played, tail: TailSource(id: tailBase + Int32(job), frames: tail.frames, peak: tail.peak))
                                     longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
+                                    tailInstruments.insert(i)
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
                                     tailChannels[job] = sounds.played.channelCount
@@ -305,20 +312,21 @@ package final class LoadedPatch {
         // At least four heads: offline, a voice moves at most a head's length in a block, and the
         // filler must be able to read two blocks ahead of it. Live, at least four periods of
         // the fastest voice (`ringFramesForFastestVoice`).
-        let ring = max(4 * (headFrames ?? 0), Self.ringFramesForFastestVoice(definitions, period: engine.expectedPeriodFrames),
+        let streamingDefinitions = tailInstruments.sorted().map { definitions[$0] }
+        let ring = max(4 * (headFrames ?? 0), Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames),
                        streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
         let capacity = readyForLoads ? ring : min(longestTail, ring)
         // A kit loaded in place of another plays through the rings the first one sized.
         if longestTail > 0 && !attaching && shape.count > 0,
-           Self.ringFramesForFastestVoice(definitions, period: engine.expectedPeriodFrames) > shape.capacity {
+           Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames) > shape.capacity {
             streaming.report("warning: \(kit.file): its fastest voices may outrun the \(shape.capacity)-frame tail rings the first kit sized at \(engine.expectedPeriodFrames)-frame periods; a voice that does ends there, counted (start the sampler with a larger --stream-ring-frames)")
         }
         if longestTail > 0 && !attaching && anyStereoTail && !shape.stereo {
             for id in cache.values { unregister(id) }
             throw TailsError(message: "\(kit.file): its streamed tails are stereo, and the engine's tail buffers mono")
         }
-        if headFrames != nil {
-            let buffers = max(1, streaming.tailVoices) * min(longestTail, ring) * (anyStereoTail ? 2 : 1) * 4
+        if headFrames != nil || attaching {
+            let buffers = attaching ? max(1, streaming.tailVoices) * capacity * (anyStereoTail || readyForLoads ? 2 : 1) * 4 : 0
             do { try DecodeBudget.check(memoryBytes + buffers, what: "\(kit.file): \(what) (heads, whole sounds and \(streaming.tailVoices) tail buffers)") } catch {
                 for id in cache.values { unregister(id) }
                 throw TailsError(message: "\(error)")

@@ -27,7 +27,7 @@ import Synchronization
 /// one consumer at a time (the thread once `startThread` has run, else the feeding thread, which
 /// calls `serviceAll`), and `last` is that consumer's (the helpers it waits for each touch only
 /// their own `Reading`, which holds its source, and its buffer); `stopped`, `live`, `busy`,
-/// `lagging` and `read` are atomics.
+/// `lagging`, `read` and `passes` are atomics.
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
     /// Where a streamed sound comes from.
@@ -54,6 +54,9 @@ final class TailFiller: @unchecked Sendable {
     /// The tails' frames read so far, all buffers together.
     private let read = Atomic<Int>(0)
     var framesRead: Int { read.load(ordering: .relaxed) }
+    /// The thread's passes so far: one begun after a render has seen what that render asked.
+    private let passes = Atomic<Int>(0)
+    var passCount: Int { passes.load(ordering: .acquiring) }
     /// The last sound decoded whole, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
     /// A tail being read, by buffer. `@unchecked Sendable` by contract: in a pass each reading is
@@ -150,6 +153,7 @@ final class TailFiller: @unchecked Sendable {
                 busy.store(true, ordering: .relaxed)
                 let any = serviceAll()
                 busy.store(false, ordering: .releasing)
+                passes.add(1, ordering: .releasing)
                 if !any { usleep(1_000) }
             }
         }

@@ -90,8 +90,9 @@ package final class JACKClient: @unchecked Sendable {
         engine.expectedPeriodFrames = Int(jack_get_buffer_size(opened))
         jack_set_process_callback(opened, processCallback, arg)
         jack_set_xrun_callback(opened, xrunCallback, arg)
-        // No buffer-size callback: nothing to reallocate, the engine renders blocks of any size
-        // into the port buffers.
+        // Nothing to reallocate when the period changes (the engine renders blocks of any size
+        // into the port buffers): only the engine's expected period follows it.
+        jack_set_buffer_size_callback(opened, bufferSizeCallback, arg)
         jack_on_info_shutdown(opened, shutdownCallback, arg)
         routeLog.client = opened
         let logArg = Unmanaged.passUnretained(routeLog).toOpaque()

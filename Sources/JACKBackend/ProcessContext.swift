@@ -197,6 +197,13 @@ let xrunCallback: JackXRunCallback = { arg in
     return 0
 }
 
+/// The server's period changed: the engine's expected period follows (tail rings already sized
+/// stay as they are; a kit loaded later is measured against the new one).
+let bufferSizeCallback: JackBufferSizeCallback = { frames, arg in
+    Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.engine.expectedPeriodFrames = Int(frames) }
+    return 0
+}
+
 let shutdownCallback: JackInfoShutdownCallback = { _, _, arg in
     Unmanaged<ProcessContext>.fromOpaque(arg!)._withUnsafeGuaranteedRef { $0.shutDown.store(true, ordering: .releasing) }
 }
