@@ -7,7 +7,7 @@
 
 SWIFT ?= swift
 
-.PHONY: all deps test-deps build run test invariant bench bench-inputs samples clean sanitize tsan asan ubsan fuzz soak ci docs format format-check
+.PHONY: all deps test-deps build run test invariant bench bench-inputs bench-library-live samples clean sanitize tsan asan ubsan fuzz soak ci docs format format-check
 
 all: build
 
@@ -118,6 +118,11 @@ bench-inputs:
 	@scripts/install-deps.sh bench
 	@$(SWIFT) build -c release --product sampler $$(scripts/release-flags.sh)
 	@scripts/input-bench.py "$$($(SWIFT) build -c release --show-bin-path $$(scripts/release-flags.sh))/sampler"
+
+# The 1,408-file streamed library played live for DURATION seconds (default 60) beside two busy loops:
+# tails read late, the most voices at once, and how many voices a core streams.
+bench-library-live: deps
+	@scripts/library-live-bench.sh $(or $(DURATION),60)
 
 samples:
 	scripts/make-samples.sh

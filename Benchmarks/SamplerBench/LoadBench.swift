@@ -42,23 +42,7 @@ func benchLoad(root: String, samplerPath: String, report: Report, librarySeconds
         report.line("  Hydrogen GM kit: n/a (hydrogen's drumkits are not installed)")
     }
 
-    // The library: 1,408 files, their content a decaying tone per key and layer.
-    let frames = Int(librarySeconds * 44_100)
-    var regions: [String] = []
-    var bytes = 0
-    try FileManager.default.createDirectory(atPath: directory + "/lib", withIntermediateDirectories: true)
-    for key in 21...108 {
-        let frequency = 440 * Double.pow(2, Double(key - 69) / 12)
-        for layer in 0..<16 {
-            let level = Float(layer + 1) / 20
-            let tone = (0..<frames).map { i in level * Float(sin(2 * Double.pi * frequency * Double(i) / 44_100) * exp(-Double(i) / 44_100)) }
-            let name = "k\(key)v\(layer).wav"
-            try WAVFileWriter.write(path: directory + "/lib/" + name, channels: [tone, tone], sampleRate: 44_100, format: .pcm16)
-            bytes += 44 + frames * 4
-            regions.append("<region> sample=lib/\(name) key=\(key) lovel=\(layer * 8) hivel=\(layer * 8 + 7)")
-        }
-    }
-    try (regions.joined(separator: "\n") + "\n").write(toFile: directory + "/piano.sfz", atomically: true, encoding: .utf8)
+    let bytes = try writePianoLibrary(to: directory, seconds: librarySeconds)
     // Chords: 4 notes every half second for 10 s, at varied velocities.
     var notes: [(Double, Int, Int)] = []
     for step in 0..<20 {
@@ -111,14 +95,69 @@ func benchLoad(root: String, samplerPath: String, report: Report, librarySeconds
     report.set("load", json)
 }
 
+/// The piano-sized library in `directory`: 1,408 files (88 keys × 16 velocity layers of stereo
+/// 16-bit 44.1 kHz files, `seconds` long, each a decaying tone) in `lib/`, mapped by `piano.sfz`.
+/// Returns the files' bytes.
+func writePianoLibrary(to directory: String, seconds: Double) throws -> Int {
+    let frames = Int(seconds * 44_100)
+    var regions: [String] = []
+    var bytes = 0
+    try FileManager.default.createDirectory(atPath: directory + "/lib", withIntermediateDirectories: true)
+    for key in 21...108 {
+        let frequency = 440 * Double.pow(2, Double(key - 69) / 12)
+        for layer in 0..<16 {
+            let level = Float(layer + 1) / 20
+            let tone = (0..<frames).map { i in level * Float(sin(2 * Double.pi * frequency * Double(i) / 44_100) * exp(-Double(i) / 44_100)) }
+            let name = "k\(key)v\(layer).wav"
+            try WAVFileWriter.write(path: directory + "/lib/" + name, channels: [tone, tone], sampleRate: 44_100, format: .pcm16)
+            bytes += 44 + frames * 4
+            regions.append("<region> sample=lib/\(name) key=\(key) lovel=\(layer * 8) hivel=\(layer * 8 + 7)")
+        }
+    }
+    try (regions.joined(separator: "\n") + "\n").write(toFile: directory + "/piano.sfz", atomically: true, encoding: .utf8)
+    return bytes
+}
+
+/// `groove.mid` in `directory`, `seconds` long, for the library's live run: chords of four notes
+/// every quarter second (16 notes a second, each held 0.2 s, on keys and velocities that move
+/// across the library), the sustain pedal down throughout but for a tenth of a second every
+/// four seconds. With 4 s samples about 64 voices sound at once.
+func writeGroove(to directory: String, seconds: Double) throws {
+    var events: [(Double, [UInt8])] = []
+    var t = 0.0, step = 0
+    while t < seconds {
+        for k in 0..<4 {
+            let note = UInt8(21 + (step * 7 + k * 19) % 88), velocity = UInt8(8 + (step * 13 + k * 29) % 119)
+            events.append((t, [0x90, note, velocity]))
+            events.append((t + 0.2, [0x80, note, 0]))
+        }
+        step += 1
+        t = Double(step) * 0.25
+    }
+    var pedal = 0.0
+    while pedal < seconds {
+        events.append((pedal + 0.01, [0xB0, 64, 127]))
+        events.append((pedal + 3.9, [0xB0, 64, 0]))
+        pedal += 4
+    }
+    try writeMIDI(events, to: directory + "/groove.mid")
+}
+
 /// A type-0 Standard MIDI File of (seconds, note, velocity) note-ons, each held 0.4 s, at 120 bpm
 /// and 480 ticks a quarter note.
 func writeChords(_ notes: [(Double, Int, Int)], to path: String) throws {
-    var events: [(tick: Int, bytes: [UInt8])] = []
+    var events: [(Double, [UInt8])] = []
     for (t, n, v) in notes {
-        events.append((Int(t * 960), [0x90, UInt8(n), UInt8(v)]))
-        events.append((Int((t + 0.4) * 960), [0x80, UInt8(n), 0]))
+        events.append((t, [0x90, UInt8(n), UInt8(v)]))
+        events.append((t + 0.4, [0x80, UInt8(n), 0]))
     }
+    try writeMIDI(events, to: path)
+}
+
+/// A type-0 Standard MIDI File of (seconds, message) events at 120 bpm and 480 ticks a quarter
+/// note.
+func writeMIDI(_ timed: [(Double, [UInt8])], to path: String) throws {
+    var events = timed.map { (tick: Int(($0.0 * 960).rounded()), bytes: $0.1) }
     events.sort { $0.tick < $1.tick }
     var track: [UInt8] = []
     var last = 0

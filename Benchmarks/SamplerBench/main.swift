@@ -22,6 +22,22 @@ guard FileManager.default.fileExists(atPath: root + "/Patches/drums.json") else 
     exit(2)
 }
 
+// `--write-library DIR [--seconds S]`: only write the piano-sized library (`piano.sfz`, 1,408
+// files of 4 s) and an S-second groove for it (`groove.mid`, default 60) into DIR, for
+// scripts/library-live-bench.sh.
+if let directory = option("--write-library") {
+    do {
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let bytes = try writePianoLibrary(to: directory, seconds: 4)
+        try writeGroove(to: directory, seconds: option("--seconds").flatMap(Double.init) ?? 60)
+        print(String(format: "wrote %@/piano.sfz (1,408 files, %.0f MB) and groove.mid", directory, Double(bytes) / 1e6))
+        exit(0)
+    } catch {
+        FileHandle.standardError.write("sampler-bench: \(error)\n".data(using: .utf8)!)
+        exit(1)
+    }
+}
+
 let report = Report()
 let pool = SoundPool()
 

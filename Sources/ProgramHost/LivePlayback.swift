@@ -124,9 +124,14 @@ package final class LivePlayback {
         /// `refusedTailCount`).
         package var lateTails: Int = 0
         package var refusedTails: Int = 0
-        /// "; …" for the exit line when tails were late or notes refused, else "".
+        /// Whether the kit streams tails, and the most voices that sounded at once.
+        package var streamsTails = false
+        package var peakVoices: Int = 0
+        /// "; …" for the exit line when the kit streams tails (the most voices at once), tails
+        /// were late or notes refused, else "".
         package var tailDescription: String {
-            (lateTails == 0 ? "" : "; \(lateTails) voice(s) ended at their head's end, their tail not read from disk in time")
+            (streamsTails ? "; at most \(peakVoices) voices at once" : "")
+                + (lateTails == 0 ? "" : "; \(lateTails) voice(s) ended at their head's end, their tail not read from disk in time")
                 + (refusedTails == 0 ? "" : "; \(refusedTails) note(s) not played, every voice that streams from disk busy (--stream-voices)")
         }
         /// "; …" for the exit line when ports were reconnected, else "".
@@ -327,6 +332,8 @@ package final class LivePlayback {
         summary.uncountedFrames = advancedFrames
         summary.lateTails = engine.tailUnderrunCount
         summary.refusedTails = engine.refusedTailCount
+        summary.streamsTails = engine.tailBufferShape.count > 0
+        summary.peakVoices = engine.peakVoiceCount
         return summary
     }
 }

@@ -203,6 +203,7 @@ extension Engine {
         if publishing {
             voiceList.truncate(kept)
             activeVoiceCounter.store(active, ordering: .relaxed)
+            if active > peakVoiceCounter.load(ordering: .relaxed) { peakVoiceCounter.store(active, ordering: .relaxed) }
         }
         return bound
     }

@@ -88,6 +88,7 @@ public final class Engine: @unchecked Sendable {
     let nonFiniteOutputCounter = Atomic<Int>(0)
     let lostPeriodCounter = Atomic<Int>(0)
     let expectedPeriodCounter = Atomic<Int>(0)
+    let peakVoiceCounter = Atomic<Int>(0)
     let lostFrameCounter = Atomic<Int>(0)
     let repeatedFrameCounter = Atomic<Int>(0)
     let clockRestartCounter = Atomic<Int>(0)
@@ -411,6 +412,8 @@ public final class Engine: @unchecked Sendable {
     public var lastPeriodStart: Frame { periodStartCounter.load(ordering: .acquiring) }
     /// Voices sounding at the end of the last period.
     public var activeVoiceCount: Int { activeVoiceCounter.load(ordering: .relaxed) }
+    /// The most voices (declick tails among them) sounding at the end of a period so far.
+    public var peakVoiceCount: Int { peakVoiceCounter.load(ordering: .relaxed) }
     /// Starts that played later than asked, since the engine was made.
     public var lateStartCount: Int { lateStartCounter.load(ordering: .relaxed) }
     /// MIDI note-ons received that name an instrument (queued to play).

@@ -1,0 +1,97 @@
+#!/usr/bin/env bash
+# The streamed library live (issue 51): the piano-sized library (1,408 stereo 16-bit 44.1 kHz files
+# of 4 s, 1 GB; `sampler-bench --write-library`) played by `sampler play` on a private dummy JACK
+# server (48 kHz, 256-frame periods) beside two busy loops, for SECONDS (default 60) of chords
+# under the sustain pedal (about 64 voices at once, every one streaming its tail from disk).
+# Prints the exit line (tails read late, notes refused, xruns, the most voices at once) and the
+# CPU time of the threads that read the tails, from which: how many voices a core streams.
+#
+#   scripts/library-live-bench.sh [SECONDS] [extra `sampler play` options]
+#
+# The files sit in the page cache (they were just written): this measures the streaming code,
+# not the disk. Exits non-zero when a tail was read late or the run failed.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-60}
+shift || true
+scratch=${SCRATCH_PATH:-.build}
+flags=$(scripts/release-flags.sh)
+
+swift build -c release --product sampler --scratch-path "$scratch" $flags >/dev/null
+swift build -c release --product sampler-bench --scratch-path "$scratch" $flags >/dev/null
+bin=$(swift build -c release --scratch-path "$scratch" --show-bin-path $flags)
+
+work=$(mktemp -d)
+server="library-live-$$"
+busy=()
+jackd_pid=""
+cleanup() {
+    for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null || true; done
+    if [ -n "$jackd_pid" ]; then
+        kill "$jackd_pid" 2>/dev/null || true
+        wait "$jackd_pid" 2>/dev/null || true
+    fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+"$bin/sampler-bench" --write-library "$work" --seconds "$seconds"
+cat "$work"/lib/*.wav >/dev/null
+
+jackd -n "$server" -d dummy -r 48000 -p 256 >/dev/null 2>&1 &
+jackd_pid=$!
+JACK_DEFAULT_SERVER="$server" jack_wait -w -t 10 >/dev/null 2>&1
+
+for _ in 1 2; do
+    sh -c 'while :; do :; done' &
+    busy+=($!)
+done
+
+"$bin/sampler" play --server "$server" --patch "$work/piano.sfz" --midi "$work/groove.mid" \
+    --duration "$seconds" --stream-voices 96 "$@" >"$work/out.txt" 2>&1 &
+sampler_pid=$!
+# The CPU time (utime + stime, clock ticks) of the threads that read tails: the filler's
+# (`sampler tails`) and the dispatch workers it reads files on side by side (which the load used
+# before: counted from when the sampler says it is playing).
+reading() {
+    local total=0 t
+    for task in /proc/"$sampler_pid"/task/*; do
+        case "$(cat "$task/comm" 2>/dev/null)" in
+            "sampler tails"|*qos*)
+                t=$(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)
+                total=$((total + ${t:-0})) ;;
+        esac
+    done
+    echo "$total"
+}
+start=""
+ticks=0
+while kill -0 "$sampler_pid" 2>/dev/null; do
+    if [ -z "$start" ] && grep -q '^playing' "$work/out.txt" 2>/dev/null; then start=$(reading); fi
+    if [ -n "$start" ]; then
+        now=$(reading)
+        [ "$now" -gt 0 ] && ticks=$((now - start))
+    fi
+    sleep 1
+done
+status=0
+wait "$sampler_pid" || status=$?
+
+for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null || true; done
+busy=()
+
+line=$(grep '^played' "$work/out.txt" || true)
+echo "machine: $(lscpu | sed -n 's/^Model name: *//p'), $(nproc) cores; jackd dummy, 48 kHz, 256-frame periods; two busy loops beside"
+echo "sampler play, $seconds s of chords under the sustain pedal (16 notes a second) from the 1,408-file library:"
+echo "  $line"
+grep -v '^played' "$work/out.txt" | grep -v '^\s*$' | sed 's/^/  /' | tail -n 5 || true
+hz=$(getconf CLK_TCK)
+notes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) starts.*/\1/p')
+awk -v t="$ticks" -v hz="$hz" -v s="$seconds" -v n="${notes:-0}" 'BEGIN {
+    cpu = t / hz
+    printf "  reading tails (the filler and its helpers): %.2f s of CPU in %d s (%.1f%% of a core)", cpu, s, 100 * cpu / s
+    if (cpu > 0 && n > 0) printf "; %d voices started, each reading its tail (4 s, 44.1 -> 48 kHz): a core reads the tails of %.0f voices a second\n", n, n / cpu
+    else printf "\n"
+}'
+[ "$status" = 0 ] || { echo "sampler play exited with status $status"; exit 1; }
+if echo "$line" | grep -q "not read from disk in time"; then exit 1; fi
