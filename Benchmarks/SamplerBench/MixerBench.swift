@@ -144,7 +144,8 @@ func mixerRowInFreshProcess(executable: String, variant: MixVariant, kind: Sourc
 /// that a drift of the machine spreads over all rows); its ratio is the median of theirs, and its
 /// spread their lower and upper quartiles (with 5 processes: the second lowest and the second
 /// highest, so that one process whose memory happened to be laid out badly does not decide). A
-/// target is met only when the upper quartile is within it.
+/// target is met only when the upper quartile is within it; a row whose quartiles straddle its
+/// target is measured in more processes (up to three times as many in all) until they do not.
 func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<String>? = nil, processes: Int, executable: String) {
     report.section("1 + 7. Mixer cost, ns per voice-frame (128-frame periods, back-to-back, thread CPU time; "
         + "each row in \(processes) fresh processes)")
@@ -174,7 +175,31 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
             }
         }
     }
-    report.line("  voices  source  job         engine    C ref  engine/C  [quartiles]   outputs agree to")
+    // Rows whose quartiles straddle their target (the lower within it, the upper not): measured
+    // in more fresh processes, up to twice as many again, until they no longer do. A ratio near
+    // its target otherwise decides the verdict by chance from one run to the next.
+    func limit(_ n: Int) -> Double { n >= 64 ? 1.0 : 1.5 }
+    func straddles(_ r: Int) -> Bool {
+        guard processes > 1, !results[r].isEmpty else { return false }
+        let ratios = Sample(results[r].map(\.ratio))
+        return ratios.quantile(0.25) <= limit(rowsToRun[r].2) && ratios.quantile(0.75) > limit(rowsToRun[r].2)
+    }
+    var extra = 0
+    while extra < 2 * processes {
+        let uncertain = rowsToRun.indices.filter(straddles)
+        if uncertain.isEmpty { break }
+        extra += 1
+        report.line("   extra pass \(extra): \(uncertain.count) row(s) whose quartiles straddle their target …")
+        for r in uncertain {
+            let row = rowsToRun[r]
+            if let result = mixerRowInFreshProcess(executable: executable, variant: row.0, kind: row.1, voices: row.2) {
+                results[r].append(result)
+            } else {
+                report.fail("the mixer row \(row.0.name) \(row.1.rawValue) \(row.2) failed in a fresh process")
+            }
+        }
+    }
+    report.line("  voices  source  job         engine    C ref  engine/C  [quartiles]   processes   outputs agree to")
     var rows: [[String: Any]] = []
     var upper: [String: Double] = [:], middle: [String: Double] = [:], lower: [String: Double] = [:]
     for (r, row) in rowsToRun.enumerated() where !results[r].isEmpty {
@@ -185,7 +210,8 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
         report.line("  \(col(String(n), width: 6))  \(kind.rawValue.padding(toLength: 6, withPad: " ", startingAt: 0))  "
             + "\(variant.rawValue.padding(toLength: 9, withPad: " ", startingAt: 0))"
             + "\(col(engine, 3, width: 10))\(col(reference, 3))\(col(ratios.median, 2, width: 10))"
-            + "  [\(String(format: "%.2f–%.2f", ratios.quantile(0.25), ratios.quantile(0.75)))]   " + String(format: "%.1e", agreement))
+            + "  [\(String(format: "%.2f–%.2f", ratios.quantile(0.25), ratios.quantile(0.75)))]"
+            + "\(col(String(results[r].count), width: 8))      " + String(format: "%.1e", agreement))
         if agreement > 1e-4 { report.fail("engine and C reference disagree (\(agreement)) at \(n) \(kind) voices, \(variant.rawValue)") }
         rows.append(["voices": n, "source": kind.rawValue, "job": variant.rawValue, "engineNsPerVoiceFrame": round(engine, 4),
                      "referenceNsPerVoiceFrame": round(reference, 4), "ratio": round(ratios.median, 3),
@@ -204,10 +230,10 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
             let keys = ["\(variant.name)-mono-\(n)", "\(variant.name)-stereo-\(n)"]
             let worst = keys.map { upper[$0] ?? 0 }.max() ?? 0
             let worstKey = keys.max { (upper[$0] ?? 0) < (upper[$1] ?? 0) } ?? keys[0]
-            let limit = n >= 64 ? 1.0 : 1.5
+            let bound = limit(n)
             report.target("\(variant.name) vs C at \(n) voices",
                           value: String(format: "%.2f× [%.2f–%.2f] (worst of mono/stereo)", middle[worstKey] ?? 0, lower[worstKey] ?? 0, worst),
-                          target: String(format: "≤ %.1f× (upper quartile)", limit), met: worst <= limit)
+                          target: String(format: "≤ %.1f× (upper quartile)", bound), met: worst <= bound)
         }
     }
 
