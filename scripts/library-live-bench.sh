@@ -25,7 +25,9 @@ work=$(mktemp -d)
 server="library-live-$$"
 busy=()
 jackd_pid=""
+sampler_pid=""
 cleanup() {
+    [ -n "$sampler_pid" ] && kill "$sampler_pid" 2>/dev/null || true
     for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null || true; done
     if [ -n "$jackd_pid" ]; then
         kill "$jackd_pid" 2>/dev/null || true
@@ -35,7 +37,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$bin/sampler-bench" --write-library "$work" --seconds "$seconds"
+"$bin/sampler-bench" --write-library "$work" --seconds "$seconds" | tee "$work/written.txt" | grep -v '^NOTES'
 cat "$work"/lib/*.wav >/dev/null
 
 jackd -n "$server" -d dummy -r 48000 -p 256 >/dev/null 2>&1 &
@@ -52,30 +54,41 @@ done
 sampler_pid=$!
 # The CPU time (utime + stime, clock ticks) of the threads that read tails: the filler's
 # (`sampler tails`) and the dispatch workers it reads files on side by side (which the load used
-# before: counted from when the sampler says it is playing).
-reading() {
-    local total=0 t
+# before). Each thread's time counts from when the sampler says it is playing (or from when the
+# thread appears), and a thread that exits keeps what it had.
+declare -A first=() last=()
+sample() {
+    local task id comm fields
     for task in /proc/"$sampler_pid"/task/*; do
-        case "$(cat "$task/comm" 2>/dev/null)" in
-            "sampler tails"|*qos*)
-                t=$(awk '{print $14 + $15}' "$task/stat" 2>/dev/null || echo 0)
-                total=$((total + ${t:-0})) ;;
+        comm=$(cat "$task/comm" 2>/dev/null) || continue
+        case "$comm" in
+            "sampler tails"|*qos*) ;;
+            *) continue ;;
         esac
+        # The fields after the command's closing parenthesis (the command may hold spaces):
+        # utime and stime are the 12th and 13th of them.
+        fields=$(sed 's/^.*) //' "$task/stat" 2>/dev/null) || continue
+        id=${task##*/}
+        last[$id]=$(echo "$fields" | awk '{print $12 + $13}')
+        [ -n "${first[$id]:-}" ] || first[$id]=${last[$id]}
     done
-    echo "$total"
 }
-start=""
-ticks=0
+playing=""
 while kill -0 "$sampler_pid" 2>/dev/null; do
-    if [ -z "$start" ] && grep -q '^playing' "$work/out.txt" 2>/dev/null; then start=$(reading); fi
-    if [ -n "$start" ]; then
-        now=$(reading)
-        [ "$now" -gt 0 ] && ticks=$((now - start))
+    if [ -z "$playing" ] && grep -q '^playing' "$work/out.txt" 2>/dev/null; then
+        sample
+        for id in "${!last[@]}"; do first[$id]=${last[$id]}; done
+        playing=yes
+    elif [ -n "$playing" ]; then
+        sample
     fi
     sleep 1
 done
+ticks=0
+for id in "${!last[@]}"; do ticks=$((ticks + last[$id] - first[$id])); done
 status=0
 wait "$sampler_pid" || status=$?
+sampler_pid=""
 
 for pid in "${busy[@]}"; do kill "$pid" 2>/dev/null || true; done
 busy=()
@@ -86,12 +99,13 @@ echo "sampler play, $seconds s of chords under the sustain pedal (16 notes a sec
 echo "  $line"
 grep -v '^played' "$work/out.txt" | grep -v '^\s*$' | sed 's/^/  /' | tail -n 5 || true
 hz=$(getconf CLK_TCK)
-notes=$(echo "$line" | sed -n 's/.*: \([0-9]*\) starts.*/\1/p')
+notes=$(sed -n 's/^NOTES //p' "$work/written.txt")
 awk -v t="$ticks" -v hz="$hz" -v s="$seconds" -v n="${notes:-0}" 'BEGIN {
     cpu = t / hz
     printf "  reading tails (the filler and its helpers): %.2f s of CPU in %d s (%.1f%% of a core)", cpu, s, 100 * cpu / s
-    if (cpu > 0 && n > 0) printf "; %d voices started, each reading its tail (4 s, 44.1 -> 48 kHz): a core reads the tails of %.0f voices a second\n", n, n / cpu
+    if (cpu > 0 && n > 0) printf "; %d notes, each a voice reading its tail (4 s, 44.1 -> 48 kHz): a core reads the tails of %.0f new voices a second\n", n, n / cpu
     else printf "\n"
 }'
 [ "$status" = 0 ] || { echo "sampler play exited with status $status"; exit 1; }
+[ -n "$line" ] || { echo "sampler play printed no exit line"; exit 1; }
 if echo "$line" | grep -q "not read from disk in time"; then exit 1; fi

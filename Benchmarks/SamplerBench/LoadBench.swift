@@ -121,8 +121,9 @@ func writePianoLibrary(to directory: String, seconds: Double) throws -> Int {
 /// `groove.mid` in `directory`, `seconds` long, for the library's live run: chords of four notes
 /// every quarter second (16 notes a second, each held 0.2 s, on keys and velocities that move
 /// across the library), the sustain pedal down throughout but for a tenth of a second every
-/// four seconds. With 4 s samples about 64 voices sound at once.
-func writeGroove(to directory: String, seconds: Double) throws {
+/// four seconds. With 4 s samples about 64 voices sound at once. Returns its note count.
+@discardableResult
+func writeGroove(to directory: String, seconds: Double) throws -> Int {
     var events: [(Double, [UInt8])] = []
     var t = 0.0, step = 0
     while t < seconds {
@@ -141,6 +142,7 @@ func writeGroove(to directory: String, seconds: Double) throws {
         pedal += 4
     }
     try writeMIDI(events, to: directory + "/groove.mid")
+    return 4 * step
 }
 
 /// A type-0 Standard MIDI File of (seconds, note, velocity) note-ons, each held 0.4 s, at 120 bpm

@@ -145,7 +145,7 @@ func mixerRowInFreshProcess(executable: String, variant: MixVariant, kind: Sourc
 /// spread their lower and upper quartiles (with 5 processes: the second lowest and the second
 /// highest, so that one process whose memory happened to be laid out badly does not decide). A
 /// target is met only when the upper quartile is within it; a row whose quartiles straddle its
-/// target is measured in more processes (up to three times as many in all) until they do not.
+/// target is measured in more processes (up to twice as many in all) until they do not.
 func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<String>? = nil, processes: Int, executable: String) {
     report.section("1 + 7. Mixer cost, ns per voice-frame (128-frame periods, back-to-back, thread CPU time; "
         + "each row in \(processes) fresh processes)")
@@ -176,7 +176,7 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
         }
     }
     // Rows whose quartiles straddle their target (the lower within it, the upper not): measured
-    // in more fresh processes, up to twice as many again, until they no longer do. A ratio near
+    // in more fresh processes, up to as many again, until they no longer do. A ratio near
     // its target otherwise decides the verdict by chance from one run to the next.
     func limit(_ n: Int) -> Double { n >= 64 ? 1.0 : 1.5 }
     func straddles(_ r: Int) -> Bool {
@@ -185,7 +185,7 @@ func benchMixer(pool: SoundPool, report: Report, voiceCounts: [Int], jobs: Set<S
         return ratios.quantile(0.25) <= limit(rowsToRun[r].2) && ratios.quantile(0.75) > limit(rowsToRun[r].2)
     }
     var extra = 0
-    while extra < 2 * processes {
+    while extra < processes {
         let uncertain = rowsToRun.indices.filter(straddles)
         if uncertain.isEmpty { break }
         extra += 1

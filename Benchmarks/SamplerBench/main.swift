@@ -29,8 +29,9 @@ if let directory = option("--write-library") {
     do {
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let bytes = try writePianoLibrary(to: directory, seconds: 4)
-        try writeGroove(to: directory, seconds: option("--seconds").flatMap(Double.init) ?? 60)
-        print(String(format: "wrote %@/piano.sfz (1,408 files, %.0f MB) and groove.mid", directory, Double(bytes) / 1e6))
+        let notes = try writeGroove(to: directory, seconds: option("--seconds").flatMap(Double.init) ?? 60)
+        print(String(format: "wrote %@/piano.sfz (1,408 files, %.0f MB) and groove.mid (%d notes)", directory, Double(bytes) / 1e6, notes))
+        print("NOTES \(notes)")
         exit(0)
     } catch {
         FileHandle.standardError.write("sampler-bench: \(error)\n".data(using: .utf8)!)

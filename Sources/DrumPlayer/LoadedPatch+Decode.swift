@@ -181,13 +181,17 @@ extension LoadedPatch {
     /// The shortest ring in which the fastest voice of `definitions` (`fastestRate`, and at
     /// least four times its sound's rate, as commands may set) cannot outrun the filler at
     /// `period`-frame periods: four periods of it (the render thread asks for two periods ahead,
-    /// and the filler may be a period or two late). 0 when the period is not known; at most
-    /// 2^24 frames.
+    /// and the filler may be a period or two late). 0 when the period is not known.
     static func ringFramesForFastestVoice(_ definitions: [InstrumentDefinition], period: Int) -> Int {
         guard period > 0, !definitions.isEmpty else { return 0 }
         let fastest = Double(max(4, definitions.map(\.fastestRate).max() ?? 4))
-        return Int(min(Double(1 << 24), (4 * fastest * Double(period)).rounded(.up)))
+        return Int(min(Double(1 << 30), (4 * fastest * Double(period)).rounded(.up)))
     }
+
+    /// Rings sized for the fastest voice are at most four times the default ring
+    /// (`tailRingSeconds`: 10 s): a kit whose voices could go faster still loads, with a warning
+    /// (such a voice ends where it outruns its ring, counted).
+    static let longestRingForFastestVoiceSeconds = 4 * tailRingSeconds
 
     /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
     /// enough (four heads, at most `longest` frames), not marked `"preload": true`, and its voices

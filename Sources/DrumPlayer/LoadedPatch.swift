@@ -313,7 +313,12 @@ package final class LoadedPatch {
         // filler must be able to read two blocks ahead of it. Live, at least four periods of
         // the fastest voice (`ringFramesForFastestVoice`).
         let streamingDefinitions = tailInstruments.sorted().map { definitions[$0] }
-        let ring = max(4 * (headFrames ?? 0), Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames),
+        let forFastest = Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames)
+        let longestForFastest = Int((Self.longestRingForFastestVoiceSeconds * sampleRate).rounded(.up))
+        if attaching, longestTail > 0, forFastest > longestForFastest {
+            streaming.report("warning: \(kit.file): its fastest voices (bend, pitch controllers and tuning at their highest) would need tail rings of \(forFastest) frames at \(engine.expectedPeriodFrames)-frame periods; they get \(longestForFastest), and a voice that outruns its ring ends there, counted")
+        }
+        let ring = max(4 * (headFrames ?? 0), min(forFastest, longestForFastest),
                        streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
         let capacity = readyForLoads ? ring : min(longestTail, ring)
         // A kit loaded in place of another plays through the rings the first one sized.

@@ -96,10 +96,12 @@ public struct InstrumentDefinition: Equatable, Sendable {
     public var bendDown: Float = 0
     /// The fastest rate its voices can play at, relative to their sound's: every pitch modulation
     /// at its largest (a curve's largest point; a relative one measured from anywhere on it), the
-    /// bend, the random pitch and the tuning, all upwards (at most 256: eight octaves).
+    /// bend at whichever end raises the pitch more, the random pitch and the tuning, all upwards
+    /// (at most 256: eight octaves).
     public var fastestRate: Float {
         func clamped(_ x: Float) -> Float { x.isFinite ? x : 0 }
-        var cents = abs(clamped(bendUp)) + abs(clamped(bendDown)) + abs(min(9600, max(-9600, clamped(randomCents))))
+        // The bend at +1 adds `bendUp` cents, at −1 `bendDown` (negative: down).
+        var cents = max(0, clamped(bendUp), clamped(bendDown)) + abs(min(9600, max(-9600, clamped(randomCents))))
             + max(0, min(9600, clamped(tuneCents)))
         let own = modulations.count
         for (k, m) in InstrumentTables.modulations(of: self).enumerated()
