@@ -122,7 +122,7 @@ let package = Package(
         .testTarget(name: "NSMTests", dependencies: ["NSM", "Sync"]),
         .testTarget(name: "JACKBackendTests", dependencies: ["JACKBackend", "Locking"]),
         .testTarget(name: "SamplerKitTests", dependencies: ["SamplerKit", "JACKTestSupport", "Locking"]),
-        .testTarget(name: "DrumPlayerTests", dependencies: ["DrumPlayer", "ProgramHost", "Patches", "Scheduling", "SoundFiles", "JACKTestSupport"]),
+        .testTarget(name: "DrumPlayerTests", dependencies: ["DrumPlayer", "ProgramHost", "Patches", "Scheduling", "SoundFiles", "JACKTestSupport", "Locking"]),
         .testTarget(name: "MetronomeKitTests", dependencies: [
             "MetronomeKit", "ProgramHost", "Sync", "Scheduling", "SoundFiles", "JACKBackend", "JACKTestSupport",
         ]),

@@ -46,6 +46,21 @@ package final class LoadedPatch {
     /// Whether some of its sounds keep only their heads in memory.
     package var streamsTails: Bool { hasHeads }
 
+    /// The fastest rate of the instruments that stream tails (at least 4: what the render thread
+    /// asks the filler to read for), for which the tail rings were sized.
+    package private(set) var fastestTailRate: Float = 4
+
+    /// A warning when the tail rings are too short for this kit's fastest voice at the server's
+    /// period now (`Engine.expectedPeriodFrames`: the server raised it after the load), else nil.
+    /// `file`: the kit's, for the message.
+    package func ringWarning(engine: Engine, file: String) -> String? {
+        let shape = engine.tailBufferShape, period = engine.expectedPeriodFrames
+        guard hasHeads, shape.count > 0, period > 0 else { return nil }
+        let needed = Int((4 * Double(fastestTailRate) * Double(period)).rounded(.up))
+        guard needed > shape.capacity else { return nil }
+        return "warning: the server's period is now \(period) frames: the \(shape.capacity)-frame tail rings sized at the load are too short for the fastest voices of \(file) (\(needed) frames); a voice that outruns its ring ends there, counted"
+    }
+
     /// For `CommandFeeder.beforeEachFeed`: offline (no thread started), reads every tail asked
     /// for so far, so that the next block finds them; nil when no sound streams its tail.
     package var tailService: (() -> Void)? {
@@ -313,6 +328,7 @@ package final class LoadedPatch {
         // filler must be able to read two blocks ahead of it. Live, at least four periods of
         // the fastest voice (`ringFramesForFastestVoice`).
         let streamingDefinitions = tailInstruments.sorted().map { definitions[$0] }
+        fastestTailRate = max(4, streamingDefinitions.map(\.fastestRate).max() ?? 4)
         let forFastest = Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames)
         let longestForFastest = Int((Self.longestRingForFastestVoiceSeconds * sampleRate).rounded(.up))
         if attaching, longestTail > 0, forFastest > longestForFastest {

@@ -51,6 +51,8 @@ package struct PatchProgram: LiveProgram {
         /// Whether loading the patch shows its progress (`showLoadProgress`).
         var showsLoadProgress = false
         var startFollowed: Frame?
+        /// The server's period the tail rings were last found too short for (warned once each).
+        var ringWarnedPeriod = 0
     }
 
     /// - Parameters:
@@ -224,6 +226,12 @@ package struct PatchProgram: LiveProgram {
         if let osc = session.osc, let loaded = session.loaded, let client = session.client {
             osc.tick(kit: kit, loaded: loaded, engine: engine, sampleRate: session.sampleRate, hostNow: client.hostTimeNow,
                      frameAt: { client.frame(atHostTime: $0) })
+        }
+        // A period the server raised after the load: said once for each.
+        let period = engine.expectedPeriodFrames
+        if period != session.ringWarnedPeriod, let loaded = session.loaded, let warning = loaded.ringWarning(engine: engine, file: kit.file) {
+            session.ringWarnedPeriod = period
+            streaming.report(warning)
         }
         return true
     }

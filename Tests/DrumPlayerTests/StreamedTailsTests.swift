@@ -1,5 +1,6 @@
 import Foundation
 import JACKTestSupport
+import Locking
 import Patches
 import SamplerCore
 @testable import DrumPlayer
@@ -219,6 +220,38 @@ import Testing
         let unsized = try run(period: 0)
         #expect(unsized.capacity == 4 * 2048)
         #expect(unsized.underruns > 0)
+    }
+
+    /// The server raises its period after the load (JACK's buffer-size callback): the tail rings
+    /// sized at the load are now too short for the kit's fastest voice, and `sampler play` says
+    /// so once, naming the period, the rings and the kit.
+    @Test func aPeriodRaisedAfterTheLoadIsWarnedOfOnce() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        var kit = try library(instruments: 1, layers: 1, frames: 200_000, in: dir)
+        kit.instruments[0].bendUp = 1200
+        let reported = Locked<[String]>([])
+        var streaming = PatchStreamingOptions()
+        streaming.tailsAboveBytes = 0
+        streaming.headFrames = 1024
+        streaming.tailRingFrames = 4096
+        streaming.report = { line in reported.withLock { $0.append(line) } }
+        var program = try PatchProgram(kit: kit, loop: false, streaming: streaming)
+        let engine = Engine(configuration: program.engineConfiguration)
+        engine.expectedPeriodFrames = 256
+        try program.prepare(engine: engine, sampleRate: 48000)
+        // Four periods of four times the rate: 4,096 frames at 256.
+        #expect(engine.tailBufferShape.capacity == 4096)
+        var feeder = program.makeFeeder(origin: 0)
+        #expect(program.tick(engine: engine, feeder: &feeder, frame: 0))
+        #expect(reported.withLock { $0 }.isEmpty)
+        engine.expectedPeriodFrames = 1024
+        _ = program.tick(engine: engine, feeder: &feeder, frame: 0)
+        _ = program.tick(engine: engine, feeder: &feeder, frame: 0)
+        let lines = reported.withLock { $0 }
+        #expect(lines.count == 1)
+        #expect(lines.first?.contains("the server's period is now 1024 frames: the 4096-frame tail rings") == true)
+        #expect(lines.first?.contains(kit.file) == true)
     }
 
     /// Tails that cannot be read (the files gone after the load: a disk that does not answer):
