@@ -27,8 +27,10 @@ offline=(ManualDeviceTests CheckedLockTests SamplerNodeTests)
 # The device timeline through faults, and the tempo grids (about 190 s); the comparisons with
 # sfizz_render (no JACK server: about 60 s of renders) even the groups out.
 group1=(DeviceTimelineLiveTests TempoGridCaptureTests MetronomeLiveTests SFZComparisonTests)
-# The control side's heaviest runs: a million buffers, an hour of buffers, eight threads (about 200 s).
-group2=(PlayerNodeLiveTests PlayerNodeHourTests ConcurrentUseLiveTests AudioFileBufferTests)
+# The control side's heaviest runs: a million buffers, an hour of buffers, eight threads (about 200 s);
+# the Hydrogen songs against h2cli (no JACK server: 65 s alone, 150 s beside two busy loops) even
+# the groups out (group 3 ran 520 s with them beside two busy loops, group 2 200 s).
+group2=(PlayerNodeLiveTests PlayerNodeHourTests ConcurrentUseLiveTests AudioFileBufferTests HydrogenSongTests)
 # Against the wall clock and Link's clock: alone, after the others.
 alone=(OSCLiveTests LinkLiveTests)
 # Group 3 is every other live suite, so that a new one runs without being listed here.
