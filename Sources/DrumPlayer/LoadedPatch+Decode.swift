@@ -178,14 +178,18 @@ extension LoadedPatch {
     /// past it.
     static let tailRingSeconds = 2.5
 
-    /// The shortest ring in which the fastest voice of `definitions` (`fastestRate`, and at
-    /// least four times its sound's rate, as commands may set) cannot outrun the filler at
-    /// `period`-frame periods: four periods of it (the render thread asks for two periods ahead,
-    /// and the filler may be a period or two late). 0 when the period is not known.
-    static func ringFramesForFastestVoice(_ definitions: [InstrumentDefinition], period: Int) -> Int {
-        guard period > 0, !definitions.isEmpty else { return 0 }
-        let fastest = Double(max(4, definitions.map(\.fastestRate).max() ?? 4))
-        return Int(min(Double(1 << 30), (4 * fastest * Double(period)).rounded(.up)))
+    /// The fastest rate of `definitions`' voices (`fastestRate`), and at least four times their
+    /// sounds' rate, as commands may set and the render thread asks the filler to read for.
+    static func fastestTailRate(_ definitions: [InstrumentDefinition]) -> Float {
+        max(4, definitions.map(\.fastestRate).max() ?? 4)
+    }
+
+    /// The shortest ring in which a voice at `rate` times its sound's rate cannot outrun the
+    /// filler at `period`-frame periods: four periods of it (the render thread asks for two
+    /// periods ahead, and the filler may be a period or two late). 0 when the period is not known.
+    static func ringFramesForFastestVoice(rate: Float, period: Int) -> Int {
+        guard period > 0 else { return 0 }
+        return Int(min(Double(1 << 30), (4 * Double(rate) * Double(period)).rounded(.up)))
     }
 
     /// Rings sized for the fastest voice are at most four times the default ring

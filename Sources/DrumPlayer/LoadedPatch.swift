@@ -56,7 +56,7 @@ package final class LoadedPatch {
     package func ringWarning(engine: Engine, file: String) -> String? {
         let shape = engine.tailBufferShape, period = engine.expectedPeriodFrames
         guard hasHeads, shape.count > 0, period > 0 else { return nil }
-        let needed = Int((4 * Double(fastestTailRate) * Double(period)).rounded(.up))
+        let needed = Self.ringFramesForFastestVoice(rate: fastestTailRate, period: period)
         guard needed > shape.capacity else { return nil }
         return "warning: the server's period is now \(period) frames: the \(shape.capacity)-frame tail rings sized at the load are too short for the fastest voices of \(file) (\(needed) frames); a voice that outruns its ring ends there, counted"
     }
@@ -328,8 +328,8 @@ package final class LoadedPatch {
         // filler must be able to read two blocks ahead of it. Live, at least four periods of
         // the fastest voice (`ringFramesForFastestVoice`).
         let streamingDefinitions = tailInstruments.sorted().map { definitions[$0] }
-        fastestTailRate = max(4, streamingDefinitions.map(\.fastestRate).max() ?? 4)
-        let forFastest = Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames)
+        fastestTailRate = Self.fastestTailRate(streamingDefinitions)
+        let forFastest = streamingDefinitions.isEmpty ? 0 : Self.ringFramesForFastestVoice(rate: fastestTailRate, period: engine.expectedPeriodFrames)
         let longestForFastest = Int((Self.longestRingForFastestVoiceSeconds * sampleRate).rounded(.up))
         if attaching, longestTail > 0, forFastest > longestForFastest {
             streaming.report("warning: \(kit.file): its fastest voices (bend, pitch controllers and tuning at their highest) would need tail rings of \(forFastest) frames at \(engine.expectedPeriodFrames)-frame periods; they get \(longestForFastest), and a voice that outruns its ring ends there, counted")
@@ -338,8 +338,7 @@ package final class LoadedPatch {
                        streaming.tailRingFrames ?? Int((Self.tailRingSeconds * sampleRate).rounded(.up)))
         let capacity = readyForLoads ? ring : min(longestTail, ring)
         // A kit loaded in place of another plays through the rings the first one sized.
-        if longestTail > 0 && !attaching && shape.count > 0,
-           Self.ringFramesForFastestVoice(streamingDefinitions, period: engine.expectedPeriodFrames) > shape.capacity {
+        if longestTail > 0 && !attaching && shape.count > 0, forFastest > shape.capacity {
             streaming.report("warning: \(kit.file): its fastest voices may outrun the \(shape.capacity)-frame tail rings the first kit sized at \(engine.expectedPeriodFrames)-frame periods; a voice that does ends there, counted (start the sampler with a larger --stream-ring-frames)")
         }
         if longestTail > 0 && !attaching && anyStereoTail && !shape.stereo {
