@@ -42,8 +42,9 @@ extension LoadedPatch {
         let played: Sound
         let whole: Sound?
         /// Set when `played` is only the head of the sound (and one frame more), its tail read
-        /// per voice: the whole sound's frames and largest |sample|.
-        var tail: (frames: Int, peak: Float)? = nil
+        /// per voice: the whole sound's frames and largest |sample|, and where it loops from
+        /// when it loops forever (`TailSource.loopStart`).
+        var tail: (frames: Int, peak: Float, loopStart: Int?)? = nil
     }
 
     /// Decodes `jobs`, a file's jobs one after another (its untuned decode shared by its tunings)
@@ -87,7 +88,7 @@ extension LoadedPatch {
                                                                     memory: heads),
                            fileFrames > 4 * headFrames, fileFrames <= Self.longestStreamed {
                             var result = DecodedSounds(played: head, whole: nil)
-                            result.tail = (fileFrames, .infinity)
+                            result.tail = (fileFrames, .infinity, nil)
                             return result
                         }
                         let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
@@ -199,20 +200,25 @@ extension LoadedPatch {
 
     /// `sounds` with only its first `frames` (and one more) in memory, when the sound is long
     /// enough (four heads, at most `longest` frames), not marked `"preload": true`, and its voices
-    /// play it straight through once from its start (no loop, no random offset into it);
-    /// otherwise `sounds` as it is.
+    /// play it from its start (no random offset into it) either straight through once, or
+    /// looping forever where the sample's loop says (its tail then repeats the loop); otherwise
+    /// `sounds` as it is.
     static func head(of sounds: DecodedSounds, frames: Int, instrument: DrumInstrument, sample: SampleFile,
                      memory: HeadMemory? = nil, longest: Int) throws -> DecodedSounds {
         let played = sounds.played
-        guard sounds.whole == nil, sample.loading != .preload, sample.loop == nil, instrument.loops == 0, !instrument.loopsUntilRelease,
-              instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0,
+        // Looping forever on the sample's loop, to the end of the sound played (a loop that
+        // ends before it is released, as SFZ's loop_sustain, stays whole).
+        let loopsForever = sample.loop != nil && instrument.loops < 0 && !instrument.loopsUntilRelease
+        guard sounds.whole == nil, sample.loading != .preload, sample.loop == nil || loopsForever,
+              instrument.loops == 0 || loopsForever, !instrument.loopsUntilRelease,
+              instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0 || loopsForever,
               played.frameCount > 4 * frames, played.frameCount <= longest else { return sounds }
         let count = frames + 1
         var channels = [Array(UnsafeBufferPointer(start: played.left, count: count))]
         if played.channelCount == 2 { channels.append(Array(UnsafeBufferPointer(start: played.right, count: count))) }
         let head = try Sound(channels: channels, sampleRate: played.sampleRate, memory: memory)
         var result = DecodedSounds(played: head, whole: nil)
-        result.tail = (played.frameCount, played.peak)
+        result.tail = (played.frameCount, played.peak, loopsForever ? played.loopStart : nil)
         return result
     }
 }

@@ -194,7 +194,7 @@ package final class LoadedPatch {
                                     return true
                                 }) else { throw SamplerError("\(jobs[job].place): its head could not be copied") }
                                 sounds = DecodedSounds(played: head, whole: nil)
-                                sounds.tail = (tail.frames, tail.peak)
+                                sounds.tail = (tail.frames, tail.peak, tail.loopStart)
                                 stamp = known.stamp
                             } else {
                                 // A file left undecoded after another failed (files are handed out
@@ -219,15 +219,18 @@ package final class LoadedPatch {
                                 memoryBytes += sounds.played.frameCount * sounds.played.channelCount * 4
                                     + (sounds.whole.map { $0.frameCount * $0.channelCount * 4 } ?? 0)
                                 if let tail = sounds.tail {
-                                    id = try engine.register(sounds.played, tail: TailSource(id: tailBase + Int32(job), frames: tail.frames, peak: tail.peak))
-                                    longestTail = max(longestTail, tail.frames - (sounds.played.frameCount - 1))
+                                    id = try engine.register(sounds.played, tail: TailSource(id: tailBase + Int32(job), frames: tail.frames, peak: tail.peak,
+                                                                                             loopStart: tail.loopStart))
+                                    // A tail that repeats its loop is endless: it plays through a ring.
+                                    longestTail = max(longestTail, tail.loopStart != nil ? Int.max / 4 : tail.frames - (sounds.played.frameCount - 1))
                                     tailInstruments.insert(i)
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
                                     tailChannels[job] = sounds.played.channelCount
                                     if jobs[job].sample.data == nil {
                                         shareable[key] = Shareable(played: id, whole: nil, stamp: stamp,
-                                                                   tail: (tail.frames, tail.peak, sounds.played.channelCount, sounds.played.frameCount))
+                                                                   tail: (tail.frames, tail.peak, sounds.played.channelCount, sounds.played.frameCount,
+                                                                          tail.loopStart))
                                     }
                                 } else {
                                     id = try register(sounds.played, whole)

@@ -294,18 +294,23 @@ final class TailFiller: @unchecked Sendable {
     }
 
     /// `reading`'s tail copied from `sound` up to its target (not at or past its limit), slot
-    /// by slot of the ring, and published. Any thread (touches only the reading and its buffer).
+    /// by slot of the ring, and published: past the sound's end (a tail that repeats its loop),
+    /// its loop over and over. Any thread (touches only the reading and its buffer).
     private func copy(_ reading: Reading, from sound: Sound) {
         let memory = engine.tailBufferMemory(Int(reading.request.buffer))
         let from = Int(reading.request.from)
         let end = min(reading.target, reading.limit, reading.length)
+        let frames = sound.frameCount, loopStart = sound.loopStart
         var j = reading.written
         while j < end {
+            // The sound's frame for the tail's frame j: past its end, in the loop's repeats.
+            var at = from + j
+            if at >= frames { at = loopStart + (at - frames) % (frames - loopStart) }
             // The ring's second mapping: `capacity` frames from any slot are one run.
-            let n = min(end - j, memory.capacity)
+            let n = min(end - j, memory.capacity, frames - at)
             let slot = j % memory.capacity
-            (memory.left + slot).update(from: sound.left + from + j, count: n)
-            if sound.channelCount == 2, memory.right != memory.left { (memory.right + slot).update(from: sound.right + from + j, count: n) }
+            (memory.left + slot).update(from: sound.left + at, count: n)
+            if sound.channelCount == 2, memory.right != memory.left { (memory.right + slot).update(from: sound.right + at, count: n) }
             j += n
         }
         if j > reading.written {

@@ -186,7 +186,8 @@ extension Engine {
         v.pointee.position = min(max(command.position, 0), slot.frames - 1)
         v.pointee.phase = 0
         v.pointee.setRate(command.rate)
-        v.pointee.loopsRemaining = command.loops
+        // A tail that repeats its loop is written unrolled: the voice plays straight through it.
+        v.pointee.loopsRemaining = slot.tailRepeats ? 0 : command.loops
         v.pointee.level = command.level
         v.pointee.levelTarget = command.level
         v.pointee.rampFramesLeft = 0
@@ -245,8 +246,14 @@ extension Engine {
     @_noLocks @_noAllocation
     private func setLoops(_ v: UnsafeMutablePointer<Voice>, _ command: Command, at frame: Frame) {
         countIfEndedSince(v, command, at: frame)
-        // A voice in a streamed tail plays it once: its buffer holds nothing before the tail.
-        if v.pointee.sound >= 0, sounds[Int(v.pointee.sound)].tailStart > 0 { return }
+        // A voice in a streamed tail plays it once: its buffer holds nothing before the tail
+        // (nor, in a tail that repeats its loop, is there an end to wrap at).
+        // (Nested rather than `||`: see `Engine+VoiceWalk.swift`.)
+        if v.pointee.sound >= 0 {
+            let slot = sounds[Int(v.pointee.sound)]
+            if slot.tailStart > 0 { return }
+            if slot.tailRepeats { return }
+        }
         v.pointee.loopsRemaining = command.loops
         let late = lateness(command, at: frame)
         guard late > 0 && v.pointee.isActive && !v.pointee.isPaused && v.pointee.frames > 0 else { return }

@@ -24,12 +24,21 @@ public struct TailSource: Sendable {
     /// The whole sound's frames, and its largest |sample| (`Sound.peak` of the whole).
     public var frames: Int
     public var peak: Float
+    /// Set for a sound that loops forever from this frame to its end (`frames`): the filler
+    /// writes the loop over and over after the first pass, and a voice plays on through the
+    /// repeats without wrapping (it never ends by itself: a release or a stop ends it). Its
+    /// positions count the repeats, and it reports no wraps.
+    public var loopStart: Int?
 
-    public init(id: Int32, frames: Int, peak: Float) {
+    public init(id: Int32, frames: Int, peak: Float, loopStart: Int? = nil) {
         self.id = id
         self.frames = frames
         self.peak = peak
+        self.loopStart = loopStart
     }
+
+    /// The length a tail that loops forever is given: longer than any voice plays.
+    static let endlessFrames: Int64 = 1 << 60
 }
 
 /// What the render thread asks of the filler: buffer `buffer` is to hold source `source`'s
@@ -225,12 +234,14 @@ extension Engine {
     /// the tail is read: the filler gives it with the tail). Control thread only.
     public func register(_ head: Sound, tail: TailSource) throws(EngineError) -> SoundID {
         precondition(head.frameCount >= 2 && tail.frames >= head.frameCount, "a head of at least two frames, within its sound")
+        precondition(tail.loopStart.map { $0 >= 0 && $0 < tail.frames } ?? true, "a loop within the sound")
         let index = try takeSlot()
         var slot = SoundSlot(left: head.left, right: head.right, frames: Int64(head.frameCount - 1),
                              isStereo: head.channelCount == 2, stream: nil, peak: head.peak,
                              loopStart: 0, continuation: -1)
         slot.tail = tail.id
-        slot.tailFrames = Int64(tail.frames)
+        slot.tailFrames = tail.loopStart == nil ? Int64(tail.frames) : TailSource.endlessFrames
+        slot.tailRepeats = tail.loopStart != nil
         slot.tailPeak = tail.peak
         sounds[index] = slot
         continuations[index] = -1

@@ -20,6 +20,9 @@ struct SoundSlot {
     var tail: Int32 = -1
     var tailFrames: Int64 = 0
     var tailPeak: Float = 0
+    /// For a sound whose tail streams: its loop repeats in the tail (`TailSource.loopStart`),
+    /// which is endless (`tailFrames`); its voices play straight through, never wrapping.
+    var tailRepeats = false
     /// For a tail buffer's slot while its tail is partly read: the buffer (−1: the slot's
     /// `frames` are the sound's end). Its `frames` end one frame before the last one read (which
     /// interpolation across the end reads); a voice that reaches them goes on if more was read by

@@ -361,6 +361,54 @@ import Testing
         #expect(read > 15 * (6_000 - 1_024) && read < 15 * (6_000 + 2 * 256 * 4 + 4_096) + 96_000, "frames read: \(read)")
     }
 
+    /// Samples that loop forever on their loop points (SFZ's loop_continuous), streamed: the
+    /// filler writes each loop over and over after the first pass, through rings shorter than
+    /// the loops, and every voice plays the same bits as the sample looping in memory: at its
+    /// own pitch and tuned by its voices (interpolating across each repeat's join), loops
+    /// starting in the head and in the tail, files at 44.1 kHz (converted), mono and stereo.
+    @Test func loopsThatRepeatForeverStreamAndRenderAsInMemory() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        // (frames, loop in the file's frames, stereo, rate)
+        let files: [(Int, ClosedRange<Int>, Bool, Int)] = [
+            (20_000, 6_000...14_999, true, 48_000),   // a loop longer than the ring, in the tail
+            (9_000, 300...5_999, true, 44_100),       // a loop from inside the head, converted
+            (12_000, 9_000...11_999, false, 48_000),  // mono, to the file's end
+        ]
+        var instruments: [DrumInstrument] = []
+        for (k, (frames, loop, stereo, rate)) in files.enumerated() {
+            let base = try noise("l\(k).wav", frames: frames, stereo: stereo, rate: rate, in: dir)
+            let sample = SampleFile(path: base.path, resolvedPath: base.resolvedPath, loop: loop)
+            // Many pitches: tuned by the voices' rate (varispeed), held once.
+            for (t, tune) in [0.0, 3, -5, 7, 1, -2, 12, -12].enumerated() {
+                instruments.append(DrumInstrument(id: "l\(k)t\(t)", layers: [DrumLayer(samples: [sample])], tune: tune, loops: -1,
+                                                  midiNote: 30 + 8 * k + t, voices: 2))
+            }
+        }
+        // Each instrument twice, a new note taking over the older voice (its declick tail
+        // fading out on the same ring as the new note plays its head).
+        let steps = 32
+        let tracks = instruments.indices.map { i in
+            DrumTrack(instrument: i, velocities: (0..<steps).map { s in s == i % steps || s == (i * 5 + 7) % steps ? 100 : 0 })
+        }
+        let pattern = DrumPattern(name: "p", beatsPerBar: 4, stepsPerBeat: 4, bars: 2, tracks: tracks)
+        let kit = Patch(tempo: 120, instruments: instruments, patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
+        let frames = 48_000 * 4
+        let whole = try render(kit, tails: false, frames: frames)
+        let streamed = try render(kit, tails: true, ring: 4_096, frames: frames)
+        #expect(!whole.loaded.streamsTails && streamed.loaded.streamsTails)
+        #expect(streamed.engine.tailBufferShape.capacity == 4_096)
+        #expect(streamed.engine.tailUnderrunCount == 0 && streamed.engine.refusedTailCount == 0)
+        // The loops went round many times: far more frames read than the files hold.
+        #expect(streamed.loaded.tailFramesRead > 10 * files.reduce(0) { $0 + $1.0 })
+        // Still sounding at the end, as the loops in memory.
+        #expect(whole.left[(frames - 1_000)...].contains { $0 != 0 })
+        for (a, b) in [(whole.left, streamed.left), (whole.right, streamed.right)] {
+            let first = zip(a, b).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "differs from frame \(first ?? -1)")
+        }
+    }
+
     /// Two instruments on one file, one playing it once and one looping it: only the first
     /// streams its tail, the looping one keeps the whole sound (it wraps to its start).
     @Test func aLoopingInstrumentOnAStreamedFileKeepsItWhole() throws {
