@@ -61,10 +61,9 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
 
     /// Decodes the file at `path` (any format libsndfile reads) at the session's rate.
     public convenience init(contentsOf path: String, session: AudioSession) throws {
-        let sound: Sound
-        do { sound = try SoundFileLoader(targetSampleRate: session.sampleRate).load(path: path) } catch { throw SamplerError("\(error)") }
-        let rate = (try? SoundFileLoader().load(path: path).sampleRate) ?? session.sampleRate
-        try self.init(sound: sound, session: session, url: URL(fileURLWithPath: path), data: nil, sourceRate: rate)
+        let loaded: (sound: Sound, fileRate: Double)
+        do { loaded = try SoundFileLoader(targetSampleRate: session.sampleRate).loadWithFileRate(path: path) } catch { throw SamplerError("\(error)") }
+        try self.init(sound: loaded.sound, session: session, url: URL(fileURLWithPath: path), data: nil, sourceRate: loaded.fileRate)
     }
 
     /// Decodes the file at `url` (AVAudioPlayer's `init(contentsOf:)`).
@@ -75,12 +74,11 @@ public final class AudioPlayer: SessionMember, @unchecked Sendable {
     /// Decodes `data` (a whole file in memory; `fileTypeHint` like "wav" or "flac" helps
     /// headerless data) at the session's rate.
     public convenience init(data: Data, fileTypeHint: String? = nil, session: AudioSession) throws {
-        let sound: Sound
+        let loaded: (sound: Sound, fileRate: Double)
         do {
-            sound = try SoundFileLoader(targetSampleRate: session.sampleRate).load(data: data, name: "data", typeHint: fileTypeHint)
+            loaded = try SoundFileLoader(targetSampleRate: session.sampleRate).loadWithFileRate(data: data, name: "data", typeHint: fileTypeHint)
         } catch { throw SamplerError("\(error)") }
-        let rate = (try? SoundFileLoader().load(data: data, name: "data", typeHint: fileTypeHint).sampleRate) ?? session.sampleRate
-        try self.init(sound: sound, session: session, url: nil, data: data, sourceRate: rate)
+        try self.init(sound: loaded.sound, session: session, url: nil, data: data, sourceRate: loaded.fileRate)
     }
 
     /// Plays an already decoded sound (it should be at the session's rate).

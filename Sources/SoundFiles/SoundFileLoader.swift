@@ -32,6 +32,11 @@ package struct SoundFileLoader: Sendable {
     /// is refused without blocking). Errors name `path` as given. Control thread only.
     /// With `root`, only a file under that directory (what was opened is checked: see `FileGate`).
     package func load(path: String, root: String? = nil) throws(SoundFileError) -> Sound {
+        try loadWithFileRate(path: path, root: root).sound
+    }
+
+    /// `load(path:root:)`, and the file's own rate (before any conversion).
+    package func loadWithFileRate(path: String, root: String? = nil) throws(SoundFileError) -> (sound: Sound, fileRate: Double) {
         let fd = try SoundFileError.openGated(path, root: root)
         defer { close(fd) }
         return try decode(file: path, typeHint: nil) { info in
@@ -136,33 +141,39 @@ package struct SoundFileLoader: Sendable {
     /// is nil, its extension serves as the hint). Control thread only.
     package func load(bytes: [UInt8], name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
         let result: Result<Sound, SoundFileError> = bytes.withUnsafeBytes { buffer in
-            Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint) }
+            Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint).sound }
         }
         return try result.get()
     }
 
     /// Loads a sound file held in memory; see `load(bytes:name:typeHint:)`. Control thread only.
     package func load(data: Data, name: String, typeHint: String? = nil) throws(SoundFileError) -> Sound {
-        let result: Result<Sound, SoundFileError> = data.withUnsafeBytes { buffer in
+        try loadWithFileRate(data: data, name: name, typeHint: typeHint).sound
+    }
+
+    /// `load(data:name:typeHint:)`, and the file's own rate (before any conversion).
+    package func loadWithFileRate(data: Data, name: String, typeHint: String? = nil) throws(SoundFileError) -> (sound: Sound, fileRate: Double) {
+        let result: Result<(sound: Sound, fileRate: Double), SoundFileError> = data.withUnsafeBytes { buffer in
             Result { () throws(SoundFileError) in try load(buffer: buffer, name: name, typeHint: typeHint) }
         }
         return try result.get()
     }
 
-    private func load(buffer: UnsafeRawBufferPointer, name: String, typeHint: String?) throws(SoundFileError) -> Sound {
+    private func load(buffer: UnsafeRawBufferPointer, name: String, typeHint: String?) throws(SoundFileError) -> (sound: Sound, fileRate: Double) {
         guard buffer.count > 0 else {
             throw SoundFileError(file: name, reason: .notAudio("no bytes"))
         }
         let memory = MemoryFile(bytes: buffer)
-        return try withExtendedLifetime(memory) { () throws(SoundFileError) -> Sound in
+        return try withExtendedLifetime(memory) { () throws(SoundFileError) -> (sound: Sound, fileRate: Double) in
             try decode(file: name, typeHint: typeHint, open: memory.open)
         }
     }
 
-    /// Opens with `open`, reads every frame as float, and makes a planar `Sound` at the target rate.
+    /// Opens with `open`, reads every frame as float, and makes a planar `Sound` at the target
+    /// rate; with the file's own rate.
     private func decode(
         file: String, typeHint: String?, open: (UnsafeMutablePointer<SF_INFO>) -> OpaquePointer?
-    ) throws(SoundFileError) -> Sound {
+    ) throws(SoundFileError) -> (sound: Sound, fileRate: Double) {
         var info = SF_INFO()
         if Self.isRaw(typeHint: typeHint, name: file) {
             info.format = Int32(SF_FORMAT_RAW | SF_FORMAT_FLOAT | SF_ENDIAN_LITTLE)
@@ -191,7 +202,7 @@ package struct SoundFileLoader: Sendable {
             rate = target
         }
         do {
-            return try Sound(channels: planes, sampleRate: rate, memory: HugePageSampleMemory.shared)
+            return (try Sound(channels: planes, sampleRate: rate, memory: HugePageSampleMemory.shared), fileRate)
         } catch {
             switch error {
             case .empty: throw SoundFileError(file: file, reason: .empty)

@@ -337,4 +337,20 @@ final class RecordingDelegate: AudioPlayerDelegate, @unchecked Sendable {
         #expect(abs(out[i + 1] - out[i] - (out[i + 2] - out[i + 1])) < 1e-6)
         #expect(out[i - 1] != 0 && abs(out[i] / out[i - 1]) > 1.5)
     }
+
+    /// A file at another rate than the session's is decoded once, converted: the player's
+    /// format says both rates (AVAudioPlayer's `format` and its file's), from one decode.
+    @Test func aFileAtAnotherRateIsDecodedOnceAndSaysItsOwnRate() throws {
+        let dir = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: dir) }
+        let path = dir.appendingPathComponent("a.wav").path
+        try WAVFileWriter.write(path: path, channels: [(0..<44_100).map { Float($0 % 100) / 200 }], sampleRate: 44_100)
+        let session = try AudioSession(device: ManualDevice(bufferSize: 256))
+        defer { session.close() }
+        for player in [try AudioPlayer(contentsOf: path, session: session),
+                       try AudioPlayer(data: Data(contentsOf: URL(fileURLWithPath: path)), session: session)] {
+            #expect(player.format.sampleRate == 48_000 && player.format.sourceSampleRate == 44_100)
+            #expect(player.format.frameCount == 48_000)
+        }
+    }
 }
