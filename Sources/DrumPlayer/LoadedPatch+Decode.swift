@@ -45,6 +45,10 @@ extension LoadedPatch {
         /// per voice: the whole sound's frames and largest |sample|, and where it loops from
         /// when it loops forever (`TailSource.loopStart`).
         var tail: (frames: Int, peak: Float, loopStart: Int?)? = nil
+        /// Set for a head of a file played as it is but for its loop, which repeats forever
+        /// (`playsFileLoopedAsItIs`): the whole file's frames at the kit's rate, from which
+        /// the filler reads the first pass (the loop's repeats follow from what it read).
+        var loopedFileFrames: Int? = nil
     }
 
     /// Decodes `jobs`, a file's jobs one after another (its untuned decode shared by its tunings)
@@ -83,13 +87,30 @@ extension LoadedPatch {
                     do {
                         // A file played as it is: only its head is read (converted as far as it needs at another rate).
                         if let headFrames, job.sample.loading != .preload, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
-                           let (head, fileFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1,
+                           let (head, fileFrames, _) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1,
                                                                     accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Self.longestStreamed),
                                                                     memory: heads),
                            fileFrames > 4 * headFrames, fileFrames <= Self.longestStreamed {
                             var result = DecodedSounds(played: head, whole: nil)
                             result.tail = (fileFrames, .infinity, nil)
                             return result
+                        }
+                        // A file played as it is but for a loop that repeats forever: its head, and where
+                        // its loop lies at the kit's rate (as `looped` places it in the whole).
+                        if let headFrames, job.sample.loading != .preload, let loop = job.sample.loop,
+                           Self.playsFileLoopedAsItIs(job.sample, instruments[job.instrument]),
+                           let (head, fileFrames, nativeFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root,
+                                                                                     frames: headFrames + 1,
+                                                                                     accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Self.longestStreamed),
+                                                                                     memory: heads),
+                           loop.upperBound < nativeFrames {
+                            let placed = Self.loopPlace(loop, fileFrames: fileFrames, nativeFrames: nativeFrames)
+                            if placed.end > 4 * headFrames, placed.start < placed.end {
+                                var result = DecodedSounds(played: head, whole: nil)
+                                result.tail = (placed.end, .infinity, placed.start)
+                                result.loopedFileFrames = fileFrames
+                                return result
+                            }
                         }
                         let sounds = try Self.decode(job.sample, of: instruments[job.instrument], sampleRate: sampleRate, root: root,
                                                      loader: loader, untuned: &untuned)
@@ -164,6 +185,25 @@ extension LoadedPatch {
         sample.data == nil && !sample.isTrimmed && !sample.reverse && sample.loop == nil && instrument.tune == 0
             && instrument.delay == 0 && instrument.randomDelay == 0 && instrument.randomOffset == 0 && instrument.loops == 0
             && !instrument.loopsUntilRelease
+    }
+
+    /// Whether `instrument` plays `sample`'s file as it is from its start but for its loop, which
+    /// it repeats forever (SFZ's loop_continuous): not offset, cut short, reversed, tuned,
+    /// delayed or started at a random offset, and on disk. Its first pass is the whole file's
+    /// conversion's frames (the file read to its end would give them too), its repeats copies.
+    static func playsFileLoopedAsItIs(_ sample: SampleFile, _ instrument: DrumInstrument) -> Bool {
+        sample.loop != nil && sample.data == nil && sample.offset == 0 && sample.end == nil && !sample.reverse && instrument.tune == 0
+            && instrument.delay == 0 && instrument.randomDelay == 0 && instrument.randomOffset == 0 && instrument.loops < 0
+            && !instrument.loopsUntilRelease
+    }
+
+    /// Where `loop` (frames of a file of `nativeFrames` frames) lies in the file converted to
+    /// `fileFrames`, as `looped` places it: its first frame, and the frame after its last.
+    static func loopPlace(_ loop: ClosedRange<Int>, fileFrames: Int, nativeFrames: Int) -> (start: Int, end: Int) {
+        let scale = Double(fileFrames) / Double(nativeFrames)
+        let start = Int((Double(loop.lowerBound) * scale).rounded())
+        let count = Int((Double(loop.upperBound + 1) * scale).rounded())
+        return (start, max(start + 1, count))
     }
 
     /// No file played as it is is too long to stream: its tail plays through a ring

@@ -61,10 +61,8 @@ extension LoadedPatch {
     /// ending at `loop`'s last frame, its loop start at the loop's first, both in the sound's
     /// frames (scaled as the resampling scaled the file's).
     static func looped(_ sound: Sound, loop: ClosedRange<Int>, offset: Int, nativeFrames: Int) -> Sound {
-        let scale = Double(sound.frameCount) / Double(nativeFrames)
-        let start = Int((Double(loop.lowerBound - offset) * scale).rounded())
-        let count = Int((Double(loop.upperBound + 1 - offset) * scale).rounded())
-        return Sound(slicing: sound, from: 0, count: max(start + 1, count), loopStart: start)
+        let placed = loopPlace((loop.lowerBound - offset)...(loop.upperBound - offset), fileFrames: sound.frameCount, nativeFrames: nativeFrames)
+        return Sound(slicing: sound, from: 0, count: placed.end, loopStart: placed.start)
     }
 
     /// Frames `sample.offset … sample.end` of the file (at its own rate; backwards when it

@@ -145,6 +145,8 @@ package final class LoadedPatch {
         var memoryBytes = 0
         var tailFrames = [Int](repeating: 0, count: jobs.count)
         var tailChannels = [Int](repeating: 1, count: jobs.count)
+        // Heads of files played as they are but for a loop that repeats forever, by job.
+        var loopedFiles: [Int: TailFiller.FileLoop] = [:]
         var cache: [String: SoundID] = [:]
         var shareable: [String: Shareable] = [:]
         var registeredJobs: [Int: SoundID] = [:]
@@ -227,6 +229,10 @@ package final class LoadedPatch {
                                     anyStereoTail = anyStereoTail || sounds.played.channelCount == 2
                                     tailFrames[job] = tail.frames
                                     tailChannels[job] = sounds.played.channelCount
+                                    if let fileFrames = sounds.loopedFileFrames, let loopStart = tail.loopStart {
+                                        loopedFiles[job] = TailFiller.FileLoop(start: loopStart, end: tail.frames, fileFrames: fileFrames,
+                                                                               head: sounds.played)
+                                    }
                                     if jobs[job].sample.data == nil {
                                         shareable[key] = Shareable(played: id, whole: nil, stamp: stamp,
                                                                    tail: (tail.frames, tail.peak, sounds.played.channelCount, sounds.played.frameCount,
@@ -380,6 +386,12 @@ package final class LoadedPatch {
                 // A file played as it is: its tail decoded straight into the buffer.
                 if Self.playsFileAsItIs(job.sample, instrument) {
                     return .file(path: job.sample.resolvedPath, root: root, sampleRate: sampleRate, channels: tailChannels[j])
+                }
+                // Looped: its first pass decoded straight into the buffer and its repeats copied
+                // from the pass before, while that is still in the ring (a loop of at most half
+                // of it); a longer loop's sound is made whole for each note.
+                if let loop = loopedFiles[j], 2 * (loop.end - loop.start) <= engine.tailBufferShape.capacity {
+                    return .loopedFile(path: job.sample.resolvedPath, root: root, sampleRate: sampleRate, channels: tailChannels[j], loop: loop)
                 }
                 return .sound { @Sendable in
                     var untuned: Sound?

@@ -36,6 +36,20 @@ final class TailFiller: @unchecked Sendable {
         case file(path: String, root: String?, sampleRate: Double, channels: Int)
         /// Any other sound, made whole.
         case sound(@Sendable () throws -> Sound)
+        /// A file played as it is but for `loop`, which repeats forever: its first pass read
+        /// as `.file` reads a tail (the whole file's frames up to the loop's end), each repeat
+        /// copied from the pass before it, which is still in the ring (the loop is at most half
+        /// of it), or from the head where the loop begins in it.
+        case loopedFile(path: String, root: String?, sampleRate: Double, channels: Int, loop: FileLoop)
+    }
+
+    /// Where a looped file's loop lies (frames at the kit's rate: its first, and the one after
+    /// its last, which ends the sound played), the whole file's frames, and the sound's head.
+    struct FileLoop: Sendable {
+        let start: Int
+        let end: Int
+        let fileFrames: Int
+        let head: Sound
     }
 
     /// Each kit's sources from its first id on, with each source's whole length as loaded (a
@@ -258,20 +272,62 @@ final class TailFiller: @unchecked Sendable {
             copy(reading, from: sound)
             return
         }
-        guard case .file(let path, let root, let sampleRate, let channels) = reading.source else { return }
+        let path: String, root: String?, sampleRate: Double, channels: Int, loop: FileLoop?, frames: Int
+        switch reading.source {
+        case .file(let p, let r, let rate, let c): (path, root, sampleRate, channels, loop, frames) = (p, r, rate, c, nil, reading.frames)
+        case .loopedFile(let p, let r, let rate, let c, let l): (path, root, sampleRate, channels, loop, frames) = (p, r, rate, c, l, l.fileFrames)
+        case .sound: return
+        }
+        let memory = engine.tailBufferMemory(Int(request.buffer))
         if reading.reader == nil {
-            let memory = engine.tailBufferMemory(Int(request.buffer))
             let stereo = channels == 2 && memory.right != memory.left
             reading.reader = (try? TailReader(loader: SoundFileLoader(targetSampleRate: sampleRate), path: path, root: root,
-                                              frames: reading.frames, from: Int(request.from), channelCount: channels,
+                                              frames: frames, from: Int(request.from), channelCount: channels,
                                               left: memory.left, right: stereo ? memory.right : nil, ring: memory.capacity)) ?? nil
         }
         guard let reader = reading.reader else { return }
-        reader.read(upTo: reading.target, limit: reading.limit)
-        if reader.failed { return }
-        read.add(reader.written - reading.written, ordering: .relaxed)
-        reading.written = reader.written
+        // The first pass, up to a loop's end.
+        let firstPass = loop.map { $0.end - Int(request.from) } ?? Int.max
+        if reading.written < firstPass {
+            reader.read(upTo: min(reading.target, firstPass), limit: min(reading.limit, firstPass))
+            if reader.failed { return }
+            read.add(reader.written - reading.written, ordering: .relaxed)
+            reading.written = reader.written
+        }
+        if let loop, reading.written >= firstPass { repeatLoop(reading, loop, memory: memory, stereo: channels == 2) }
         engine.publishTailFrames(request, frames: reading.written, peak: reader.peak)
+    }
+
+    /// The repeats of `loop` after its first pass in `reading`'s ring, up to its target (not at
+    /// or past its limit): tail frame j is the one a loop's length before it, still in the ring
+    /// (the loop is at most half of it, so no run copied overlaps the one it is copied to), or
+    /// in the head for a loop that begins there. Any thread (touches only the reading and its buffer).
+    private func repeatLoop(_ reading: Reading, _ loop: FileLoop, memory: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int),
+                            stereo: Bool) {
+        let from = Int(reading.request.from), length = loop.end - loop.start, capacity = memory.capacity
+        let end = min(reading.target, reading.limit, reading.length)
+        let both = stereo && memory.right != memory.left
+        var j = reading.written
+        while j < end {
+            // The sound frame this one repeats.
+            let source = from + j - length
+            var n = min(end - j, length, capacity)
+            let slot = j % capacity
+            if source < from {
+                n = min(n, from - source)
+                (memory.left + slot).update(from: loop.head.left + source, count: n)
+                if both { (memory.right + slot).update(from: loop.head.right + source, count: n) }
+            } else {
+                let at = (source - from) % capacity
+                (memory.left + slot).update(from: memory.left + at, count: n)
+                if both { (memory.right + slot).update(from: memory.right + at, count: n) }
+            }
+            j += n
+        }
+        if j > reading.written {
+            read.add(j - reading.written, ordering: .relaxed)
+            reading.written = j
+        }
     }
 
     /// A `.sound` source's whole sound, made once and kept as `last` (notes repeated on one key

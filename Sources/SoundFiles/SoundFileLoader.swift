@@ -46,14 +46,14 @@ package struct SoundFileLoader: Sendable {
 
     /// The first `frames` frames of the sound file at `path` as a whole `load` begins with them
     /// (the same bits), with the frame count a whole load has when the file holds what its header
-    /// says; nil when the file is shorter than that or its rate cannot be converted (load it
+    /// says, and the file's own (at its rate); nil when the file is shorter than that or its rate cannot be converted (load it
     /// whole). A file at the target rate is read as it is; one at another rate is converted as
     /// far as the head needs (libsoxr's first output frames do not depend on what follows: see
     /// `Resampler.resampleHead`). Non-finite samples are silence, as in `load`. Control thread only.
     /// The head's samples are in `memory` (the heap when nil); nil before anything is read or
     /// allocated when the sound's frames are not in `accepting`.
     package func loadHead(path: String, root: String? = nil, frames: Int, accepting: ClosedRange<Int> = 0...Int.max,
-                          memory: (any SampleMemory)? = nil) throws(SoundFileError) -> (head: Sound, fileFrames: Int)? {
+                          memory: (any SampleMemory)? = nil) throws(SoundFileError) -> (head: Sound, fileFrames: Int, nativeFrames: Int)? {
         let fd = try SoundFileError.openGated(path, root: root)
         defer { close(fd) }
         var info = SF_INFO()
@@ -134,7 +134,7 @@ package struct SoundFileLoader: Sendable {
         }
         if let failure { throw SoundFileError(file: path, reason: failure.reason) }
         guard let head else { return nil }
-        return (head, fileFrames)
+        return (head, fileFrames, Int(info.frames))
     }
 
     /// Loads a sound file held in memory. `name` is only used in errors (and, when `typeHint`

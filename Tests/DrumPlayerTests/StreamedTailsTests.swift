@@ -363,17 +363,23 @@ import Testing
 
     /// Samples that loop forever on their loop points (SFZ's loop_continuous), streamed: the
     /// filler writes each loop over and over after the first pass, through rings shorter than
-    /// the loops, and every voice plays the same bits as the sample looping in memory: at its
-    /// own pitch and tuned by its voices (interpolating across each repeat's join), loops
-    /// starting in the head and in the tail, files at 44.1 kHz (converted), mono and stereo.
+    /// the loops (the sound made whole for each note) and longer (a file read as it is, each
+    /// repeat copied from the one before), and every voice plays the same bits as the sample
+    /// looping in memory: at its own pitch and tuned by its voices (interpolating across each
+    /// repeat's join), loops starting in the head and in the tail, files at 44.1 kHz
+    /// (converted), mono and stereo.
     @Test func loopsThatRepeatForeverStreamAndRenderAsInMemory() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // (frames, loop in the file's frames, stereo, rate)
+        // (frames, loop in the file's frames, stereo, rate), through 8,192-frame rings: a loop
+        // of more than half of one is made whole for each note, a shorter one read as it is.
         let files: [(Int, ClosedRange<Int>, Bool, Int)] = [
-            (20_000, 6_000...14_999, true, 48_000),   // a loop longer than the ring, in the tail
-            (9_000, 300...5_999, true, 44_100),       // a loop from inside the head, converted
-            (12_000, 9_000...11_999, false, 48_000),  // mono, to the file's end
+            (20_000, 6_000...14_999, true, 48_000),   // longer than the ring, in the tail
+            (9_000, 300...5_999, true, 44_100),       // from inside the head, converted
+            (14_000, 8_000...13_999, false, 48_000),  // mono, to the file's end
+            (16_000, 7_000...8_499, true, 44_100),    // read as it is, converted
+            (10_000, 500...4_499, true, 48_000),      // read as it is, from inside the head
+            (12_000, 10_800...11_999, false, 48_000), // read as it is, mono, to the file's end
         ]
         var instruments: [DrumInstrument] = []
         for (k, (frames, loop, stereo, rate)) in files.enumerated() {
@@ -395,9 +401,9 @@ import Testing
         let kit = Patch(tempo: 120, instruments: instruments, patterns: [pattern], song: nil, file: dir.appendingPathComponent("kit.json").path)
         let frames = 48_000 * 4
         let whole = try render(kit, tails: false, frames: frames)
-        let streamed = try render(kit, tails: true, ring: 4_096, frames: frames)
+        let streamed = try render(kit, tails: true, voices: 128, ring: 8_192, frames: frames)
         #expect(!whole.loaded.streamsTails && streamed.loaded.streamsTails)
-        #expect(streamed.engine.tailBufferShape.capacity == 4_096)
+        #expect(streamed.engine.tailBufferShape.capacity == 8_192)
         #expect(streamed.engine.tailUnderrunCount == 0 && streamed.engine.refusedTailCount == 0)
         // The loops went round many times: far more frames read than the files hold.
         #expect(streamed.loaded.tailFramesRead > 10 * files.reduce(0) { $0 + $1.0 })

@@ -170,7 +170,7 @@ struct SoundFileLoaderTests {
         let peak = try loader.readTail(path: path, frames: 48_000, from: 1_025, channelCount: 1, left: tail, right: nil)
         #expect(peak == whole.peak)
         #expect(Array(UnsafeBufferPointer(start: tail, count: 48_000 - 1_025)) == Array(whole.samples(channel: 0)[1_025...]))
-        let (head, frames) = try #require(try loader.loadHead(path: path, frames: 1_025))
+        let (head, frames, _) = try #require(try loader.loadHead(path: path, frames: 1_025))
         #expect(frames == 48_000 && head.samples(channel: 0) == Array(whole.samples(channel: 0)[0..<1_025]))
     }
 }
