@@ -387,10 +387,8 @@ package final class LoadedPatch {
                 if Self.playsFileAsItIs(job.sample, instrument) {
                     return .file(path: job.sample.resolvedPath, root: root, sampleRate: sampleRate, channels: tailChannels[j])
                 }
-                // Looped: its first pass decoded straight into the buffer and its repeats copied
-                // from the pass before, while that is still in the ring (a loop of at most half
-                // of it); a longer loop's sound is made whole for each note.
-                if let loop = loopedFiles[j], 2 * (loop.end - loop.start) <= engine.tailBufferShape.capacity {
+                // Looped: its first pass decoded straight into the buffer and its repeats copied.
+                if let loop = loopedFiles[j] {
                     return .loopedFile(path: job.sample.resolvedPath, root: root, sampleRate: sampleRate, channels: tailChannels[j], loop: loop)
                 }
                 return .sound { @Sendable in

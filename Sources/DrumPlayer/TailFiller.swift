@@ -38,8 +38,9 @@ final class TailFiller: @unchecked Sendable {
         case sound(@Sendable () throws -> Sound)
         /// A file played as it is but for `loop`, which repeats forever: its first pass read
         /// as `.file` reads a tail (the whole file's frames up to the loop's end), each repeat
-        /// copied from the pass before it, which is still in the ring (the loop is at most half
-        /// of it), or from the head where the loop begins in it.
+        /// copied from the pass before it while that is still in the ring (a loop of at most
+        /// half of it), else from the loop as the first pass made it, kept for the voice (and
+        /// from the head where the loop begins in it).
         case loopedFile(path: String, root: String?, sampleRate: Double, channels: Int, loop: FileLoop)
     }
 
@@ -83,6 +84,10 @@ final class TailFiller: @unchecked Sendable {
         var reader: TailReader?
         /// A `.sound` source's whole sound, copied from.
         var copied: Sound?
+        /// A `.loopedFile` source's loop (its frames, one array a channel) as its first pass
+        /// made it, copied from: for a loop longer than half the ring (a shorter one's repeats
+        /// are copied from the pass before, still in the ring).
+        var loopFrames: [[Float]]?
         /// Where this pass may not write (a buffer's length past where its voice is).
         var limit = 0
         /// The frames read before this pass (the consumer's), and where this pass is to read to.
@@ -286,16 +291,50 @@ final class TailFiller: @unchecked Sendable {
                                               left: memory.left, right: stereo ? memory.right : nil, ring: memory.capacity)) ?? nil
         }
         guard let reader = reading.reader else { return }
+        let from = Int(request.from)
+        let stereo = channels == 2 && memory.right != memory.left
+        if let loop, reading.loopFrames == nil, 2 * (loop.end - loop.start) > memory.capacity {
+            // Kept as the first pass makes it; where the loop begins in the head, from there.
+            reading.loopFrames = [[Float]](repeating: [Float](repeating: 0, count: loop.end - loop.start), count: stereo ? 2 : 1)
+            if loop.start < from {
+                for c in 0..<reading.loopFrames!.count {
+                    let head = c == 0 ? loop.head.left : loop.head.right
+                    reading.loopFrames![c].withUnsafeMutableBufferPointer { $0.baseAddress!.update(from: head + loop.start, count: from - loop.start) }
+                }
+            }
+        }
         // The first pass, up to a loop's end.
-        let firstPass = loop.map { $0.end - Int(request.from) } ?? Int.max
+        let firstPass = loop.map { $0.end - from } ?? Int.max
         if reading.written < firstPass {
+            let before = reading.written
             reader.read(upTo: min(reading.target, firstPass), limit: min(reading.limit, firstPass))
             if reader.failed { return }
             read.add(reader.written - reading.written, ordering: .relaxed)
             reading.written = reader.written
+            if let loop, reading.loopFrames != nil { keepLoop(reading, loop, from: before, memory: memory) }
         }
-        if let loop, reading.written >= firstPass { repeatLoop(reading, loop, memory: memory, stereo: channels == 2) }
+        if let loop, reading.written >= firstPass { repeatLoop(reading, loop, memory: memory, stereo: stereo) }
         engine.publishTailFrames(request, frames: reading.written, peak: reader.peak)
+    }
+
+    /// The frames of `loop` among those `reading`'s first pass wrote since tail frame `before`,
+    /// kept (`Reading.loopFrames`).
+    private func keepLoop(_ reading: Reading, _ loop: FileLoop, from before: Int,
+                          memory: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int)) {
+        let from = Int(reading.request.from)
+        // Sound frames first ..< last, within the loop.
+        // (A pass that wrote more than a ring's length went past frames its voice had not played:
+        // the voice ended there, counted; only the ring's last length is there to keep.)
+        let first = max(from + before, loop.start, from + reading.written - memory.capacity), last = min(from + reading.written, loop.end)
+        guard first < last else { return }
+        for c in 0..<reading.loopFrames!.count {
+            let ring = c == 0 ? memory.left : memory.right
+            // The ring's second mapping: `capacity` frames from any slot are one run (what was
+            // written since `before` is at most a ring's length).
+            reading.loopFrames![c].withUnsafeMutableBufferPointer {
+                ($0.baseAddress! + (first - loop.start)).update(from: ring + (first - from) % memory.capacity, count: last - first)
+            }
+        }
     }
 
     /// The repeats of `loop` after its first pass in `reading`'s ring, up to its target (not at
@@ -303,11 +342,21 @@ final class TailFiller: @unchecked Sendable {
     /// (the loop is at most half of it, so no run copied overlaps the one it is copied to), or
     /// in the head for a loop that begins there. Any thread (touches only the reading and its buffer).
     private func repeatLoop(_ reading: Reading, _ loop: FileLoop, memory: (left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, capacity: Int),
-                            stereo: Bool) {
+                            stereo both: Bool) {
         let from = Int(reading.request.from), length = loop.end - loop.start, capacity = memory.capacity
         let end = min(reading.target, reading.limit, reading.length)
-        let both = stereo && memory.right != memory.left
         var j = reading.written
+        if let kept = reading.loopFrames {
+            while j < end {
+                // The loop's frame for tail frame j.
+                let at = (from + j - loop.end) % length
+                let n = min(end - j, length - at, capacity)
+                let slot = j % capacity
+                kept[0].withUnsafeBufferPointer { (memory.left + slot).update(from: $0.baseAddress! + at, count: n) }
+                if both { kept[1].withUnsafeBufferPointer { (memory.right + slot).update(from: $0.baseAddress! + at, count: n) } }
+                j += n
+            }
+        }
         while j < end {
             // The sound frame this one repeats.
             let source = from + j - length

@@ -371,24 +371,26 @@ import Testing
     @Test func loopsThatRepeatForeverStreamAndRenderAsInMemory() throws {
         let dir = try temporaryDirectory()
         defer { try? FileManager.default.removeItem(at: dir) }
-        // (frames, loop in the file's frames, stereo, rate), through 8,192-frame rings: a loop
-        // of more than half of one is made whole for each note, a shorter one read as it is.
-        let files: [(Int, ClosedRange<Int>, Bool, Int)] = [
-            (20_000, 6_000...14_999, true, 48_000),   // longer than the ring, in the tail
-            (9_000, 300...5_999, true, 44_100),       // from inside the head, converted
-            (14_000, 8_000...13_999, false, 48_000),  // mono, to the file's end
-            (16_000, 7_000...8_499, true, 44_100),    // read as it is, converted
-            (10_000, 500...4_499, true, 48_000),      // read as it is, from inside the head
-            (12_000, 10_800...11_999, false, 48_000), // read as it is, mono, to the file's end
+        // (frames, loop in the file's frames, stereo, rate, offset), through 8,192-frame rings:
+        // a loop within half of one repeats from the ring, a longer one from a copy kept for the
+        // voice; a file not played as it is (from an offset) is made whole for each note.
+        let files: [(Int, ClosedRange<Int>, Bool, Int, Int)] = [
+            (20_000, 6_000...14_999, true, 48_000, 0),   // longer than the ring, in the tail
+            (9_000, 300...5_999, true, 44_100, 0),       // from inside the head, converted
+            (14_000, 8_000...13_999, false, 48_000, 0),  // mono, to the file's end
+            (16_000, 7_000...8_499, true, 44_100, 0),    // within half a ring, converted
+            (10_000, 500...4_499, true, 48_000, 0),      // within half a ring, from inside the head
+            (12_000, 10_800...11_999, false, 48_000, 0), // within half a ring, mono, to the file's end
+            (15_000, 6_000...11_999, true, 44_100, 100), // made whole for each note
         ]
         var instruments: [DrumInstrument] = []
-        for (k, (frames, loop, stereo, rate)) in files.enumerated() {
+        for (k, (frames, loop, stereo, rate, offset)) in files.enumerated() {
             let base = try noise("l\(k).wav", frames: frames, stereo: stereo, rate: rate, in: dir)
-            let sample = SampleFile(path: base.path, resolvedPath: base.resolvedPath, loop: loop)
+            let sample = SampleFile(path: base.path, resolvedPath: base.resolvedPath, offset: offset, loop: loop)
             // Many pitches: tuned by the voices' rate (varispeed), held once.
             for (t, tune) in [0.0, 3, -5, 7, 1, -2, 12, -12].enumerated() {
                 instruments.append(DrumInstrument(id: "l\(k)t\(t)", layers: [DrumLayer(samples: [sample])], tune: tune, loops: -1,
-                                                  midiNote: 30 + 8 * k + t, voices: 2))
+                                                  midiNote: 20 + 8 * k + t, voices: 2))
             }
         }
         // Each instrument twice, a new note taking over the older voice (its declick tail
