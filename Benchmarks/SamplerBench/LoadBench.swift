@@ -92,6 +92,27 @@ func benchLoad(root: String, samplerPath: String, report: Report, librarySeconds
         json["library"] = ["megabytes": round(mb, 0), "samplerSeconds": round(sampler.seconds, 2), "samplerMB": round(sampler.megabytes, 0),
                            "sfizzSeconds": round(sfizz.seconds, 2), "sfizzMB": round(sfizz.megabytes, 0)]
     }
+    // The same library with every sample looping forever on its middle half (loop_continuous, a
+    // 0.3 s release): what sustained instruments do. Printed, not a target.
+    let region = try String(contentsOfFile: directory + "/piano.sfz", encoding: .utf8)
+    let frames = Int(librarySeconds * 44_100)
+    let loopSuffix = " loop_mode=loop_continuous loop_start=\(frames / 4) loop_end=\(3 * frames / 4 - 1) ampeg_release=0.3"
+    try (region.split(separator: "\n").map { $0 + loopSuffix }.joined(separator: "\n") + "\n")
+        .write(toFile: directory + "/looped.sfz", atomically: true, encoding: .utf8)
+    let loopedRun = samplerRun.map { $0 == directory + "/piano.sfz" ? directory + "/looped.sfz" : $0 }
+    let loopedSfizz = sfizzRun?.map { $0 == directory + "/piano.sfz" ? directory + "/looped.sfz" : $0 }
+    var looped: (seconds: Double, megabytes: Double)?, loopedReference: (seconds: Double, megabytes: Double)?
+    for _ in 0..<3 {
+        looped = best(looped, timedRun(loopedRun))
+        if let loopedSfizz { loopedReference = best(loopedReference, timedRun(loopedSfizz)) }
+    }
+    report.line("  the same library looped (loop_continuous on each sample's middle half), best of 3: sampler " + text(looped)
+        + "; sfizz_render " + (loopedSfizz != nil ? text(loopedReference) : "n/a"))
+    if let looped {
+        json["loopedLibrary"] = ["samplerSeconds": round(looped.seconds, 2), "samplerMB": round(looped.megabytes, 0),
+                                 "sfizzSeconds": loopedReference.map { round($0.seconds, 2) } ?? 0,
+                                 "sfizzMB": loopedReference.map { round($0.megabytes, 0) } ?? 0]
+    }
     report.set("load", json)
 }
 
