@@ -60,13 +60,14 @@ extension LoadedPatch {
     /// held wholly in memory, by `soundKey`, with the sound it continues in (loops until
     /// release) and its file's stamp (nil: bytes held in the patch).
     /// A head (its tail streamed) has `tail`: the whole sound's frames, its peak as far as
-    /// known at the load, its channels, the head's frames (one more than it plays), and where
-    /// the sound loops from when it loops forever.
+    /// known at the load, its channels, the head's frames (one more than it plays), where the
+    /// sound loops from when it loops forever, and for a looped file played as it is, the
+    /// whole file's frames (`DecodedSounds.loopedFileFrames`).
     struct Shareable {
         let played: SoundID
         let whole: SoundID?
         let stamp: FileStamp?
-        var tail: (frames: Int, peak: Float, channels: Int, head: Int, loopStart: Int?)? = nil
+        var tail: (frames: Int, peak: Float, channels: Int, head: Int, loopStart: Int?, loopedFileFrames: Int?)? = nil
     }
 
     /// A head a load may take over: its file's stamp, its frames and the whole sound's.

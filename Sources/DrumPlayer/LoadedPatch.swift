@@ -77,6 +77,8 @@ package final class LoadedPatch {
 
     /// The streamed tails' frames read from disk so far (each voice's as far as it played).
     package var tailFramesRead: Int { tails?.framesRead ?? 0 }
+    /// Sounds made whole for tails so far, by the filler every kit of this engine shares.
+    package var tailSoundsMadeWhole: Int { tails?.soundsMadeWhole ?? 0 }
 
     /// Decodes every sample of `kit` that does not stream at `sampleRate` and registers it with
     /// `engine`; opens the streamed ones. Throws the first sample that cannot be loaded, naming
@@ -197,6 +199,7 @@ package final class LoadedPatch {
                                 }) else { throw SamplerError("\(jobs[job].place): its head could not be copied") }
                                 sounds = DecodedSounds(played: head, whole: nil)
                                 sounds.tail = (tail.frames, tail.peak, tail.loopStart)
+                                sounds.loopedFileFrames = tail.loopedFileFrames
                                 stamp = known.stamp
                             } else {
                                 // A file left undecoded after another failed (files are handed out
@@ -236,7 +239,7 @@ package final class LoadedPatch {
                                     if jobs[job].sample.data == nil {
                                         shareable[key] = Shareable(played: id, whole: nil, stamp: stamp,
                                                                    tail: (tail.frames, tail.peak, sounds.played.channelCount, sounds.played.frameCount,
-                                                                          tail.loopStart))
+                                                                          tail.loopStart, sounds.loopedFileFrames))
                                     }
                                 } else {
                                     id = try register(sounds.played, whole)

@@ -25,9 +25,10 @@ import Synchronization
 ///
 /// `@unchecked Sendable` by contract: `sources` is `Locked`; the requests and `readings` have
 /// one consumer at a time (the thread once `startThread` has run, else the feeding thread, which
-/// calls `serviceAll`), and `last` is that consumer's (the helpers it waits for each touch only
-/// their own `Reading`, which holds its source, and its buffer); `stopped`, `live`, `busy`,
-/// `lagging`, `read` and `passes` are atomics.
+/// calls `serviceAll`), and `last` and `keptLoops` are that consumer's (the helpers it waits for
+/// each touch only their own `Reading`, which holds its source, and its buffer; a loop kept whole
+/// that readings share is only read); `stopped`, `live`, `busy`, `lagging`, `read`, `passes`
+/// and `madeWhole` are atomics.
 final class TailFiller: @unchecked Sendable {
     private let engine: Engine
     /// Where a streamed sound comes from.
@@ -72,6 +73,9 @@ final class TailFiller: @unchecked Sendable {
     /// The thread's passes so far: one begun after a render has seen what that render asked.
     private let passes = Atomic<Int>(0)
     var passCount: Int { passes.load(ordering: .acquiring) }
+    /// The sounds made whole for tails so far (`.sound` sources).
+    private let madeWhole = Atomic<Int>(0)
+    var soundsMadeWhole: Int { madeWhole.load(ordering: .relaxed) }
     /// The last sound decoded whole, by source: notes repeated on one key decode it once.
     private var last: (source: Int32, sound: Sound)?
     /// A tail being read, by buffer. `@unchecked Sendable` by contract: in a pass each reading is
@@ -86,8 +90,10 @@ final class TailFiller: @unchecked Sendable {
         var copied: Sound?
         /// A `.loopedFile` source's loop (its frames, one array a channel) as its first pass
         /// made it, copied from: for a loop longer than half the ring (a shorter one's repeats
-        /// are copied from the pass before, still in the ring).
+        /// are copied from the pass before, still in the ring). Set when it is whole (then
+        /// shared: never written).
         var loopFrames: [[Float]]?
+        var loopKept = false
         /// Where this pass may not write (a buffer's length past where its voice is).
         var limit = 0
         /// The frames read before this pass (the consumer's), and where this pass is to read to.
@@ -102,6 +108,9 @@ final class TailFiller: @unchecked Sendable {
         }
     }
     private var readings: [Int32: Reading] = [:]
+    /// Loops kept whole (`Reading.loopFrames`), by source, while a voice plays them: a note
+    /// repeated, or a chord on one sample, keeps its loop once. The consumer's.
+    private var keptLoops: [Int32: [[Float]]] = [:]
     /// How far ahead of each voice a live filler reads (frames).
     static let readAhead = 24_576
 
@@ -211,6 +220,11 @@ final class TailFiller: @unchecked Sendable {
                 }
                 reading.copied = sound
             }
+            // A loop another voice's first pass kept: shared, not kept again.
+            if let kept = keptLoops[request.source] {
+                reading.loopFrames = kept
+                reading.loopKept = true
+            }
             readings[request.buffer] = reading
         }
         guard !readings.isEmpty else {
@@ -241,12 +255,23 @@ final class TailFiller: @unchecked Sendable {
             for reading in work { fill(reading) }
         }
         for reading in work {
+            // A loop kept whole by this pass: shared with the voices that play it next.
+            if !reading.loopKept, let kept = reading.loopFrames, case .loopedFile(_, _, _, _, let loop) = reading.source,
+               reading.written >= loop.end - Int(reading.request.from) {
+                reading.loopKept = true
+                if keptLoops[reading.request.source] == nil { keptLoops[reading.request.source] = kept }
+            }
             any = true
             if reading.written >= reading.length || (reading.copied == nil && reading.reader?.failed != false) {
                 // Read whole, or never to be read further (the voice ends where it was read).
                 engine.finishTailRequest(reading.request)
                 readings[reading.request.buffer] = nil
             }
+        }
+        // Kept loops only while a voice plays them.
+        if !keptLoops.isEmpty {
+            let playing = Set(readings.values.map(\.request.source))
+            keptLoops = keptLoops.filter { playing.contains($0.key) }
         }
         // Short of where their voices may read now (the render thread may have moved on
         // during the pass).
@@ -311,7 +336,7 @@ final class TailFiller: @unchecked Sendable {
             if reader.failed { return }
             read.add(reader.written - reading.written, ordering: .relaxed)
             reading.written = reader.written
-            if let loop, reading.loopFrames != nil { keepLoop(reading, loop, from: before, memory: memory) }
+            if let loop, reading.loopFrames != nil, !reading.loopKept { keepLoop(reading, loop, from: before, memory: memory) }
         }
         if let loop, reading.written >= firstPass { repeatLoop(reading, loop, memory: memory, stereo: stereo) }
         engine.publishTailFrames(request, frames: reading.written, peak: reader.peak)
@@ -389,6 +414,7 @@ final class TailFiller: @unchecked Sendable {
             if let last, last.source == request.source {
                 sound = last.sound
             } else {
+                madeWhole.add(1, ordering: .relaxed)
                 sound = try make()
                 last = (request.source, sound)
             }

@@ -89,9 +89,10 @@ import Testing
 
         /// Loads over OSC a kit of one instrument `id` playing `sample`, and returns it once
         /// swapped in (nil when it was not loaded).
-        func load(instrument id: String, playing sample: String) throws -> LoadedPatch? {
+        func load(instrument id: String, playing sample: String, looping loop: ClosedRange<Int>? = nil) throws -> LoadedPatch? {
             let path = dir.appendingPathComponent("\(id).json").path
-            try #"{"version": 2, "tempo": 120, "instruments": [{"id": "\#(id)", "layers": [{"samples": ["\#(sample)"]}]}]}"#
+            let named = loop.map { #"{"path": "\#(sample)", "loop": [\#($0.lowerBound), \#($0.upperBound)]}"# } ?? #""\#(sample)""#
+            try #"{"version": 2, "tempo": 120, "instruments": [{"id": "\#(id)", "layers": [{"samples": [\#(named)]}]\#(loop == nil ? "" : #", "loops": -1"#)}]}"#
                 .write(toFile: path, atomically: true, encoding: .utf8)
             send("/sampler/load", [.string(path)])
             guard self.await("/sampler/loaded")?.arguments == [.string(path), .int(1)] else { return nil }
@@ -185,6 +186,32 @@ import Testing
         #expect(level == first)
         #expect(rig.levelHolds(first, periods: 150))
         #expect(rig.engine.tailUnderrunCount == 0)
+    }
+
+    /// A looped sample (looping forever) in a kit loaded over OSC streams from its file, and a
+    /// kit that replaces it takes its head over and still reads the file: no sound made whole
+    /// for a note's tail, before or after.
+    @Test func aLoopedHeadTakenOverStillStreamsFromItsFile() throws {
+        var streaming = PatchStreamingOptions()
+        streaming.tailsAboveBytes = 0
+        streaming.headFrames = 1024
+        streaming.tailVoices = 4
+        let rig = try Rig(streaming: streaming)
+        try WAVFileWriter.write(path: rig.dir.appendingPathComponent("loop.wav").path, channels: [[Float](repeating: 0.5, count: 48_000)],
+                                sampleRate: 48000)
+        let loaded = try #require(try rig.load(instrument: "l", playing: "loop.wav", looping: 12_000...35_999))
+        #expect(loaded.streamsTails)
+        // Looping forever: still at its level well past the file's length (a second).
+        let first = rig.trigger("l")
+        #expect(first > 0.3)
+        #expect(rig.levelHolds(first, periods: 600))
+        #expect(rig.engine.tailUnderrunCount == 0)
+        let second = try #require(try rig.load(instrument: "m", playing: "loop.wav", looping: 12_000...35_999))
+        #expect(second.takenOver == 1)
+        #expect(rig.trigger("m") == first)
+        #expect(rig.levelHolds(first, periods: 600))
+        #expect(rig.engine.tailUnderrunCount == 0)
+        #expect(second.tailSoundsMadeWhole == 0)
     }
 
     /// A kit loaded over OSC whose patch asks for heads longer than a quarter of the tail rings
