@@ -12,7 +12,7 @@ import Testing
 /// as the voice plays.
 @Suite(.serialized) struct StreamedTailsLiveTests {
     /// Eight decaying stereo tones of 1.5 s on notes 60 to 67 (half at 44.1 kHz), with a release
-    /// and a bend range.
+    /// and a bend range; two of them (notes 65 and 66, never released here) loop forever.
     func toneKit() throws -> URL {
         let dir = try temporaryDirectory()
         var instruments: [String] = []
@@ -27,9 +27,13 @@ import Testing
             let left = (0..<rate * 3 / 2).map { tone($0, f, 1.5) }
             let right = (0..<rate * 3 / 2).map { tone($0, f * 1.5, 2) }
             try WAVFileWriter.write(path: dir.appendingPathComponent("t\(k).wav").path, channels: [left, right], sampleRate: rate)
+            // Two loop forever (their loops repeated into the rings): one loop longer than half
+            // a ring (repeated from a copy kept), one shorter (from the ring), at 44.1 kHz.
+            let loop: String? = k == 6 ? "[24000, 59999]" : k == 5 ? "[30000, 35999]" : nil
+            let samples = loop.map { #"{"path": "t\#(k).wav", "loop": \#($0)}"# } ?? #""t\#(k).wav""#
             instruments.append("""
-              {"id": "t\(k)", "midiNote": \(60 + k), "voices": 2, "layers": [{"samples": ["t\(k).wav"]}],
-               "envelope": {"release": 0.05}, "bend": [1200, -1200]}
+              {"id": "t\(k)", "midiNote": \(60 + k), "voices": 2, "layers": [{"samples": [\(samples)]}],
+               "envelope": {"release": 0.05}, "bend": [1200, -1200]\(loop == nil ? "" : #", "loops": -1"#)}
             """)
         }
         let kit = dir.appendingPathComponent("kit.json")
