@@ -14,6 +14,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
+case "$seconds" in
+    ''|*[!0-9]*|0) echo "library-live-bench: SECONDS must be a whole number of seconds above 0, got '$seconds'" >&2; exit 2 ;;
+esac
 scratch=${SCRATCH_PATH:-.build}
 flags=$(scripts/release-flags.sh)
 
