@@ -64,6 +64,27 @@ import Testing
         #expect(r.status == 0, "\(r.stderr)")
     }
 
+    /// A streamed library's loops longer than half a ring are kept whole while voices play
+    /// them: the most the voices can keep counts against the budget with the heads and rings.
+    @Test func theLoopsAStreamedLibraryKeepsCountAgainstTheBudget() throws {
+        let dir = try temporaryDirectory()
+        var regions: [String] = []
+        for k in 0..<8 {
+            try WAVFileWriter.write(path: dir.appendingPathComponent("pad\(k).wav").path,
+                                    channels: [(0..<(48000 * 12)).map { Float(($0 + k) % 200) / 400 }], sampleRate: 48000, format: .pcm16)
+            regions.append("<region> sample=pad\(k).wav key=\(60 + k) loop_mode=loop_continuous loop_start=48000 loop_end=527999")
+        }
+        let sfz = dir.appendingPathComponent("pads.sfz")
+        try regions.joined(separator: "\n").write(to: sfz, atomically: true, encoding: .utf8)
+        // Heads (8 × 32 kB) and 64 mono rings of 16,384 frames (4 MB) fit 12 MB; with eight
+        // 10 s loops kept (15 MB) they do not.
+        let args = ["render", "--patch", sfz.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path,
+                    "--stream-tails-above", "0", "--stream-ring-frames", "16384"]
+        try expectError(args, status: 1, "and the loops they keep", environment: ["SAMPLER_MEMORY_BUDGET_MB": "12"])
+        let r = try runSampler(args, environment: ["SAMPLER_MEMORY_BUDGET_MB": "32"], timeout: 20)
+        #expect(r.status == 0, "\(r.stderr)")
+    }
+
     @Test func filesOverTheirSizeLimitAreRefusedBeforeTheyAreRead() throws {
         let dir = try temporaryDirectory()
         let map = dir.appendingPathComponent("long.map")
