@@ -76,7 +76,7 @@ func fuzzSound(_ data: Data) {
     _ = try? loader.load(bytes: body, name: "fuzz", typeHint: hints[Int(data[data.startIndex + 1]) % hints.count])
     // The same bytes as a file, read as a streamed sample is: its head, then its tail.
     guard (try? Data(body).write(to: URL(fileURLWithPath: soundPath))) != nil,
-          let (head, frames) = (try? loader.loadHead(path: soundPath, frames: 65)) ?? nil, frames <= 1 << 20 else { return }
+          let (head, frames, _) = (try? loader.loadHead(path: soundPath, frames: 65)) ?? nil, frames <= 1 << 20 else { return }
     let tail = UnsafeMutablePointer<Float>.allocate(capacity: 2 * frames)
     defer { tail.deallocate() }
     _ = try? loader.readTail(path: soundPath, frames: frames, from: 64, channelCount: head.channelCount, left: tail,
