@@ -94,6 +94,9 @@ final class TailFiller: @unchecked Sendable {
         /// shared: never written).
         var loopFrames: [[Float]]?
         var loopKept = false
+        /// Set when its first pass wrote past frames its voice had not played (the voice ended
+        /// there): what it kept is not the whole loop, and is never shared.
+        var loopBroken = false
         /// Where this pass may not write (a buffer's length past where its voice is).
         var limit = 0
         /// The frames read before this pass (the consumer's), and where this pass is to read to.
@@ -256,7 +259,7 @@ final class TailFiller: @unchecked Sendable {
         }
         for reading in work {
             // A loop kept whole by this pass: shared with the voices that play it next.
-            if !reading.loopKept, let kept = reading.loopFrames, case .loopedFile(_, _, _, _, let loop) = reading.source,
+            if !reading.loopKept, !reading.loopBroken, let kept = reading.loopFrames, case .loopedFile(_, _, _, _, let loop) = reading.source,
                reading.written >= loop.end - Int(reading.request.from) {
                 reading.loopKept = true
                 if keptLoops[reading.request.source] == nil { keptLoops[reading.request.source] = kept }
@@ -351,6 +354,7 @@ final class TailFiller: @unchecked Sendable {
         // (A pass that wrote more than a ring's length went past frames its voice had not played:
         // the voice ended there, counted; only the ring's last length is there to keep.)
         let first = max(from + before, loop.start, from + reading.written - memory.capacity), last = min(from + reading.written, loop.end)
+        if first > max(from + before, loop.start) { reading.loopBroken = true }
         guard first < last else { return }
         for c in 0..<reading.loopFrames!.count {
             let ring = c == 0 ? memory.left : memory.right
