@@ -360,10 +360,11 @@ package final class LoadedPatch {
         if headFrames != nil || attaching {
             let buffers = attaching ? max(1, streaming.tailVoices) * capacity * (anyStereoTail || readyForLoads ? 2 : 1) * 4 : 0
             // Loops longer than half a ring are kept whole while voices play them (the filler's):
-            // at most one a buffer, none longer than the longest.
+            // at most one a buffer (voices of one sample that begin together each make one),
+            // none longer than the longest.
             let rings = attaching ? capacity : shape.capacity
             let keptLoops = loopedFiles.values.filter { 2 * ($0.end - $0.start) > rings }
-            let keptBytes = min(keptLoops.count, attaching ? max(1, streaming.tailVoices) : shape.count)
+            let keptBytes = (attaching ? max(1, streaming.tailVoices) : shape.count)
                 * (keptLoops.map { ($0.end - $0.start) * $0.head.channelCount * 4 }.max() ?? 0)
             do {
                 try DecodeBudget.check(memoryBytes + buffers + keptBytes,

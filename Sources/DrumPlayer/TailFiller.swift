@@ -111,8 +111,9 @@ final class TailFiller: @unchecked Sendable {
         }
     }
     private var readings: [Int32: Reading] = [:]
-    /// Loops kept whole (`Reading.loopFrames`), by source, while a voice plays them: a note
-    /// repeated, or a chord on one sample, keeps its loop once. The consumer's.
+    /// Loops kept whole (`Reading.loopFrames`), by source, while a voice plays them: once the
+    /// first voice of a sample has made its copy, every voice of the sample shares it (voices
+    /// that began before then make their own until it is made). The consumer's.
     private var keptLoops: [Int32: [[Float]]] = [:]
     /// How far ahead of each voice a live filler reads (frames).
     static let readAhead = 24_576
@@ -261,8 +262,14 @@ final class TailFiller: @unchecked Sendable {
             // A loop kept whole by this pass: shared with the voices that play it next.
             if !reading.loopKept, !reading.loopBroken, let kept = reading.loopFrames, case .loopedFile(_, _, _, _, let loop) = reading.source,
                reading.written >= loop.end - Int(reading.request.from) {
-                reading.loopKept = true
-                if keptLoops[reading.request.source] == nil { keptLoops[reading.request.source] = kept }
+                let source = reading.request.source
+                keptLoops[source] = kept
+                // Every voice of the sample shares it from now on, one still in its first pass
+                // too (its own copy dropped: a shared one is never written).
+                for other in readings.values where other.request.source == source && !other.loopKept {
+                    other.loopFrames = kept
+                    other.loopKept = true
+                }
             }
             any = true
             if reading.written >= reading.length || (reading.copied == nil && reading.reader?.failed != false) {

@@ -65,7 +65,8 @@ import Testing
     }
 
     /// A streamed library's loops longer than half a ring are kept whole while voices play
-    /// them: the most the voices can keep counts against the budget with the heads and rings.
+    /// them: the most the voices can keep (one each) counts against the budget with the heads
+    /// and rings.
     @Test func theLoopsAStreamedLibraryKeepsCountAgainstTheBudget() throws {
         let dir = try temporaryDirectory()
         var regions: [String] = []
@@ -76,12 +77,12 @@ import Testing
         }
         let sfz = dir.appendingPathComponent("pads.sfz")
         try regions.joined(separator: "\n").write(to: sfz, atomically: true, encoding: .utf8)
-        // Heads (8 × 32 kB) and 64 mono rings of 16,384 frames (4 MB) fit 12 MB; with eight
-        // 10 s loops kept (15 MB) they do not.
+        // Heads (8 × 32 kB) and 4 mono rings of 16,384 frames (256 kB) fit 6 MB; with a 10 s
+        // loop kept by each of the 4 voices (7.7 MB) they do not.
         let args = ["render", "--patch", sfz.path, "--duration", "1", "--out", dir.appendingPathComponent("o.wav").path,
-                    "--stream-tails-above", "0", "--stream-ring-frames", "16384"]
-        try expectError(args, status: 1, "and the loops they keep", environment: ["SAMPLER_MEMORY_BUDGET_MB": "12"])
-        let r = try runSampler(args, environment: ["SAMPLER_MEMORY_BUDGET_MB": "32"], timeout: 20)
+                    "--stream-tails-above", "0", "--stream-ring-frames", "16384", "--stream-voices", "4"]
+        try expectError(args, status: 1, "and the loops they keep", environment: ["SAMPLER_MEMORY_BUDGET_MB": "6"])
+        let r = try runSampler(args, environment: ["SAMPLER_MEMORY_BUDGET_MB": "12"], timeout: 20)
         #expect(r.status == 0, "\(r.stderr)")
     }
 
