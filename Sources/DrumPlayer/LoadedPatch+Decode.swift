@@ -85,28 +85,23 @@ extension LoadedPatch {
                 let job = jobs[j]
                 let outcome = Result<DecodedSounds, SamplerError> { () throws(SamplerError) in
                     do {
-                        // A file played as it is: only its head is read (converted as far as it needs at another rate).
-                        if let headFrames, job.sample.loading != .preload, Self.playsFileAsItIs(job.sample, instruments[job.instrument]),
-                           let (head, fileFrames, _) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1,
-                                                                    accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Self.longestStreamed),
-                                                                    memory: heads),
-                           fileFrames > 4 * headFrames, fileFrames <= Self.longestStreamed {
-                            var result = DecodedSounds(played: head, whole: nil)
-                            result.tail = (fileFrames, .infinity, nil)
-                            return result
-                        }
-                        // A file played as it is but for a loop that repeats forever: its head, and where
-                        // its loop lies at the kit's rate (as `looped` places it in the whole).
-                        if let headFrames, job.sample.loading != .preload, let loop = job.sample.loop,
-                           Self.playsFileLoopedAsItIs(job.sample, instruments[job.instrument]),
-                           let (head, fileFrames, nativeFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root,
-                                                                                     frames: headFrames + 1,
+                        // A file played as it is, or as it is but for a loop that repeats forever: only its
+                        // head is read (converted as far as it needs at another rate), and a loop placed at
+                        // the kit's rate as `looped` places it in the whole.
+                        let instrument = instruments[job.instrument]
+                        if let headFrames, job.sample.loading != .preload,
+                           Self.playsFileAsItIs(job.sample, instrument) || Self.playsFileLoopedAsItIs(job.sample, instrument),
+                           let (head, fileFrames, nativeFrames) = try loader.loadHead(path: job.sample.resolvedPath, root: root, frames: headFrames + 1,
                                                                                      accepting: (4 * headFrames + 1)...max(4 * headFrames + 1, Self.longestStreamed),
                                                                                      memory: heads),
-                           loop.upperBound < nativeFrames {
+                           fileFrames > 4 * headFrames, fileFrames <= Self.longestStreamed {
+                            var result = DecodedSounds(played: head, whole: nil)
+                            guard let loop = job.sample.loop else {
+                                result.tail = (fileFrames, .infinity, nil)
+                                return result
+                            }
                             let placed = Self.loopPlace(loop, fileFrames: fileFrames, nativeFrames: nativeFrames)
-                            if placed.end > 4 * headFrames, placed.start < placed.end {
-                                var result = DecodedSounds(played: head, whole: nil)
+                            if loop.upperBound < nativeFrames, placed.end > 4 * headFrames {
                                 result.tail = (placed.end, .infinity, placed.start)
                                 result.loopedFileFrames = fileFrames
                                 return result
@@ -249,9 +244,8 @@ extension LoadedPatch {
         // Looping forever on the sample's loop, to the end of the sound played (a loop that
         // ends before it is released, as SFZ's loop_sustain, stays whole).
         let loopsForever = sample.loop != nil && instrument.loops < 0 && !instrument.loopsUntilRelease
-        guard sounds.whole == nil, sample.loading != .preload, sample.loop == nil || loopsForever,
-              instrument.loops == 0 || loopsForever, !instrument.loopsUntilRelease,
-              instrument.randomOffset == 0, instrument.randomDelay == 0, played.loopStart == 0 || loopsForever,
+        let once = sample.loop == nil && instrument.loops == 0 && !instrument.loopsUntilRelease && played.loopStart == 0
+        guard sounds.whole == nil, sample.loading != .preload, once || loopsForever, instrument.randomOffset == 0, instrument.randomDelay == 0,
               played.frameCount > 4 * frames, played.frameCount <= longest else { return sounds }
         let count = frames + 1
         var channels = [Array(UnsafeBufferPointer(start: played.left, count: count))]

@@ -153,16 +153,23 @@ import Testing
         #expect(rig.await("/sampler/instrument")?.arguments.last == .string("kick-36"))
     }
 
+    /// Every sample streamed (its tail read per voice), four voices of tails, heads and rings as
+    /// given (nil: the player's defaults).
+    static func streaming(headFrames: Int? = nil, ringFrames: Int? = nil) -> PatchStreamingOptions {
+        var streaming = PatchStreamingOptions()
+        streaming.tailsAboveBytes = 0
+        streaming.headFrames = headFrames
+        streaming.tailVoices = 4
+        streaming.tailRingFrames = ringFrames
+        return streaming
+    }
+
     /// A large kit loaded over OSC keeps only its samples' heads in memory and streams their
     /// tails per voice, as the program's kit would (its kit loaded ready for loads); a player
     /// not ready for it loads the kit whole.
     @Test(arguments: [true, false])
     func aLoadedLibraryStreamsItsTails(ready: Bool) throws {
-        var streaming = PatchStreamingOptions()
-        streaming.tailsAboveBytes = 0
-        streaming.headFrames = 1024
-        streaming.tailVoices = 4
-        let rig = try Rig(streaming: ready ? streaming : nil)
+        let rig = try Rig(streaming: ready ? Self.streaming(headFrames: 1024) : nil)
         try WAVFileWriter.write(path: rig.dir.appendingPathComponent("long.wav").path, channels: [[Float](repeating: 0.5, count: 48_000)],
                                 sampleRate: 48000)
         let loaded = try #require(try rig.load(instrument: "l", playing: "long.wav"))
@@ -192,11 +199,7 @@ import Testing
     /// kit that replaces it takes its head over and still reads the file: no sound made whole
     /// for a note's tail, before or after.
     @Test func aLoopedHeadTakenOverStillStreamsFromItsFile() throws {
-        var streaming = PatchStreamingOptions()
-        streaming.tailsAboveBytes = 0
-        streaming.headFrames = 1024
-        streaming.tailVoices = 4
-        let rig = try Rig(streaming: streaming)
+        let rig = try Rig(streaming: Self.streaming(headFrames: 1024))
         try WAVFileWriter.write(path: rig.dir.appendingPathComponent("loop.wav").path, channels: [[Float](repeating: 0.5, count: 48_000)],
                                 sampleRate: 48000)
         let loaded = try #require(try rig.load(instrument: "l", playing: "loop.wav", looping: 12_000...35_999))
@@ -218,11 +221,7 @@ import Testing
     /// the first kit sized (its heads, at least four to a ring) gets heads of a quarter ring, and
     /// its notes play their tails through those rings without a frame missed.
     @Test func aLoadedKitsHeadsFitTheRingsTheFirstKitSized() throws {
-        var streaming = PatchStreamingOptions()
-        streaming.tailsAboveBytes = 0
-        streaming.tailVoices = 4
-        streaming.tailRingFrames = 16_384
-        let rig = try Rig(streaming: streaming)
+        let rig = try Rig(streaming: Self.streaming(ringFrames: 16_384))
         let capacity = rig.engine.tailBufferShape.capacity
         #expect(capacity == 4 * PatchStreamingOptions.defaultHeadFrames)
         try WAVFileWriter.write(path: rig.dir.appendingPathComponent("long.wav").path, channels: [[Float](repeating: 0.5, count: 96_000)],
