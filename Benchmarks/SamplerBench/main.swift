@@ -93,7 +93,8 @@ if arguments.contains("--fixed") {
 if let n = option("--profile").flatMap(Int.init) {
     let kind: SourceKind = arguments.contains("stereo") ? .stereo : .mono
     let streamed = arguments.contains("streamed")
-    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"), streamed: streamed,
+    let w = MixWorkload(pool: pool, voices: n, kind: kind, fades: arguments.contains("ramp"),
+                        rate: arguments.contains("varispeed") ? 1.5 : 1, tails: arguments.contains("tails"), streamed: streamed,
                         controlled: arguments.contains("cc") || arguments.contains("ccglide"),
                         glideFrames: arguments.contains("ccglide") ? 48 : 0, frameCount: 128)
     let seconds = option("--seconds").flatMap(Double.init) ?? 10

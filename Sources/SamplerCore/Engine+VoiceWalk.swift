@@ -352,12 +352,20 @@ extension Engine {
         let near = i &+ 4, far = i &+ 8
         if far < count { prefetch(UnsafeRawPointer(voice(voiceList.key(at: far)))) }
         guard near < count else { return }
-        let v = voice(voiceList.key(at: near))
+        let nearKey = voiceList.key(at: near)
+        let v = voice(nearKey)
         if !v.pointee.isActive { return }
         // Without `plain`, only for what the hardware does not follow as well: varispeed, ramps
         // and tails (not for voices at rate 1 without a ramp, from a sound or a stream's ring).
         if !plain, v.pointee.rampFramesLeft == 0, !v.pointee.isVarispeed { return }
         guard let left = v.pointee.left, let right = v.pointee.right else { return }
+        // A mono voice mixed with its declick tail (`mixPlainWithTail`), and such a tail: the
+        // pass reads two streams, which the hardware follows; hints for them cost time (on Zen
+        // 5, 30% at 512 such pairs: docs/performance.md).
+        if left == right {
+            if nearKey.isTail { return }
+            if near &+ 1 < count, voiceList.key(at: near &+ 1).rawValue == nearKey.tail.rawValue { return }
+        }
         // The cache lines the stretch will read: at rate 1 up to 8 per channel, for varispeed
         // twice as many (rates up to 2; the hardware's prefetcher follows beyond). A stream
         // reads its ring (`left`, `right`) where its last short-path block left it.
