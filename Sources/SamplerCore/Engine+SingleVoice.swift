@@ -18,6 +18,38 @@ extension Engine {
         return true
     }
 
+    /// The common case of varispeed: a voice from memory at a rate other than 1, at a steady
+    /// level (no ramp), neither metered nor filtered, whose every frame in the block
+    /// interpolates between two frames of its sound (no end, wrap or tail in it). Mixes it
+    /// exactly as `mixVoice` would (through `Mixing.addVarispeedSpan`, as `Mixing.addVarispeed`
+    /// does) and returns `true`, or changes nothing and returns `false`.
+    @_noLocks @_noAllocation @inline(__always)
+    func mixVarispeedVoice(_ v: UnsafeMutablePointer<Voice>, from start: Int, to end: Int,
+                           left: UnsafeMutablePointer<Float>, right: UnsafeMutablePointer<Float>, silent: Bool) -> Bool {
+        if silent { return false }
+        if !v.pointee.isVarispeed { return false }
+        if v.pointee.isStreamed { return false }
+        if v.pointee.generalPath != 0 { return false }
+        if v.pointee.rampFramesLeft != 0 { return false }
+        let count = end &- start
+        let frames = v.pointee.frames, position = v.pointee.position
+        let rate = v.pointee.rateStep
+        // Bounds that keep every product below in 64 bits.
+        if frames >= 1 << 31 || position < 0 || count < 1 || count >= 1 << 16 || rate >= 1 << 40 { return false }
+        let at = UInt64(position) << 32 | UInt64(v.pointee.phase)
+        // The last frame's position, and so every one before it, has its next frame in the sound.
+        let last = at &+ UInt64(count &- 1) &* rate
+        if frames < 2 || last >= UInt64(frames &- 1) << 32 { return false }
+        let level = v.pointee.level
+        Mixing.addVarispeedSpan(left: v.pointee.left.unsafelyUnwrapped, right: v.pointee.right.unsafelyUnwrapped, at: at, rate: rate,
+                                count: count, into: left + start, right: right + start,
+                                gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
+        let moved = at &+ UInt64(count) &* rate
+        v.pointee.position = Int64(moved >> 32)
+        v.pointee.phase = UInt32(truncatingIfNeeded: moved)
+        return true
+    }
+
     /// The common case of a ramp (a fade, or a tail's declick): a voice at rate 1, not streamed
     /// or metered, whose ramp goes on past the block and whose sound does not end in it. Mixes
     /// it exactly as `mixVoice` would (nothing to report, no segment to end) and returns `true`,

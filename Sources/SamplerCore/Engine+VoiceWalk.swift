@@ -141,7 +141,8 @@ extension Engine {
                             bound += v.pointee.readPeakGain * abs(v.pointee.level)
                         } else {
                             let gain = largestGain(v)
-                            if !mixRampedVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
+                            if !mixVarispeedVoice(v, from: start, to: end, left: left, right: right, silent: silent),
+                               !mixRampedVoice(v, from: start, to: end, left: left, right: right, silent: silent) {
                                 if !mixSegmentedVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left,
                                                       right: right, silent: silent) {
                                     mixVoice(v, player: p, from: start, to: end, periodStart: periodStart, left: left, right: right,

@@ -50,15 +50,8 @@ extension Mixing {
                         outRight[k] += x * panRight
                     }
                 } else {
-                    for k in 0..<count {
-                        let p = at &+ UInt64(k) &* rate
-                        let j = Int(truncatingIfNeeded: p >> 32)
-                        let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
-                        let a = sl[j], b = sl[j &+ 1]
-                        let x = a + (b - a) * f
-                        outLeft[k] += x * gainLeft
-                        outRight[k] += x * gainRight
-                    }
+                    addVarispeedSpan(left: sl, right: sr, at: at, rate: rate, count: count, into: outLeft, right: outRight,
+                                     gainLeft: gainLeft, gainRight: gainRight)
                 }
             } else if ramping {
                 for k in 0..<count {
@@ -71,14 +64,8 @@ extension Mixing {
                     outRight[k] += (c + (d - c) * f) * g * panRight
                 }
             } else {
-                for k in 0..<count {
-                    let p = at &+ UInt64(k) &* rate
-                    let j = Int(truncatingIfNeeded: p >> 32)
-                    let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
-                    let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
-                    outLeft[k] += (a + (b - a) * f) * gainLeft
-                    outRight[k] += (c + (d - c) * f) * gainRight
-                }
+                addVarispeedSpan(left: sl, right: sr, at: at, rate: rate, count: count, into: outLeft, right: outRight,
+                                 gainLeft: gainLeft, gainRight: gainRight)
             }
             let moved = at &+ UInt64(count) &* rate
             pos = Int64(moved >> 32)
@@ -110,6 +97,38 @@ extension Mixing {
         v.pointee.phase = phase
         if ramping { v.pointee.level = origin + step * Float(elapsed + i) }
         return (i, Int(pos - start))
+    }
+
+    /// Adds `count` output frames at a steady gain from fixed-point source position `at` (32.32)
+    /// on, stepping by `rate`: frame k interpolates linearly between source frames j and j + 1,
+    /// where j is the whole part of `at + k × rate`, by the top 24 bits of its fraction. The
+    /// caller knows every j + 1 is inside the sound. A mono source (`left == right`) is read and
+    /// interpolated once per frame. `addVarispeed` and `Engine.mixVarispeedVoice` both mix
+    /// through it.
+    @_noLocks @_noAllocation @inline(__always)
+    static func addVarispeedSpan(left sl: UnsafeMutablePointer<Float>, right sr: UnsafeMutablePointer<Float>, at: UInt64, rate: UInt64,
+                                 count: Int, into outLeft: UnsafeMutablePointer<Float>, right outRight: UnsafeMutablePointer<Float>,
+                                 gainLeft: Float, gainRight: Float) {
+        if sl == sr {
+            for k in 0..<count {
+                let p = at &+ UInt64(k) &* rate
+                let j = Int(truncatingIfNeeded: p >> 32)
+                let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                let a = sl[j], b = sl[j &+ 1]
+                let x = a + (b - a) * f
+                outLeft[k] += x * gainLeft
+                outRight[k] += x * gainRight
+            }
+        } else {
+            for k in 0..<count {
+                let p = at &+ UInt64(k) &* rate
+                let j = Int(truncatingIfNeeded: p >> 32)
+                let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
+                outLeft[k] += (a + (b - a) * f) * gainLeft
+                outRight[k] += (c + (d - c) * f) * gainRight
+            }
+        }
     }
 
     /// What `addVarispeed` does to voice `v` without its samples, in closed form (no loop over

@@ -434,6 +434,53 @@ import Testing
         #expect(short.events == general.events)
     }
 
+    /// Varispeed voices (rates from a fiftieth to above 3, mono and stereo, from any offset,
+    /// looping or not, sounds shorter and longer than a block, some faded or stopped on the way)
+    /// in blocks of any size: on their short path (`mixVarispeedVoice`, a block that does not
+    /// reach the sound's end) and on the general path (every voice metered) the output is the
+    /// same to the bit, and so are the events (starts, stops and ends).
+    @Test(arguments: [11, 12, 13])
+    func varispeedVoicesMixAsTheGeneralPathDoes(seed: Int) throws {
+        var random = SeededRandom(state: UInt64(seed) &* 2_750_159)
+        let players = random.int(4...12)
+        let sounds = (0..<players).map { _ in
+            let frames = random.chance(25) ? random.int(2...300) : random.int(1_000...9_000)
+            return (0..<(random.chance(50) ? 2 : 1)).map { _ in (0..<frames).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 } }
+        }
+        let rates = [0.02, 0.5, 0.77, 0.999, 1.001, 1.5, 2, 3.3]
+        var commands: [[Command]] = []
+        for p in 0..<players {
+            let frames = sounds[p][0].count
+            commands.append([])
+            commands[p].append(.start(player: p, sound: SoundID(rawValue: 0), at: Frame(random.int(0...500)),
+                                   from: Frame(random.int(0...(frames - 1))), loops: random.pick([0, 2, -1]),
+                                   gain: Gain(linear: Float(random.int(1...1000)) / 600), pan: PanGains(pan: Float(random.int(-100...100)) / 100),
+                                   rate: random.pick(rates)))
+            if random.chance(30) {
+                commands[p].append(.setGain(player: p, Gain(linear: 0.3), fadeFrames: random.int(10...2_000), at: Frame(random.int(0...4_000))))
+            }
+            if random.chance(20) { commands[p].append(.stop(player: p, at: Frame(random.int(100...6_000)), fadeFrames: random.int(0...500))) }
+        }
+        let blocks = (0..<60).map { _ in random.int(1...256) }
+        func render(metered: Bool) throws -> (out: [Float], events: [String]) {
+            let engine = Engine(configuration: .init(maxPlayers: players))
+            if metered { for p in 0..<players { engine.send(.setMetering(player: p, true)) } }
+            for (p, channels) in sounds.enumerated() {
+                let id = try engine.register(Sound(channels: channels, sampleRate: 48000))
+                for var c in commands[p] {
+                    if c.kind == .start { c.sound = id.rawValue }
+                    engine.send(c)
+                }
+            }
+            return Self.renderInBlocks(engine, blocks)
+        }
+        let short = try render(metered: false), general = try render(metered: true)
+        #expect(short.out.contains { $0 != 0 })
+        let first = zip(short.out, general.out).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+        #expect(first == nil, "differs from sample \(first ?? -1)")
+        #expect(short.events == general.events)
+    }
+
     /// `engine` rendered in blocks of the sizes `blocks` (at most 256 frames), each block's left
     /// then right samples, and its voices' started, stopped and finished events.
     static func renderInBlocks(_ engine: Engine, _ blocks: [Int]) -> (out: [Float], events: [String]) {
