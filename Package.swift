@@ -41,7 +41,11 @@ let package = Package(
         .target(name: "Locking"),
         // A prefetch hint for the render loop (a static inline C function around __builtin_prefetch).
         .target(name: "CPrefetch"),
-        .target(name: "SamplerCore", dependencies: ["LockFree", "CPrefetch", .product(name: "RealModule", package: "swift-numerics")]),
+        // Mixing kernels in C for instructions Swift cannot name (AVX-512 permutes and gathers),
+        // each with its own target attribute, called only where the CPU has them.
+        .target(name: "CMixKernels"),
+        .target(name: "SamplerCore", dependencies: ["LockFree", "CPrefetch", "CMixKernels",
+                                                    .product(name: "RealModule", package: "swift-numerics")]),
         .target(name: "SoundFiles", dependencies: ["SamplerCore", "SafeFiles", "Locking", "CSndFile", "CSampleRate", "CSoxr"]),
         // Reading files a user, a message or a patch names: regular files only, with a size limit.
         .target(name: "SafeFiles"),

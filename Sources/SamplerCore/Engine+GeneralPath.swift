@@ -100,7 +100,8 @@ extension Engine {
                         dl.update(repeating: 0, count: n)
                         dr.update(repeating: 0, count: n)
                     }
-                    let produced = Mixing.addVarispeed(v, slot: slot, into: dl, right: dr, maxCount: n, panLeft: gl, panRight: gr)
+                    let produced = Mixing.addVarispeed(v, slot: slot, into: dl, right: dr, maxCount: n, panLeft: gl, panRight: gr,
+                                                       wide: wideVarispeed.load(ordering: .relaxed))
                     n = produced.output
                     advance = produced.consumed
                 }

@@ -1,3 +1,5 @@
+import CMixKernels
+
 // Ramped voices in groups: voices under a gain ramp (a fade, a choke, an envelope's segment)
 // listed one after the other, into the main mix, mixed four or two in one pass over the outputs
 // (`Mixing.addRampedQuad`, `Mixing.addRampedPair`), to the bit as one at a time in list order.
@@ -13,6 +15,19 @@ extension Engine {
         get { rampGrouping.load(ordering: .relaxed) }
         set { rampGrouping.store(newValue, ordering: .relaxed) }
     }
+
+    /// Whether varispeed voices are mixed sixteen frames at a time by the AVX-512 kernel
+    /// (`sampler_varispeed_span_avx512`; otherwise frame by frame): the same output to the bit.
+    /// On by default where the CPU has AVX-512 (`cpuHasAVX512`), whatever the build targets; it
+    /// cannot be turned on elsewhere. Any thread; a change takes effect from the next stretch
+    /// the render thread mixes.
+    public var usesWideVarispeed: Bool {
+        get { wideVarispeed.load(ordering: .relaxed) }
+        set { wideVarispeed.store(newValue && Engine.cpuHasAVX512, ordering: .relaxed) }
+    }
+
+    /// Whether the CPU this runs on has AVX-512 (F, DQ and VL), read from the CPU.
+    public static var cpuHasAVX512: Bool { sampler_has_avx512() != 0 }
 
     /// Whether this build targets a CPU with AVX-512's 32 vector registers: `scripts/release-flags.sh`
     /// defines `SAMPLER_WIDE_VECTORS` for such a CPU.

@@ -43,7 +43,8 @@ extension Engine {
         let level = v.pointee.level
         Mixing.addVarispeedSpan(left: v.pointee.left.unsafelyUnwrapped, right: v.pointee.right.unsafelyUnwrapped, at: at, rate: rate,
                                 count: count, into: left + start, right: right + start,
-                                gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight)
+                                gainLeft: level * v.pointee.panLeft, gainRight: level * v.pointee.panRight,
+                                wide: wideVarispeed.load(ordering: .relaxed))
         let moved = at &+ UInt64(count) &* rate
         v.pointee.position = Int64(moved >> 32)
         v.pointee.phase = UInt32(truncatingIfNeeded: moved)

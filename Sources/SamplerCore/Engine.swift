@@ -178,6 +178,8 @@ public final class Engine: @unchecked Sendable {
     let deferredMIDICountStorage: UnsafeMutablePointer<Int>
     /// `groupsRampedVoices`, where the render thread reads it.
     let rampGrouping = Atomic<Bool>(Engine.isWideVectorBuild)
+    /// `usesWideVarispeed`, where the render thread reads it.
+    let wideVarispeed = Atomic<Bool>(Engine.cpuHasAVX512)
 
     /// Makes an engine with every buffer it will ever need. Control thread only.
     public init(configuration: EngineConfiguration = .init()) {

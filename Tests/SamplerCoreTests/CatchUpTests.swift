@@ -162,7 +162,8 @@ import Testing
             let count = random.int(1...20_000)
             // One stretch to the sound's end at most.
             var stepped = v, skipped = v
-            let played = Mixing.addVarispeed(&stepped, slot: slot, into: out, right: out, maxCount: count, panLeft: 0, panRight: 0)
+            let played = Mixing.addVarispeed(&stepped, slot: slot, into: out, right: out, maxCount: count, panLeft: 0, panRight: 0,
+                                             wide: false)
             skipped.position = v.position
             let closed = Mixing.skipVarispeed(&skipped, frames: frames, maxCount: count)
             #expect(played.output == closed.output && played.consumed == closed.consumed && stepped.phase == skipped.phase,
@@ -226,7 +227,7 @@ import Testing
             for k in 0..<(2 * count) { out[k] = Float(k % 7) / 7 }
             let before = v
             let played = Mixing.addVarispeed(&v, slot: slot, into: out, right: out + count, maxCount: count,
-                                             panLeft: pan.0, panRight: pan.1)
+                                             panLeft: pan.0, panRight: pan.1, wide: Engine.cpuHasAVX512)
             // The formula, frame by frame.
             var pos = before.position, phase = before.phase, k = 0
             var mismatches = 0

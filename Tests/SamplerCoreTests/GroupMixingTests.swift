@@ -462,8 +462,9 @@ import Testing
             if random.chance(20) { commands[p].append(.stop(player: p, at: Frame(random.int(100...6_000)), fadeFrames: random.int(0...500))) }
         }
         let blocks = (0..<60).map { _ in random.int(1...256) }
-        func render(metered: Bool) throws -> (out: [Float], events: [String]) {
+        func render(metered: Bool, wide: Bool = Engine.cpuHasAVX512) throws -> (out: [Float], events: [String]) {
             let engine = Engine(configuration: .init(maxPlayers: players))
+            engine.usesWideVarispeed = wide
             if metered { for p in 0..<players { engine.send(.setMetering(player: p, true)) } }
             for (p, channels) in sounds.enumerated() {
                 let id = try engine.register(Sound(channels: channels, sampleRate: 48000))
@@ -474,11 +475,64 @@ import Testing
             }
             return Self.renderInBlocks(engine, blocks)
         }
-        let short = try render(metered: false), general = try render(metered: true)
+        let short = try render(metered: false)
         #expect(short.out.contains { $0 != 0 })
-        let first = zip(short.out, general.out).enumerated().first { $0.element.0 != $0.element.1 }?.offset
-        #expect(first == nil, "differs from sample \(first ?? -1)")
-        #expect(short.events == general.events)
+        // Where the CPU has AVX-512, the wide kernel against frame by frame as well.
+        var others = [("general path", try render(metered: true))]
+        if Engine.cpuHasAVX512 { others.append(("frame by frame", try render(metered: false, wide: false))) }
+        for (name, other) in others {
+            let first = zip(short.out, other.out).enumerated().first { $0.element.0 != $0.element.1 }?.offset
+            #expect(first == nil, "\(name): differs from sample \(first ?? -1)")
+            #expect(short.events == other.events, "\(name)")
+        }
+    }
+
+    /// The AVX-512 varispeed kernel (`sampler_varispeed_span_avx512`) against the frame-by-frame
+    /// loop of `Mixing.addVarispeedSpan`, to the bit: random sources (each in memory of exactly
+    /// its length, so that a read past its end shows under AddressSanitizer), positions,
+    /// lengths, gains and rates from a thousandth to 17 (a window of 32 frames up to 2, gathers
+    /// above), mono and stereo.
+    @Test(.enabled(if: Engine.cpuHasAVX512, "this CPU has no AVX-512"))
+    func theWideVarispeedKernelAddsAsFrameByFrame() {
+        var random = SeededRandom(state: 48_611)
+        let rates: [Double] = [0.001, 0.02, 0.5, 0.999, 1.0001, 1.5, 1.9999, 2, 2.0001, 3.7, 17.3]
+        var differing = 0, cases = 0
+        for _ in 0..<3_000 {
+            let frames = random.int(2...3_000)
+            let stereo = random.chance(50)
+            let left = UnsafeMutablePointer<Float>.allocate(capacity: frames)
+            let right = stereo ? UnsafeMutablePointer<Float>.allocate(capacity: frames) : left
+            defer {
+                left.deallocate()
+                if stereo { right.deallocate() }
+            }
+            for i in 0..<frames {
+                left[i] = Float(random.int(0...2_000_000)) / 1_000_000 - 1
+                right[i] = stereo ? Float(random.int(0...2_000_000)) / 1_000_000 - 1 : left[i]
+            }
+            let rate = UInt64(random.pick(rates) * 4_294_967_296)
+            let at = UInt64(random.int(0...(frames - 2))) << 32 | UInt64(random.int(0...Int(UInt32.max)))
+            // Every frame's next inside the source.
+            let most = Int(((UInt64(frames - 1) << 32) - at + rate - 1) / rate)
+            guard most > 0 else { continue }
+            let count = random.int(1...min(most, 300))
+            let gainLeft = Float(random.int(1...1000)) / 600, gainRight = Float(random.int(1...1000)) / 700
+            let start = (0..<(2 * count)).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 }
+            var outputs: [[Float]] = []
+            for wide in [false, true] {
+                var out = start
+                out.withUnsafeMutableBufferPointer { o in
+                    let base = o.baseAddress!
+                    Mixing.addVarispeedSpan(left: left, right: right, at: at, rate: rate, count: count, into: base, right: base + count,
+                                            gainLeft: gainLeft, gainRight: gainRight, wide: wide)
+                }
+                outputs.append(out)
+            }
+            cases += 1
+            if zip(outputs[0], outputs[1]).contains(where: { $0.bitPattern != $1.bitPattern }) { differing += 1 }
+        }
+        #expect(cases > 2_500)
+        #expect(differing == 0, "\(differing) of \(cases) cases differ")
     }
 
     /// `engine` rendered in blocks of the sizes `blocks` (at most 256 frames), each block's left
