@@ -47,8 +47,11 @@ KERNEL static inline __m512 interpolate(const float *source, __m512i offsets, __
     return _mm512_add_ps(a, _mm512_mul_ps(_mm512_sub_ps(b, a), weights));
 }
 
-KERNEL void sampler_varispeed_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
-                                          float *outLeft, float *outRight, float gainLeft, float gainRight) {
+// Both kernels: with `ramping`, frame k's gain is origin + step × (elapsed + k) (each rounded
+// as in Swift: the index converted to float, the product, the sum), times the pan's factor.
+KERNEL static inline void span(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
+                               float *outLeft, float *outRight, float gainLeft, float gainRight,
+                               int ramping, float origin, float step, long elapsed) {
     const int mono = left == right;
     // Sixteen frames span at most 15 × rate source frames past the first, and the last needs
     // its next: within a window of 32 when the rate is at most 2; otherwise gathered, as long
@@ -56,7 +59,9 @@ KERNEL void sampler_varispeed_span_avx512(const float *left, const float *right,
     const int windowed = rate <= (2ull << 32);
     const int gathered = rate < (1ull << 58);
     const __m512 gl = _mm512_set1_ps(gainLeft), gr = _mm512_set1_ps(gainRight);
-    const __m512i steps0 = _mm512_mullo_epi64(_mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), _mm512_set1_epi64((long long)rate));
+    const __m512 rampOrigin = _mm512_set1_ps(origin), rampStep = _mm512_set1_ps(step);
+    const __m512i lanes0 = _mm512_set_epi64(7, 6, 5, 4, 3, 2, 1, 0), lanes1 = _mm512_set_epi64(15, 14, 13, 12, 11, 10, 9, 8);
+    const __m512i steps0 = _mm512_mullo_epi64(lanes0, _mm512_set1_epi64((long long)rate));
     const __m512i steps1 = _mm512_add_epi64(steps0, _mm512_set1_epi64((long long)(8 * rate)));
     long k = 0;
     if (windowed || gathered) {
@@ -75,14 +80,19 @@ KERNEL void sampler_varispeed_span_avx512(const float *left, const float *right,
                 low = needed >= 16 ? (__mmask16)0xFFFF : (__mmask16)((1u << needed) - 1);
                 high = needed > 16 ? (__mmask16)((1u << (needed - 16)) - 1) : 0;
             }
-            const __m512 xl = interpolate(left + base, offsets, weights, windowed, low, high);
-            _mm512_storeu_ps(outLeft + k, _mm512_add_ps(_mm512_loadu_ps(outLeft + k), _mm512_mul_ps(xl, gl)));
-            if (mono) {
-                _mm512_storeu_ps(outRight + k, _mm512_add_ps(_mm512_loadu_ps(outRight + k), _mm512_mul_ps(xl, gr)));
-            } else {
-                const __m512 xr = interpolate(right + base, offsets, weights, windowed, low, high);
-                _mm512_storeu_ps(outRight + k, _mm512_add_ps(_mm512_loadu_ps(outRight + k), _mm512_mul_ps(xr, gr)));
+            __m512 xl = interpolate(left + base, offsets, weights, windowed, low, high);
+            __m512 xr = mono ? xl : interpolate(right + base, offsets, weights, windowed, low, high);
+            if (ramping) {
+                const __m512i e = _mm512_set1_epi64((long long)(elapsed + k));
+                const __m256 e0 = _mm512_cvtepi64_ps(_mm512_add_epi64(e, lanes0));
+                const __m256 e1 = _mm512_cvtepi64_ps(_mm512_add_epi64(e, lanes1));
+                const __m512 index = _mm512_insertf32x8(_mm512_castps256_ps512(e0), e1, 1);
+                const __m512 g = _mm512_add_ps(rampOrigin, _mm512_mul_ps(rampStep, index));
+                xl = _mm512_mul_ps(xl, g);
+                xr = mono ? xl : _mm512_mul_ps(xr, g);
             }
+            _mm512_storeu_ps(outLeft + k, _mm512_add_ps(_mm512_loadu_ps(outLeft + k), _mm512_mul_ps(xl, gl)));
+            _mm512_storeu_ps(outRight + k, _mm512_add_ps(_mm512_loadu_ps(outRight + k), _mm512_mul_ps(xr, gr)));
         }
     }
     for (; k < count; k++) {
@@ -90,25 +100,48 @@ KERNEL void sampler_varispeed_span_avx512(const float *left, const float *right,
         const long j = (long)(p >> 32);
         const float f = (float)((uint32_t)p >> 8) * 0x1p-24f;
         const float a = left[j], b = left[j + 1];
-        const float xl = a + (b - a) * f;
-        if (mono) {
-            outLeft[k] += xl * gainLeft;
-            outRight[k] += xl * gainRight;
-        } else {
+        float xl = a + (b - a) * f;
+        float xr = xl;
+        if (!mono) {
             const float c = right[j], d = right[j + 1];
-            outLeft[k] += xl * gainLeft;
-            outRight[k] += (c + (d - c) * f) * gainRight;
+            xr = c + (d - c) * f;
         }
+        if (ramping) {
+            const float g = origin + step * (float)(elapsed + k);
+            xl = xl * g;
+            xr = mono ? xl : xr * g;
+        }
+        outLeft[k] += xl * gainLeft;
+        outRight[k] += xr * gainRight;
     }
+}
+
+KERNEL void sampler_varispeed_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
+                                          float *outLeft, float *outRight, float gainLeft, float gainRight) {
+    span(left, right, at, rate, count, outLeft, outRight, gainLeft, gainRight, 0, 0, 0, 0);
+}
+
+KERNEL void sampler_varispeed_ramped_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
+                                                 float *outLeft, float *outRight, float origin, float step, long elapsed,
+                                                 float panLeft, float panRight) {
+    span(left, right, at, rate, count, outLeft, outRight, panLeft, panRight, 1, origin, step, elapsed);
 }
 
 #else
 
 int sampler_has_avx512(void) { return 0; }
 
+// Never called where there is no AVX-512 (`sampler_has_avx512` is 0).
 void sampler_varispeed_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
                                    float *outLeft, float *outRight, float gainLeft, float gainRight) {
     (void)left; (void)right; (void)at; (void)rate; (void)count; (void)outLeft; (void)outRight; (void)gainLeft; (void)gainRight;
+}
+
+void sampler_varispeed_ramped_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
+                                          float *outLeft, float *outRight, float origin, float step, long elapsed,
+                                          float panLeft, float panRight) {
+    (void)left; (void)right; (void)at; (void)rate; (void)count; (void)outLeft; (void)outRight; (void)origin; (void)step;
+    (void)elapsed; (void)panLeft; (void)panRight;
 }
 
 #endif

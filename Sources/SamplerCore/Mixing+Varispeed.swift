@@ -39,32 +39,9 @@ extension Mixing {
             let at = UInt64(pos) << 32 | UInt64(phase)
             let count = min(maxCount, Int(((UInt64(frames - 1) << 32) - at + rate - 1) / rate))
             let sl = slot.left, sr = slot.right
-            if sl == sr {
-                // Mono: the source read and interpolated once per frame (the same bits twice).
-                if ramping {
-                    for k in 0..<count {
-                        let p = at &+ UInt64(k) &* rate
-                        let j = Int(truncatingIfNeeded: p >> 32)
-                        let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
-                        let a = sl[j], b = sl[j &+ 1]
-                        let x = (a + (b - a) * f) * (origin + step * Float(elapsed &+ k))
-                        outLeft[k] += x * panLeft
-                        outRight[k] += x * panRight
-                    }
-                } else {
-                    addVarispeedSpan(left: sl, right: sr, at: at, rate: rate, count: count, into: outLeft, right: outRight,
-                                     gainLeft: gainLeft, gainRight: gainRight, wide: wide)
-                }
-            } else if ramping {
-                for k in 0..<count {
-                    let p = at &+ UInt64(k) &* rate
-                    let j = Int(truncatingIfNeeded: p >> 32)
-                    let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
-                    let g = origin + step * Float(elapsed &+ k)
-                    let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
-                    outLeft[k] += (a + (b - a) * f) * g * panLeft
-                    outRight[k] += (c + (d - c) * f) * g * panRight
-                }
+            if ramping {
+                addRampedVarispeedSpan(left: sl, right: sr, at: at, rate: rate, count: count, into: outLeft, right: outRight,
+                                       origin: origin, step: step, elapsed: elapsed, panLeft: panLeft, panRight: panRight, wide: wide)
             } else {
                 addVarispeedSpan(left: sl, right: sr, at: at, rate: rate, count: count, into: outLeft, right: outRight,
                                  gainLeft: gainLeft, gainRight: gainRight, wide: wide)
@@ -139,6 +116,46 @@ extension Mixing {
                 let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
                 outLeft[k] += (a + (b - a) * f) * gainLeft
                 outRight[k] += (c + (d - c) * f) * gainRight
+            }
+        }
+    }
+
+    /// `addVarispeedSpan` under a gain ramp: frame k's interpolated sample times
+    /// `origin + step × (elapsed + k)`, then times the pan's factor. With `wide`, by
+    /// `sampler_varispeed_ramped_span_avx512`, the same arithmetic to the bit.
+    @_noLocks @_noAllocation @inline(__always)
+    static func addRampedVarispeedSpan(left sl: UnsafeMutablePointer<Float>, right sr: UnsafeMutablePointer<Float>, at: UInt64,
+                                       rate: UInt64, count: Int, into outLeft: UnsafeMutablePointer<Float>,
+                                       right outRight: UnsafeMutablePointer<Float>, origin: Float, step: Float, elapsed: Int,
+                                       panLeft: Float, panRight: Float, wide: Bool) {
+        if wide {
+            // As in `addVarispeedSpan`: the C function reads the sources, writes the outputs,
+            // and neither locks nor allocates.
+            _unsafePerformance {
+                sampler_varispeed_ramped_span_avx512(sl, sr, at, rate, count, outLeft, outRight, origin, step, elapsed, panLeft, panRight)
+            }
+            return
+        }
+        if sl == sr {
+            // Mono: the source read and interpolated once per frame (the same bits twice).
+            for k in 0..<count {
+                let p = at &+ UInt64(k) &* rate
+                let j = Int(truncatingIfNeeded: p >> 32)
+                let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                let a = sl[j], b = sl[j &+ 1]
+                let x = (a + (b - a) * f) * (origin + step * Float(elapsed &+ k))
+                outLeft[k] += x * panLeft
+                outRight[k] += x * panRight
+            }
+        } else {
+            for k in 0..<count {
+                let p = at &+ UInt64(k) &* rate
+                let j = Int(truncatingIfNeeded: p >> 32)
+                let f = Float(UInt32(truncatingIfNeeded: p) >> 8) * 0x1p-24
+                let g = origin + step * Float(elapsed &+ k)
+                let a = sl[j], b = sl[j &+ 1], c = sr[j], d = sr[j &+ 1]
+                outLeft[k] += (a + (b - a) * f) * g * panLeft
+                outRight[k] += (c + (d - c) * f) * g * panRight
             }
         }
     }

@@ -487,10 +487,11 @@ import Testing
         }
     }
 
-    /// The AVX-512 varispeed kernel (`sampler_varispeed_span_avx512`) against the frame-by-frame
-    /// loop of `Mixing.addVarispeedSpan`, to the bit: random sources (each in memory of exactly
-    /// its length, so that a read past its end shows under AddressSanitizer), positions,
-    /// lengths, gains and rates from a thousandth to 17 (a window of 32 frames up to 2, gathers
+    /// The AVX-512 varispeed kernels (`sampler_varispeed_span_avx512`, and its ramped twin)
+    /// against the frame-by-frame loops of `Mixing.addVarispeedSpan` and
+    /// `addRampedVarispeedSpan`, to the bit: random sources (each in memory of exactly its
+    /// length, so that a read past its end shows under AddressSanitizer), positions, lengths,
+    /// gains, ramps and rates from a thousandth to 17 (a window of 32 frames up to 2, gathers
     /// above), mono and stereo.
     @Test(.enabled(if: Engine.cpuHasAVX512, "this CPU has no AVX-512"))
     func theWideVarispeedKernelAddsAsFrameByFrame() {
@@ -517,14 +518,25 @@ import Testing
             guard most > 0 else { continue }
             let count = random.int(1...min(most, 300))
             let gainLeft = Float(random.int(1...1000)) / 600, gainRight = Float(random.int(1...1000)) / 700
+            // Half the cases under a gain ramp, its frame index up to 2^31 (not every index a
+            // float holds exactly).
+            let ramped = random.chance(50)
+            let origin = Float(random.int(0...1000)) / 700, step = Float(random.int(-1000...1000)) / 9e6
+            let elapsed = random.chance(50) ? random.int(0...5_000) : random.int(0...(1 << 31))
             let start = (0..<(2 * count)).map { _ in Float(random.int(0...2_000_000)) / 1_000_000 - 1 }
             var outputs: [[Float]] = []
             for wide in [false, true] {
                 var out = start
                 out.withUnsafeMutableBufferPointer { o in
                     let base = o.baseAddress!
-                    Mixing.addVarispeedSpan(left: left, right: right, at: at, rate: rate, count: count, into: base, right: base + count,
-                                            gainLeft: gainLeft, gainRight: gainRight, wide: wide)
+                    if ramped {
+                        Mixing.addRampedVarispeedSpan(left: left, right: right, at: at, rate: rate, count: count, into: base,
+                                                      right: base + count, origin: origin, step: step, elapsed: elapsed,
+                                                      panLeft: gainLeft, panRight: gainRight, wide: wide)
+                    } else {
+                        Mixing.addVarispeedSpan(left: left, right: right, at: at, rate: rate, count: count, into: base, right: base + count,
+                                                gainLeft: gainLeft, gainRight: gainRight, wide: wide)
+                    }
                 }
                 outputs.append(out)
             }

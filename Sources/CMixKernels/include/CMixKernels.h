@@ -17,4 +17,11 @@ int sampler_has_avx512(void);
 void sampler_varispeed_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
                                    float *outLeft, float *outRight, float gainLeft, float gainRight);
 
+/// As `sampler_varispeed_span_avx512` under a gain ramp, as `Mixing.addRampedVarispeedSpan`
+/// does, to the bit: frame k's interpolated sample times origin + step × (elapsed + k), times
+/// the pan's factor, added to the output.
+void sampler_varispeed_ramped_span_avx512(const float *left, const float *right, uint64_t at, uint64_t rate, long count,
+                                          float *outLeft, float *outRight, float origin, float step, long elapsed,
+                                          float panLeft, float panRight);
+
 #endif
